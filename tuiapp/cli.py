@@ -1,0 +1,63 @@
+"""`quotabench` — the command line. Each subcommand is a thin function over agent/ and verifiers/."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agent import QuotabenchError
+from verifiers import VerifierError
+
+DEFAULT_DB = "quotabench.sqlite"
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from verifiers.gate import format_row, gate_suites, header
+    print(header(), flush=True)
+    results, problems = gate_suites([Path(p) for p in args.suites], jobs=args.jobs,
+                                    on_result=lambda g: print(format_row(g), flush=True))
+    failed = [g for g in results if not g.ok]
+    for problem in problems:
+        print(f"BROKEN {problem}", file=sys.stderr)
+    for gate in failed:
+        for check in gate.failed():
+            first, *rest = check.detail.splitlines() or [""]
+            print(f"FAILED {gate.task.id} [{gate.task.path}] {check.name}: {first}", file=sys.stderr)
+            if args.verbose:
+                for line in rest:
+                    print(f"    {line}", file=sys.stderr)
+    print(f"{len(results) - len(failed)} of {len(results)} tasks gate cleanly; "
+          f"{len(failed)} failed; {len(problems)} broken task folders")
+    return 1 if failed or problems else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="quotabench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="gate every task of one or more suites (hidden fails untouched, passes on reference, ...)")
+    p.add_argument("suites", nargs="+", help="suite folders (or single task folders)")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="tasks gated in parallel")
+    p.add_argument("--verbose", "-v", action="store_true", help="print the test output tail of failing checks")
+    p.set_defaults(func=_cmd_validate)
+
+    from tuiapp import commands
+    commands.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except (QuotabenchError, VerifierError) as exc:
+        print(f"quotabench: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("quotabench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

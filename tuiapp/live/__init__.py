@@ -1,0 +1,1 @@
+"""The live view of a paired run."""

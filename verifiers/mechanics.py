@@ -1,0 +1,162 @@
+"""Edit-mechanics checks with tree-sitter: did the model leave files that parse?
+
+For every file an attempt created or changed, parse it with its language's grammar (the
+per-language wheels; tree-sitter-language-pack downloads grammars at run time and fails
+offline). A file that parsed clean in the fixture (or is new) but now has ERROR or MISSING
+nodes is a finding. So are literal `\\n` runs where newlines belong, an emptied or truncated
+file, and a file written in another language than its extension says (seed 003 result 10).
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tree_sitter import Language, Node, Parser
+
+EXTENSIONS = {
+    ".py": "python", ".pyi": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    ".rs": "rust", ".sh": "bash", ".bash": "bash",
+}
+_OTHER_LANGUAGES = ("python", "javascript", "rust", "typescript")
+_ESCAPED_NEWLINE = re.compile(
+    r"\\n(?:[ \t]{2,}|(?:def|class|return|import|from|function|const|let|var|fn|pub|use|impl|if|for|while|fi|done)\b|[})\]])")
+CONTEXT_LINES = 2
+MAX_ERRORS_PER_FILE = 5
+
+
+@functools.cache
+def _language(name: str) -> Language:
+    if name == "python":
+        import tree_sitter_python as mod
+        return Language(mod.language())
+    if name == "javascript":
+        import tree_sitter_javascript as mod
+        return Language(mod.language())
+    if name in ("typescript", "tsx"):
+        import tree_sitter_typescript as mod
+        return Language(mod.language_typescript() if name == "typescript" else mod.language_tsx())
+    if name == "rust":
+        import tree_sitter_rust as mod
+        return Language(mod.language())
+    if name == "bash":
+        import tree_sitter_bash as mod
+        return Language(mod.language())
+    raise KeyError(name)
+
+
+@functools.cache
+def _parser(name: str) -> Parser:
+    return Parser(_language(name))
+
+
+def grammar_for(path: Path | str) -> str | None:
+    return EXTENSIONS.get(Path(path).suffix.lower())
+
+
+@dataclass(frozen=True)
+class Finding:
+    file: str
+    flag: str            # syntax_error | missing_node | escaped_newlines | emptied | truncated | wrong_language
+    line: int | None = None
+    column: int | None = None
+    node_kind: str | None = None
+    message: str = ""
+    context: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        return f"{where}: {self.flag}: {self.message}"
+
+
+def syntax_problems(source: bytes, grammar: str) -> list[Node]:
+    """ERROR and MISSING nodes in document order (at most a few)."""
+    root = _parser(grammar).parse(source).root_node
+    if not root.has_error:
+        return []
+    found: list[Node] = []
+    stack = [root]
+    while stack and len(found) < MAX_ERRORS_PER_FILE:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            found.append(node)
+            continue
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return found
+
+
+def parses_clean(source: bytes, grammar: str) -> bool:
+    return not _parser(grammar).parse(source).root_node.has_error
+
+
+def _context(lines: list[str], line_no: int) -> str:
+    lo, hi = max(0, line_no - 1 - CONTEXT_LINES), min(len(lines), line_no + CONTEXT_LINES)
+    return "\n".join(f"{i + 1:>5}{'>' if i + 1 == line_no else ' '} {lines[i]}" for i in range(lo, hi))
+
+
+def check_file(name: str, after: bytes, before: bytes | None = None) -> list[Finding]:
+    """Findings for one created (before=None) or changed file."""
+    grammar = grammar_for(name)
+    findings: list[Finding] = []
+    if before is not None and before.strip() and not after.strip():
+        return [Finding(name, "emptied", message=f"file was {len(before)} bytes in the fixture and is now empty")]
+    if before is not None and len(before) >= 200 and len(after) < 0.3 * len(before):
+        findings.append(Finding(name, "truncated", message=f"file shrank from {len(before)} to {len(after)} bytes"))
+    escaped_after = len(_ESCAPED_NEWLINE.findall(after.decode("utf-8", "replace")))
+    escaped_before = len(_ESCAPED_NEWLINE.findall(before.decode("utf-8", "replace"))) if before else 0
+    if escaped_after >= 2 and escaped_after > escaped_before:
+        findings.append(Finding(name, "escaped_newlines",
+                                message=f"{escaped_after} literal \\n escape runs where newlines belong"))
+    if grammar is None:
+        return findings
+    if before is not None and not parses_clean(before, grammar):
+        return findings  # broken in the fixture already: not the model's doing
+    problems = syntax_problems(after, grammar)
+    if not problems:
+        return findings
+    wrong = _detect_other_language(after, grammar)
+    if wrong:
+        findings.append(Finding(name, "wrong_language",
+                                message=f"{Path(name).suffix} file does not parse as {grammar} but parses as {wrong}"))
+    lines = after.decode("utf-8", "replace").splitlines()
+    for node in problems:
+        line, col = node.start_point[0] + 1, node.start_point[1] + 1
+        if node.is_missing:
+            flag, message = "missing_node", f"missing {node.type!r}"
+        else:
+            flag, message = "syntax_error", f"unparseable {grammar} near {after[node.start_byte:node.start_byte + 40].decode('utf-8', 'replace')!r}"
+        findings.append(Finding(name, flag, line, col, node.type, message, _context(lines, line)))
+    return findings
+
+
+def _detect_other_language(source: bytes, grammar: str) -> str | None:
+    if len(source.strip()) < 20:
+        return None
+    for other in _OTHER_LANGUAGES:
+        if other != grammar and not (grammar == "tsx" and other == "typescript") and parses_clean(source, other):
+            return other
+    return None
+
+
+def check_workspace(fixture: Path, final: Path, changed: list[str] | None = None) -> list[Finding]:
+    """Findings for every file in `final` that is new or differs from `fixture`."""
+    from verifiers.tasks import iter_files
+    findings: list[Finding] = []
+    names = changed if changed is not None else [str(p.relative_to(final)) for p in iter_files(final)]
+    for rel in names:
+        after_path, before_path = final / rel, fixture / rel
+        if not after_path.is_file():
+            continue
+        after = after_path.read_bytes()
+        before = before_path.read_bytes() if before_path.is_file() else None
+        if before == after:
+            continue
+        findings.extend(check_file(rel, after, before))
+    return findings

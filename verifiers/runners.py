@@ -1,0 +1,63 @@
+"""Read what test runners print: pass/fail counts, failing test names, environment faults.
+
+Counts come from pytest, `node --test` (and tsx --test) and `cargo test` summaries; a custom
+verifier script yields no counts and is judged by exit status alone.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_PYTEST_SUMMARY = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+.* in [\d.]+s", re.M)
+_PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
+_PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+?)(?: - .*)?$", re.M)
+_NODE_PASS = re.compile(r"^# pass (\d+)$", re.M)
+_NODE_FAIL = re.compile(r"^# fail (\d+)$", re.M)
+_NODE_NOT_OK = re.compile(r"^\s*not ok \d+ - (.+?)(?: #.*)?$", re.M)
+_CARGO_RESULT = re.compile(r"test result: \w+\. (\d+) passed; (\d+) failed")
+_CARGO_FAILED = re.compile(r"^---- (\S+) stdout ----$", re.M)
+
+_ENVIRONMENT_PATTERNS = (
+    re.compile(r"ModuleNotFoundError: No module named '([^']+)'"),
+    re.compile(r"Cannot find (?:module|package) '([^']+)'"),
+    re.compile(r"ERR_MODULE_NOT_FOUND.*?'([^']+)'"),
+    re.compile(r"no matching package named `([^`]+)`"),
+    re.compile(r"can't find crate for `([^`]+)`"),
+    re.compile(r"unresolved import `([^`:]+)"),
+    re.compile(r"(?:^|\s)([\w.-]+): command not found"),
+)
+
+
+@dataclass(frozen=True)
+class TestCounts:
+    passed: int | None = None
+    failed: int | None = None
+    failing: tuple[str, ...] = field(default_factory=tuple)
+
+
+def parse_counts(output: str) -> TestCounts:
+    """Best-effort counts from whichever runner printed `output`."""
+    cargo = _CARGO_RESULT.findall(output)
+    if cargo:
+        return TestCounts(sum(int(p) for p, _ in cargo), sum(int(f) for _, f in cargo),
+                          tuple(dict.fromkeys(_CARGO_FAILED.findall(output))))
+    node_pass, node_fail = _NODE_PASS.findall(output), _NODE_FAIL.findall(output)
+    if node_pass or node_fail:
+        failing = tuple(n.strip() for n in _NODE_NOT_OK.findall(output))
+        return TestCounts(sum(map(int, node_pass)), sum(map(int, node_fail)), tuple(dict.fromkeys(failing)))
+    summary = _PYTEST_SUMMARY.findall(output)
+    if summary:
+        counts = {"passed": 0, "failed": 0}
+        for n, word in _PYTEST_COUNT.findall(summary[-1]):
+            counts["passed" if word == "passed" else "failed"] += int(n)
+        return TestCounts(counts["passed"], counts["failed"], tuple(dict.fromkeys(_PYTEST_FAILED.findall(output))))
+    return TestCounts()
+
+
+def environment_fault(output: str) -> str | None:
+    """Name the missing module, package, crate or command if the output shows one."""
+    for pattern in _ENVIRONMENT_PATTERNS:
+        match = pattern.search(output)
+        if match:
+            return match.group(0).strip()
+    return None

@@ -1,0 +1,181 @@
+"""The task format (docs/tasks.md): load one task folder or a whole suite.
+
+A suite loads every valid task and reports each broken one as a `TaskProblem`
+(path, what is wrong, how to fix) instead of raising.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verifiers import VerifierError
+
+LANGUAGES = ("python", "javascript", "typescript", "rust", "shell")
+KNOWN_KINDS = (
+    "implement-spec", "boundary", "bugfix", "error-handling", "api-misuse",
+    "refactor", "multi-file", "perf", "control",
+)
+DEFAULT_TIMEOUT_S = 60
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_JUNK = {"__pycache__", ".pytest_cache", "node_modules", "target", ".git"}
+
+
+class TaskError(VerifierError):
+    """A task folder that cannot be loaded."""
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    path: Path
+    language: str
+    kind: str
+    prompt: str
+    visible_cmd: str
+    hidden_cmd: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    trap: str = ""
+    memory_mb: int | None = None
+
+    @property
+    def workspace(self) -> Path:
+        return self.path / "workspace"
+
+    @property
+    def hidden(self) -> Path:
+        return self.path / "hidden"
+
+    @property
+    def reference(self) -> Path:
+        return self.path / "reference"
+
+    @property
+    def alternate(self) -> Path | None:
+        p = self.path / "alternate"
+        return p if p.is_dir() else None
+
+    @property
+    def negative(self) -> Path | None:
+        p = self.path / "negative"
+        return p if p.is_dir() else None
+
+    def files_sha256(self) -> str:
+        """Hash of every file in the task folder (names and bytes), for the run manifest."""
+        h = hashlib.sha256()
+        for f in iter_files(self.path):
+            h.update(str(f.relative_to(self.path)).encode() + b"\0")
+            h.update(f.read_bytes() + b"\0")
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class TaskProblem:
+    path: Path
+    problem: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"task {self.path}: {self.problem} — {self.fix}"
+
+
+@dataclass
+class Suite:
+    path: Path
+    tasks: list[Task] = field(default_factory=list)
+    problems: list[TaskProblem] = field(default_factory=list)
+
+
+def iter_files(root: Path):
+    """Every regular file under root, sorted, skipping caches and build output."""
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and not (_JUNK & set(p.relative_to(root).parts)):
+            yield p
+
+
+def _require_str(data: dict, key: str, toml_path: Path) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise TaskError(f"task {toml_path.parent}: `{key}` is missing or empty in task.toml — add {key} = \"...\"")
+    return value.strip()
+
+
+def load_task(path: Path) -> Task:
+    """Load one task folder; raise TaskError with a one-line message if it is broken."""
+    path = Path(path)
+    toml_path = path / "task.toml"
+    if not toml_path.is_file():
+        raise TaskError(f"task {path}: no task.toml — add one (see docs/tasks.md)")
+    try:
+        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TaskError(f"task {path}: task.toml is not valid TOML ({exc}) — fix the syntax") from None
+    task_id = _require_str(data, "id", toml_path)
+    if not _ID_RE.match(task_id):
+        raise TaskError(f"task {path}: id {task_id!r} has characters other than letters, digits, - and _ — rename it")
+    language = _require_str(data, "language", toml_path)
+    if language not in LANGUAGES:
+        raise TaskError(f"task {path}: language {language!r} is not one of {', '.join(LANGUAGES)} — pick one of them")
+    kind = _require_str(data, "kind", toml_path)
+    prompt = data.get("prompt")
+    if not prompt:
+        prompt_md = path / "prompt.md"
+        if not prompt_md.is_file():
+            raise TaskError(f"task {path}: no prompt — add prompt = \"...\" to task.toml or a prompt.md beside it")
+        prompt = prompt_md.read_text(encoding="utf-8")
+    timeout = data.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+        raise TaskError(f"task {path}: timeout_s = {timeout!r} is not a positive number of seconds — e.g. timeout_s = 60")
+    memory_mb = data.get("memory_mb")
+    if memory_mb is not None and (not isinstance(memory_mb, int) or memory_mb <= 0):
+        raise TaskError(f"task {path}: memory_mb = {memory_mb!r} is not a positive integer — e.g. memory_mb = 2048")
+    task = Task(
+        id=task_id, path=path, language=language, kind=kind, prompt=prompt.strip(),
+        visible_cmd=_require_str(data, "visible_cmd", toml_path),
+        hidden_cmd=_require_str(data, "hidden_cmd", toml_path),
+        timeout_s=float(timeout), trap=str(data.get("trap", "")).strip(), memory_mb=memory_mb,
+    )
+    for name, folder in (("workspace", task.workspace), ("hidden", task.hidden), ("reference", task.reference)):
+        if not folder.is_dir():
+            raise TaskError(f"task {path}: {name}/ is missing — add the {name}/ folder (see docs/tasks.md)")
+        if not any(iter_files(folder)):
+            raise TaskError(f"task {path}: {name}/ is empty — add at least one file to {name}/")
+    return task
+
+
+def load_suite(path: Path) -> Suite:
+    """Load a suite folder (or a single task folder) without ever raising on a bad task."""
+    path = Path(path)
+    if not path.is_dir():
+        raise TaskError(f"suite {path}: not a folder — pass a folder of tasks or one task folder")
+    suite = Suite(path=path)
+    candidates = [path] if (path / "task.toml").is_file() else sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    seen: dict[str, Path] = {}
+    for folder in candidates:
+        try:
+            task = load_task(folder)
+        except TaskError as exc:
+            text = str(exc)
+            where, _, rest = text.partition(": ")
+            problem, _, fix = rest.partition(" — ")
+            suite.problems.append(TaskProblem(folder, problem, fix or "see docs/tasks.md"))
+            continue
+        if task.id in seen:
+            suite.problems.append(TaskProblem(folder, f"duplicate id {task.id!r} (also {seen[task.id]})", "give each task a unique id"))
+            continue
+        seen[task.id] = folder
+        suite.tasks.append(task)
+    return suite
+
+
+def materialize(task: Task, dest: Path, *overlays: Path | None) -> Path:
+    """Copy the task's workspace to dest and copy each overlay folder on top, in order."""
+    dest = Path(dest)
+    shutil.copytree(task.workspace, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_JUNK))
+    for overlay in overlays:
+        if overlay is not None:
+            shutil.copytree(overlay, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_JUNK))
+    return dest
