@@ -1,0 +1,89 @@
+"""Arm kinds: how an arm's endpoint comes to exist. Picked by short name from the registry.
+
+openai    an OpenAI-compatible endpoint that is already running (base_url)
+scripted  the in-package scripted server, started on loopback for this run
+llamacpp  a llama.cpp server quotabench starts and stops itself (agent/llamacpp.py)
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import AsyncIterator, Callable
+
+import anyio
+
+from agent import QuotabenchError
+from agent.config import ArmConfig
+from agent.endpoint import ChatClient, EndpointSettings
+from agent.quota import Quota
+
+
+@dataclass
+class ArmRuntime:
+    config: ArmConfig
+    client: ChatClient
+    quota: Quota
+    arm_id: str = ""
+    endpoint_url: str = ""
+    constants: dict = field(default_factory=dict)
+    state: str = "running"
+    busy_ms: int = 0
+    model_reported: str | None = None
+    system_fingerprint: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+
+def settings_for(arm: ArmConfig, base_url: str, model: str | None = None) -> EndpointSettings:
+    return EndpointSettings(
+        base_url=base_url, model=model or arm.model, api_key_env=arm.api_key_env,
+        temperature=arm.temperature, top_p=arm.top_p, max_tokens=arm.max_tokens, seed=arm.seed,
+        headers=dict(arm.headers), request_timeout_s=arm.request_timeout_s, max_concurrency=arm.max_concurrency,
+        max_retries=arm.max_retries, backoff_base_s=arm.backoff_base_s, backoff_cap_s=arm.backoff_cap_s,
+        stream=arm.stream, tool_choice=arm.tool_choice)
+
+
+@contextlib.asynccontextmanager
+async def _openai(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[tuple[str, str, dict]]:
+    yield arm.base_url, arm.model, {}
+
+
+@contextlib.asynccontextmanager
+async def _scripted(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[tuple[str, str, dict]]:
+    if arm.base_url:
+        yield arm.base_url, arm.model, {}
+        return
+    from agent.scripted_server import ScriptedServer
+    server = ScriptedServer(suites)
+    await anyio.to_thread.run_sync(server.start)
+    try:
+        yield server.base_url, arm.model, {"scripted_server": "in-process"}
+    finally:
+        await anyio.to_thread.run_sync(server.stop)
+
+
+@contextlib.asynccontextmanager
+async def _llamacpp(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[tuple[str, str, dict]]:
+    from agent.llamacpp import llama_server
+    async with llama_server(arm.llamacpp) as server:
+        yield server.base_url, server.model_id, server.constants
+
+
+ARM_KINDS: dict[str, Callable] = {"openai": _openai, "scripted": _scripted, "llamacpp": _llamacpp}
+
+
+@contextlib.asynccontextmanager
+async def open_arm(arm: ArmConfig, suites: list[Path], cap: int) -> AsyncIterator[ArmRuntime]:
+    factory = ARM_KINDS.get(arm.kind)
+    if factory is None:
+        raise QuotabenchError(f"arm {arm.name}: unknown kind {arm.kind!r} — valid kinds: {', '.join(ARM_KINDS)}")
+    async with factory(arm, suites) as (base_url, model, constants):
+        client = ChatClient(settings_for(arm, base_url, model))
+        try:
+            yield ArmRuntime(arm, client, Quota(cap), endpoint_url=base_url, constants=constants)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await client.aclose()

@@ -1,0 +1,235 @@
+"""One attempt of one arm on one task: fresh workspace copy, the agent loop, then grading.
+
+Ledger order (seed 000): the attempt row is inserted when the attempt starts, every HTTP try
+is a calls row as soon as it ends, and the attempt's tokens, end reason and diff are written
+before grading starts. A cancelled attempt still records what it spent (shielded writes).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from agent import events as ev
+from agent.classify import classify
+from agent.endpoint import CallTry, Completion, ContextOverflow, EndpointError
+from agent.ledger.store import new_id, to_json, utc_now
+from agent.loop import AgentLoop, AttemptEnded
+from agent.quota import QuotaExhausted
+from agent.tokens import estimate_messages_tokens
+from agent.tools import ToolOutcome, Workspace
+from agent.workspace_diff import changed_files, unified_diff
+from verifiers.mechanics import check_workspace
+from verifiers.tasks import Task
+
+if TYPE_CHECKING:
+    from agent.engine import ArmRuntime, RunEngine
+
+NOT_GRADED = ("harness_error", "censored", "aborted", "lost")
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    attempt_id: str
+    end_reason: str
+    verdict: str | None
+    failure_class: str
+    tokens: int
+
+    @property
+    def accepted(self) -> bool:
+        return self.failure_class == "accepted"
+
+
+class AttemptRunner:
+    """Runs one attempt; the engine supplies the arm (client, quota) and its own controls."""
+
+    def __init__(self, engine: "RunEngine", arm: "ArmRuntime", task: Task, attempt_no: int):
+        self.engine, self.arm, self.task, self.attempt_no = engine, arm, task, attempt_no
+        self.id = new_id()
+        self.tokens = {"prompt": 0, "completion": 0}
+        self.calls = 0
+        self.retries = 0
+        self.in_flight: dict[str, int] = {}  # placeholder call row id -> reserved tokens
+
+    def _emit(self, event_cls, **fields) -> None:
+        self.engine.emit(event_cls(self.engine.run_id, arm=self.arm.name, task_id=self.task.id, **fields))
+
+    async def run(self) -> AttemptResult:
+        ledger = self.engine.ledger
+        scratch = Path(tempfile.mkdtemp(prefix=f"qb-{self.arm.name}-{self.task.id}-"))
+        work = self.work = scratch / "work"
+        shutil.copytree(self.task.workspace, work)
+        started = time.monotonic()
+        await ledger.insert("attempts", {
+            "id": self.id, "run_id": self.engine.run_id, "arm_id": self.arm.arm_id, "arm": self.arm.name,
+            "task_id": self.task.id, "attempt_no": self.attempt_no, "started_utc": utc_now(), "status": "running",
+            "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "calls": 0, "transport_retries": 0,
+            "malformed_tool_calls": 0, "turns": 0, "accepted": 0, "edited": 0,
+        })
+        self._emit(ev.AttemptStarted, attempt=self.attempt_no, attempt_id=self.id)
+        loop = AgentLoop(self.task, Workspace(work), self.arm.config.protocol, self.engine.config.limits,
+                         query=self._query, run_tests=self._run_tests, on_tool=self._on_tool)
+        try:
+            end_reason, detail = await loop.run()
+        except BaseException:
+            await self._record_cancelled(loop, started)
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        try:
+            return await self._finish(loop, work, end_reason, detail, started)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    # -- the model call, with quota reservation and one ledger row per try -------------------
+    async def _query(self, messages: list[dict], tools: list[dict] | None, turn: int) -> Completion:
+        await self.engine.checkpoint(self.arm)
+        reserve = estimate_messages_tokens(messages, tools) + self.arm.config.max_tokens
+        try:
+            handle = self.arm.quota.reserve(reserve)
+        except QuotaExhausted as exc:
+            await self.engine.censor(self.arm, str(exc))
+            raise AttemptEnded("censored", str(exc)) from None
+        self.engine.quota_changed(self.arm)
+        placeholder = new_id()
+        self.in_flight[placeholder] = reserve
+        await self.engine.ledger.insert("calls", {
+            "id": placeholder, "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name,
+            "turn": turn, "retry_index": 0, "started_utc": utc_now(), "status": "in_flight",
+            "reserved_tokens": reserve, "prompt_tokens": 0, "completion_tokens": 0, "usage_source": "none",
+        })
+        spent = 0
+
+        async def on_try(t: CallTry) -> None:
+            nonlocal spent
+            spent += t.prompt_tokens + t.completion_tokens
+            await self._record_try(t, turn, reserve, placeholder if t.retry_index == 0 else new_id(), t.retry_index == 0)
+            self.in_flight.pop(placeholder, None)
+
+        def on_delta(text: str) -> None:
+            self._emit(ev.ModelText, text=text)
+
+        try:
+            completion = await self.arm.client.complete(messages, tools, on_try=on_try, on_delta=on_delta)
+        except ContextOverflow as exc:
+            raise AttemptEnded("context_overflow", str(exc)) from None
+        except EndpointError as exc:
+            raise AttemptEnded("harness_error", str(exc)) from None
+        finally:
+            self.arm.quota.settle(handle, spent)
+            self.engine.quota_changed(self.arm)
+            with anyio.CancelScope(shield=True):
+                await self._update_totals()
+        self.engine.observe_server(self.arm, completion)
+        return completion
+
+    async def _record_try(self, t: CallTry, turn: int, reserve: int, row_id: str, is_placeholder: bool) -> None:
+        self.calls += 1
+        self.retries += 1 if t.retry_index > 0 else 0
+        self.tokens["prompt"] += t.prompt_tokens
+        self.tokens["completion"] += t.completion_tokens
+        self.arm.busy_ms += t.latency_ms
+        row = {
+            "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name, "turn": turn,
+            "retry_index": t.retry_index, "started_utc": t.started_utc, "latency_ms": t.latency_ms,
+            "status": t.status, "http_status": t.http_status, "prompt_tokens": t.prompt_tokens,
+            "completion_tokens": t.completion_tokens, "usage_source": t.usage_source, "reserved_tokens": reserve,
+            "model_reported": t.model_reported, "system_fingerprint": t.system_fingerprint,
+            "finish_reason": t.finish_reason, "error": t.error, "response_text": t.text,
+            "tool_calls_json": to_json([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in t.tool_calls]),
+        }
+        with anyio.CancelScope(shield=True):
+            if is_placeholder:
+                await self.engine.ledger.update("calls", row_id, row)
+            else:
+                await self.engine.ledger.insert("calls", {"id": row_id, **row})
+        self._emit(ev.CallFinished, attempt=self.attempt_no, status=t.status, retry_index=t.retry_index,
+                   prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
+                   usage_source=t.usage_source, latency_ms=t.latency_ms)
+
+    async def _update_totals(self, **extra) -> None:
+        await self.engine.ledger.update("attempts", self.id, {
+            "prompt_tokens": self.tokens["prompt"], "completion_tokens": self.tokens["completion"],
+            "total_tokens": self.total_tokens, "calls": self.calls, "transport_retries": self.retries, **extra})
+
+    @property
+    def total_tokens(self) -> int:
+        return self.tokens["prompt"] + self.tokens["completion"]
+
+    # -- tools ------------------------------------------------------------------------------
+    async def _run_tests(self) -> tuple[bool, str]:
+        result = await anyio.to_thread.run_sync(self.engine.grader.run_visible, self.task, self.work)
+        prefix = f"timed out after {self.task.timeout_s:.0f} s\n" if result.verdict == "timeout" else ""
+        return result.verdict == "pass", prefix + result.output
+
+    async def _on_tool(self, turn: int, tool: str, raw_args: str, outcome: ToolOutcome) -> None:
+        await self.engine.ledger.insert("tool_calls", {
+            "id": new_id(), "attempt_id": self.id, "turn": turn, "tool": tool, "arguments_json": raw_args,
+            "ok": int(outcome.ok), "error": None if outcome.ok else outcome.output, "path": outcome.path,
+            "result": outcome.output[:4000],
+        })
+        summary = f"{tool}({outcome.path})" if outcome.path else tool
+        self._emit(ev.ToolCalled, attempt=self.attempt_no, tool=tool, ok=outcome.ok,
+                   summary=summary if outcome.ok else f"{summary}: {outcome.output[:120]}")
+
+    # -- the end of an attempt ----------------------------------------------------------------
+    async def _finish(self, loop: AgentLoop, work: Path, end_reason: str, detail: str, started: float) -> AttemptResult:
+        changes = await anyio.to_thread.run_sync(changed_files, self.task.workspace, work)
+        diff = await anyio.to_thread.run_sync(unified_diff, self.task.workspace, changes)
+        edited = bool(changes)
+        state = loop.state
+        await self._update_totals(
+            end_reason=end_reason, ended_utc=utc_now(), status="ended", turns=state.turns,
+            malformed_tool_calls=state.malformed, duration_ms=int((time.monotonic() - started) * 1000),
+            visible_passed=None if state.visible_passed is None else int(state.visible_passed),
+            edited=int(edited), diff=diff, files_json=json.dumps(changes))
+        self._emit(ev.AttemptFinished, attempt=self.attempt_no, end_reason=end_reason, tokens=self.total_tokens)
+        if end_reason in NOT_GRADED:
+            failure_class = classify(end_reason, None)
+            await self.engine.ledger.update("attempts", self.id, {"failure_class": failure_class, "status": "done"})
+            self._emit(ev.TaskGraded, attempt=self.attempt_no, verdict="", failure_class=failure_class,
+                       accepted=False, tokens=self.total_tokens)
+            return AttemptResult(self.id, end_reason, None, failure_class, self.total_tokens)
+        return await grade_attempt(self.engine, self.arm.name, self.id, self.task, work, self.attempt_no,
+                                   end_reason=end_reason, edited=edited, malformed=state.malformed,
+                                   changed=[k for k, v in changes.items() if v is not None], tokens=self.total_tokens)
+
+    async def _record_cancelled(self, loop: AgentLoop, started: float) -> None:
+        with anyio.CancelScope(shield=True):
+            for call_id, reserved in list(self.in_flight.items()):
+                await self.engine.ledger.update("calls", call_id, {
+                    "status": "lost", "prompt_tokens": reserved, "usage_source": "reserved"})
+                self.tokens["prompt"] += reserved
+            self.in_flight.clear()
+            await self._update_totals(end_reason="aborted", ended_utc=utc_now(), status="done",
+                                      failure_class="aborted", turns=loop.state.turns,
+                                      malformed_tool_calls=loop.state.malformed,
+                                      duration_ms=int((time.monotonic() - started) * 1000))
+
+
+async def grade_attempt(engine: "RunEngine", arm: str, attempt_id: str, task: Task, work: Path, attempt_no: int, *,
+                        end_reason: str, edited: bool, malformed: int, changed: list[str], tokens: int) -> AttemptResult:
+    """Hidden verdict + mechanics findings -> grades row, attempt class. Also used by resume."""
+    grade = await anyio.to_thread.run_sync(engine.grader.grade, task, work)
+    findings = await anyio.to_thread.run_sync(check_workspace, task.workspace, work, changed)
+    failure_class = classify(end_reason, grade.verdict, findings=len(findings), edited=edited,
+                             malformed=malformed, environment=grade.environment)
+    await engine.ledger.insert("grades", {
+        "id": new_id(), "attempt_id": attempt_id, "created_utc": utc_now(), "verdict": grade.verdict,
+        "exit_status": grade.exit_status, "duration_ms": grade.duration_ms, "passed": grade.passed,
+        "failed": grade.failed, "output": grade.output, "isolation_json": to_json(grade.isolation),
+        "failing_tests_json": to_json(list(grade.failing_tests)), "environment": grade.environment,
+        "timeout_s": grade.timeout_s, "mechanics_json": to_json([f.to_dict() for f in findings]),
+    })
+    accepted = failure_class == "accepted"
+    await engine.ledger.update("attempts", attempt_id, {
+        "verdict": grade.verdict, "failure_class": failure_class, "accepted": int(accepted), "status": "done"})
+    engine.emit(ev.TaskGraded(engine.run_id, arm=arm, task_id=task.id, attempt=attempt_no, verdict=grade.verdict,
+                              failure_class=failure_class, accepted=accepted, tokens=tokens))
+    return AttemptResult(attempt_id, end_reason, grade.verdict, failure_class, tokens)

@@ -1,0 +1,35 @@
+"""Failure taxonomy of one graded attempt (issue 5; seed 003 result 10: grade mechanics
+separately from reasoning).
+
+accepted       hidden tests pass
+harness_error  the endpoint failed after its retries: not the model's fault
+censored       the arm's cap ran out during the attempt
+aborted        the user aborted or the run was killed (lost)
+timeout        the hidden tests hit the grade timeout
+environment    a missing module / crate / command, or the runner could not start
+mechanics      an edited file no longer parses, no edit at all, or >= 3 malformed tool calls
+reasoning      everything else that fails the hidden tests
+"""
+from __future__ import annotations
+
+MALFORMED_THRESHOLD = 3
+CLASSES = ("accepted", "reasoning", "mechanics", "timeout", "environment", "harness_error", "censored", "aborted")
+
+
+def classify(end_reason: str, verdict: str | None, *, findings: int = 0, edited: bool = True,
+             malformed: int = 0, environment: str | None = None) -> str:
+    if end_reason == "harness_error":
+        return "harness_error"
+    if end_reason == "censored":
+        return "censored"
+    if end_reason in ("aborted", "lost"):
+        return "aborted"
+    if verdict == "pass":
+        return "accepted"
+    if verdict == "timeout":
+        return "timeout"
+    if verdict == "error" or environment:
+        return "environment"
+    if findings or not edited or malformed >= MALFORMED_THRESHOLD:
+        return "mechanics"
+    return "reasoning"

@@ -1,0 +1,274 @@
+"""The run engine: paired arms over one frozen task list, in the same order and window.
+
+Both arms walk the same task order concurrently (seed 002: paired arms, same window); each
+task gets up to max_attempts attempts per arm, stopping at the first accepted one. Commands
+(pause, resume, abort, stop an arm, raise a cap) come from the headless printer or the TUI;
+events go out on an anyio memory stream. The engine never imports the TUI.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from agent import QuotabenchError
+from agent import events as ev
+from agent.arms import ArmRuntime, open_arm
+from agent.attempt import AttemptRunner
+from agent.config import RunConfig
+from agent.endpoint import Completion
+from agent.ledger.store import Ledger, new_id, to_json, utc_now
+from agent.ledger.writer import AsyncLedger
+from agent.loop import PROMPT_TEMPLATE_VERSION
+from agent.manifest import load_average, manifest_sha256, observed_constants
+from agent.quota import QuotaExhausted
+from verifiers.grading import SandboxGrader
+from verifiers.tasks import Task, load_suite
+
+
+def load_tasks(config: RunConfig, log=None) -> list[Task]:
+    tasks: list[Task] = []
+    for suite_path in config.suites:
+        suite = load_suite(suite_path)
+        for problem in suite.problems:
+            if log:
+                log(f"skipping broken task: {problem}")
+        tasks.extend(suite.tasks)
+    if config.tasks:
+        wanted = set(config.tasks)
+        missing = wanted - {t.id for t in tasks}
+        if missing:
+            raise QuotabenchError(f"config {config.path}: run.tasks names unknown task ids {sorted(missing)} — check the ids in the suites")
+        tasks = [t for t in tasks if t.id in wanted]
+    if not tasks:
+        raise QuotabenchError(f"config {config.path}: the suites hold no valid task — run `quotabench validate` on them")
+    return tasks
+
+
+class RunEngine:
+    def __init__(self, config: RunConfig, ledger: Ledger, *, grader: SandboxGrader | None = None,
+                 auto_pause: bool = False, config_text: str | None = None):
+        self.config, self.ledger_sync = config, ledger
+        self.ledger = AsyncLedger(ledger)
+        self.grader = grader or SandboxGrader()
+        self.auto_pause = auto_pause
+        self.config_text = config_text if config_text is not None else config.path.read_text()
+        self.run_id = ""
+        self.arms: dict[str, ArmRuntime] = {}
+        self.tasks: list[Task] = []
+        self._send, self.events = anyio.create_memory_object_stream[ev.Event](math.inf)
+        self.state = "running"
+        self._resume = anyio.Event()
+        self._resume.set()
+        self._auto_paused: set[str] = set()
+        self._stop_now: anyio.CancelScope | None = None
+        self.resume_state: dict | None = None  # set by agent.resume for a resumed run
+
+    # -- events -----------------------------------------------------------------------------
+    def emit(self, event: ev.Event) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._send.send_nowait(event)
+
+    def log(self, text: str, level: str = "info", arm: str | None = None) -> None:
+        self.emit(ev.LogMessage(self.run_id, level=level, text=text, arm=arm))
+
+    def quota_changed(self, arm: ArmRuntime) -> None:
+        q = arm.quota
+        self.emit(ev.QuotaChanged(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap))
+        if self.auto_pause and arm.name not in self._auto_paused and q.share >= self.config.auto_pause_share:
+            self._auto_paused.add(arm.name)
+            self.pause(reason=f"auto-pause: arm {arm.name} at {q.share:.0%} of its cap")
+
+    def observe_server(self, arm: ArmRuntime, completion: Completion) -> None:
+        if arm.model_reported is None and completion.model_reported:
+            arm.model_reported = completion.model_reported
+            arm.system_fingerprint = completion.system_fingerprint
+            self.ledger_sync.update("arms", arm.arm_id, {"model_reported": arm.model_reported,
+                                                         "system_fingerprint": arm.system_fingerprint})
+
+    # -- commands ---------------------------------------------------------------------------
+    def pause(self, reason: str = "paused") -> None:
+        if self.state == "running":
+            self.state = "paused"
+            self._resume = anyio.Event()
+            self.emit(ev.EngineStateChanged(self.run_id, state="paused"))
+            self.log(reason)
+
+    def resume(self) -> None:
+        if self.state == "paused":
+            self.state = "running"
+            self._resume.set()
+            self.emit(ev.EngineStateChanged(self.run_id, state="running"))
+
+    def abort(self) -> None:
+        """Graceful: in-flight calls finish and are recorded, nothing new starts."""
+        if self.state in ("running", "paused"):
+            self.state = "aborting"
+            self._resume.set()
+            self.emit(ev.EngineStateChanged(self.run_id, state="aborting"))
+
+    def stop_now(self) -> None:
+        """Cancel in-flight calls too; they are recorded as lost, charged at their reservation."""
+        self.abort()
+        if self._stop_now is not None:
+            self._stop_now.cancel()
+
+    def stop_arm(self, name: str) -> None:
+        arm = self.arms.get(name)
+        if arm and arm.state == "running":
+            arm.state = "stopped"
+            self.log(f"arm {name} stopped by the user", arm=name)
+
+    def raise_cap(self, name: str, new_cap: int) -> None:
+        arm = self.arms[name]
+        arm.quota.raise_cap(new_cap)
+        self._auto_paused.discard(name)
+        self.ledger_sync.update("arms", arm.arm_id, {"cap_tokens": new_cap})
+        self.quota_changed(arm)
+
+    async def checkpoint(self, arm: ArmRuntime) -> None:
+        """Called before every model call: waits while paused, ends the attempt when stopping."""
+        from agent.loop import AttemptEnded
+        while True:
+            if self.state == "aborting" or arm.state in ("stopped", "aborted"):
+                raise AttemptEnded("aborted")
+            if arm.state == "censored":
+                raise AttemptEnded("censored")
+            if self.state != "paused":
+                return
+            await self._resume.wait()
+
+    async def censor(self, arm: ArmRuntime, reason: str) -> None:
+        if arm.state == "running":
+            arm.state = "censored"
+            await self.ledger.update("arms", arm.arm_id, {"censored": 1, "censored_utc": utc_now(), "state": "censored",
+                                                          "state_reason": reason})
+            self.log(f"arm {arm.name} censored: {reason}", level="warning", arm=arm.name)
+
+    # -- the run ----------------------------------------------------------------------------
+    async def run(self) -> str:
+        """Start a new run and drive it to the end; returns the run id."""
+        self.tasks = load_tasks(self.config, log=lambda text: self.log(text, "warning"))
+        self.run_id = self.run_id or new_id()
+        manifest = manifest_sha256(self.tasks, self.config, PROMPT_TEMPLATE_VERSION)
+        constants = await anyio.to_thread.run_sync(observed_constants)
+        await self.ledger.insert("runs", {
+            "id": self.run_id, "created_utc": utc_now(), "status": "running", "manifest_sha256": manifest,
+            "config_path": str(self.config.path), "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
+            "suites_json": to_json([str(s) for s in self.config.suites]), "prompt_template_version": PROMPT_TEMPLATE_VERSION,
+            "load_start": load_average(), "session_id": _session_id(), **constants,
+        })
+        await self.ledger.run(self.ledger_sync.insert_many, "tasks", [
+            {"run_id": self.run_id, "task_id": t.id, "position": i, "suite": str(t.path.parent), "path": str(t.path),
+             "language": t.language, "kind": t.kind, "files_sha256": t.files_sha256(), "prompt": t.prompt}
+            for i, t in enumerate(self.tasks)])
+        return await self._drive(manifest, constants, fresh=True)
+
+    async def _drive(self, manifest: str, constants: dict, fresh: bool) -> str:
+        status = "crashed"
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                for arm_cfg in self.config.arms:
+                    cap = arm_cfg.cap_tokens
+                    if not fresh:
+                        cap = self.resume_state["caps"].get(arm_cfg.name, cap)
+                    arm = await stack.enter_async_context(open_arm(arm_cfg, list(self.config.suites), cap))
+                    self.arms[arm.name] = arm
+                    await self._register_arm(arm, fresh)
+                self.emit(ev.RunStarted(self.run_id, manifest_sha256=manifest, arms=tuple(self.arms),
+                                        task_ids=tuple(t.id for t in self.tasks),
+                                        caps={a.name: a.quota.cap for a in self.arms.values()},
+                                        isolation={"network": constants.get("isolation_network"), "pids": constants.get("isolation_pids")}))
+                with anyio.CancelScope() as self._stop_now:
+                    async with anyio.create_task_group() as tg:
+                        for arm in self.arms.values():
+                            tg.start_soon(self._run_arm, arm)
+                status = "aborted" if self.state == "aborting" or self._stop_now.cancel_called else "finished"
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.ledger.update("runs", self.run_id, {"status": status, "finished_utc": utc_now(),
+                                                               "load_end": load_average()})
+                self.emit(ev.RunFinished(self.run_id, status=status))
+                self._send.close()
+        return self.run_id
+
+    async def _register_arm(self, arm: ArmRuntime, fresh: bool) -> None:
+        listed = await arm.client.list_models()
+        cfg = arm.config
+        row = {
+            "run_id": self.run_id, "name": arm.name, "kind": cfg.kind, "protocol": cfg.protocol,
+            "endpoint_url": arm.endpoint_url, "model": arm.client.settings.model, "models_listed_json": to_json(listed),
+            "sampling_json": to_json({"temperature": cfg.temperature, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens,
+                                      "seed": cfg.seed, "stream": cfg.stream, "tool_choice": cfg.tool_choice}),
+            "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
+            "max_attempts": self.config.max_attempts, "state": "running", "censored": 0, "busy_ms": 0, "tokens_used": 0,
+        }
+        if fresh:
+            arm.arm_id = new_id()
+            await self.ledger.insert("arms", {"id": arm.arm_id, **row})
+        else:
+            existing = self.resume_state["arms"][arm.name]
+            arm.arm_id = existing["id"]
+            arm.quota.used = existing["tokens_used"]
+            arm.busy_ms = existing["busy_ms"] or 0
+            arm.state = "censored" if existing["censored"] else "running"
+            await self.ledger.update("arms", arm.arm_id, {"models_listed_json": row["models_listed_json"],
+                                                          "endpoint_url": arm.endpoint_url})
+
+    async def _run_arm(self, arm: ArmRuntime) -> None:
+        queue = list(self.tasks)
+        unfinished: list[str] = []
+
+        async def worker() -> None:
+            while queue:
+                task = queue.pop(0)
+                if arm.state != "running" or self.state == "aborting":
+                    unfinished.append(task.id)
+                    continue
+                if not await self._run_task(arm, task):
+                    unfinished.append(task.id)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(max(1, arm.config.max_concurrency)):
+                tg.start_soon(worker)
+        order = {t.id: i for i, t in enumerate(self.tasks)}
+        unfinished.sort(key=order.get)
+        if arm.state == "running":
+            arm.state = "aborted" if self.state == "aborting" else "finished"
+        tokens = await self.ledger.run(self._arm_tokens, arm.arm_id)
+        with anyio.CancelScope(shield=True):
+            await self.ledger.update("arms", arm.arm_id, {
+                "state": arm.state, "unfinished_json": json.dumps(unfinished), "tokens_used": tokens, "busy_ms": arm.busy_ms})
+        self.emit(ev.ArmStateChanged(self.run_id, arm=arm.name, state=arm.state, unfinished=tuple(unfinished)))
+
+    def _arm_tokens(self, arm_id: str) -> int:
+        rows = self.ledger_sync.query("select coalesce(sum(total_tokens), 0) as n from attempts where arm_id = ?", [arm_id])
+        return int(rows[0]["n"])
+
+    async def _run_task(self, arm: ArmRuntime, task: Task) -> bool:
+        """Attempts until accepted or the budget is spent. False if the task was left unfinished."""
+        first, budget = 1, self.config.max_attempts
+        if self.resume_state:
+            done = self.resume_state["progress"].get((arm.name, task.id))
+            if done:
+                if done["accepted"] or done["counted"] >= budget:
+                    return True
+                first, budget = done["next_no"], budget - done["counted"]
+        for offset in range(budget):
+            result = await AttemptRunner(self, arm, task, first + offset).run()
+            if result.accepted:
+                return True
+            if result.failure_class in ("censored", "aborted"):
+                return False
+        return True
+
+
+def _session_id() -> str:
+    """Runs started from one shell session share this id (seed 003 result 5: back-to-back replicates)."""
+    import os
+    return f"{os.getppid()}-{os.environ.get('TERM_SESSION_ID', '')}-{os.environ.get('TMUX', '').split(',')[-1]}"

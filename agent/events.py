@@ -1,0 +1,126 @@
+"""Typed, frozen events the engine publishes. Consumers: the headless line printer, the TUI.
+
+Every event carries `run_id`; arm-level events carry `arm` (the arm's name, e.g. "A").
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+
+def _now() -> float:
+    return time.time()
+
+
+@dataclass(frozen=True)
+class Event:
+    run_id: str
+    at: float = field(default_factory=_now, kw_only=True)
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    manifest_sha256: str
+    arms: tuple[str, ...]
+    task_ids: tuple[str, ...]
+    caps: dict[str, int]
+    isolation: dict
+
+
+@dataclass(frozen=True)
+class RunFinished(Event):
+    status: str  # finished | aborted | crashed
+
+
+@dataclass(frozen=True)
+class EngineStateChanged(Event):
+    state: str  # running | pausing | paused | aborting | stopped
+
+
+@dataclass(frozen=True)
+class ArmStateChanged(Event):
+    arm: str
+    state: str  # running | finished | censored | stopped | aborted
+    reason: str = ""
+    unfinished: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AttemptStarted(Event):
+    arm: str
+    task_id: str
+    attempt: int
+    attempt_id: str
+
+
+@dataclass(frozen=True)
+class TurnStarted(Event):
+    arm: str
+    task_id: str
+    attempt: int
+    turn: int
+
+
+@dataclass(frozen=True)
+class CallFinished(Event):
+    arm: str
+    task_id: str
+    attempt: int
+    status: str
+    retry_index: int
+    prompt_tokens: int
+    completion_tokens: int
+    usage_source: str
+    latency_ms: int
+
+
+@dataclass(frozen=True)
+class ModelText(Event):
+    arm: str
+    task_id: str
+    text: str  # a streamed delta
+
+
+@dataclass(frozen=True)
+class ToolCalled(Event):
+    arm: str
+    task_id: str
+    attempt: int
+    tool: str
+    ok: bool
+    summary: str
+
+
+@dataclass(frozen=True)
+class AttemptFinished(Event):
+    arm: str
+    task_id: str
+    attempt: int
+    end_reason: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class TaskGraded(Event):
+    arm: str
+    task_id: str
+    attempt: int
+    verdict: str
+    failure_class: str
+    accepted: bool
+    tokens: int
+
+
+@dataclass(frozen=True)
+class QuotaChanged(Event):
+    arm: str
+    used: int
+    reserved: int
+    cap: int
+
+
+@dataclass(frozen=True)
+class LogMessage(Event):
+    level: str
+    text: str
+    arm: str | None = None

@@ -1,0 +1,173 @@
+"""The agent loop: query the model, execute its actions, repeat until it finishes or a limit hits.
+
+`run` calls `step`; `step` is "query the model, execute its actions". Stop conditions are
+exceptions carrying the reason (after mini-swe-agent). The loop knows nothing about ledgers,
+quotas or HTTP: the engine hands it a `query` function and callbacks.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable
+
+from agent.config import Limits
+from agent.endpoint import Completion, ToolCallRequest
+from agent.text_protocol import INSTRUCTIONS, TextAction, parse_actions
+from agent.tools import TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
+from verifiers.tasks import Task
+
+PROMPT_TEMPLATE_VERSION = "v1"
+SYSTEM_PROMPT = """You are a careful software engineer working alone in a small repository (the workspace).
+Read the relevant files, make the change the task asks for, run the visible tests, and call finish
+when you are done. The visible tests cover only the happy path: reviewers will run stricter tests,
+so handle edge cases and errors the way a demanding reviewer expects. Paths are relative to the workspace."""
+NUDGE = "You did not call any tool. Use the tools to inspect and edit files, run_tests to check, and finish when done."
+
+
+class AttemptEnded(Exception):
+    """Raised to stop the loop; `reason` is recorded as the attempt's end_reason."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+QueryFn = Callable[[list[dict], list[dict] | None, int], Awaitable[Completion]]
+RunTestsFn = Callable[[], Awaitable[tuple[bool, str]]]
+ToolHook = Callable[[int, str, str, ToolOutcome], Awaitable[None]]
+
+
+@dataclass
+class LoopState:
+    turns: int = 0
+    tokens: int = 0
+    malformed: int = 0
+    edits: int = 0
+    visible_passed: bool | None = None
+    started: float = field(default_factory=time.monotonic)
+
+
+def initial_messages(task: Task, protocol: str, files: str) -> list[dict]:
+    system = SYSTEM_PROMPT + ("\n\n" + INSTRUCTIONS if protocol == "text" else "")
+    user = f"Task id: {task.id}\nLanguage: {task.language}\n\n{task.prompt}\n\nFiles in the workspace:\n{files}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+class AgentLoop:
+    def __init__(self, task: Task, workspace: Workspace, protocol: str, limits: Limits, *,
+                 query: QueryFn, run_tests: RunTestsFn, on_tool: ToolHook):
+        self.task, self.workspace, self.protocol, self.limits = task, workspace, protocol, limits
+        self.query, self.run_tests, self.on_tool = query, run_tests, on_tool
+        self.state = LoopState()
+        self.messages = initial_messages(task, protocol, workspace.list_files())
+
+    async def run(self) -> tuple[str, str]:
+        """Run to the end; returns (end_reason, detail)."""
+        try:
+            while True:
+                await self.step()
+        except AttemptEnded as ended:
+            return ended.reason, ended.detail
+
+    async def step(self) -> None:
+        self._check_limits()
+        self.state.turns += 1
+        tools = TOOL_SCHEMAS if self.protocol == "tools" else None
+        completion = await self.query(self.messages, tools, self.state.turns)
+        self.state.tokens += completion.prompt_tokens + completion.completion_tokens
+        if self.protocol == "tools":
+            await self._execute_tool_calls(completion)
+        else:
+            await self._execute_text_actions(completion)
+
+    def _check_limits(self) -> None:
+        if self.state.turns >= self.limits.max_turns:
+            raise AttemptEnded("turn_limit", f"{self.state.turns} turns")
+        if self.state.tokens >= self.limits.max_tokens_per_attempt:
+            raise AttemptEnded("token_limit", f"{self.state.tokens} tokens")
+        if time.monotonic() - self.state.started >= self.limits.attempt_timeout_s:
+            raise AttemptEnded("time_limit", f"{self.limits.attempt_timeout_s:.0f} s")
+
+    async def _execute_tool_calls(self, completion: Completion) -> None:
+        calls = completion.tool_calls
+        self.messages.append({
+            "role": "assistant", "content": completion.text or None,
+            **({"tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                               for c in calls]} if calls else {}),
+        })
+        if not calls:
+            self.messages.append({"role": "user", "content": NUDGE})
+            return
+        finished = False
+        for call in calls:
+            if finished:
+                result = "skipped: finish was already called"
+            else:
+                outcome = await self._execute(call.name, call.arguments)
+                finished = outcome.tool == "finish" and outcome.ok
+                result = outcome.output
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+        if finished:
+            raise AttemptEnded("finished")
+
+    async def _execute_text_actions(self, completion: Completion) -> None:
+        self.messages.append({"role": "assistant", "content": completion.text})
+        actions = parse_actions(completion.text)
+        if not actions:
+            self.messages.append({"role": "user", "content": NUDGE.replace("call any tool", "write any action block")})
+            return
+        results = []
+        for i, action in enumerate(actions, 1):
+            outcome = await self._execute(action.tool, action.arguments, preset_error=action.error)
+            results.append(f"[{i}] {action.tool}: {outcome.output}")
+            if outcome.tool == "finish" and outcome.ok:
+                raise AttemptEnded("finished")
+        self.messages.append({"role": "user", "content": "Results:\n" + "\n\n".join(results)})
+
+    async def _execute(self, tool: str, raw_args: str | dict, preset_error: str | None = None) -> ToolOutcome:
+        raw_text = raw_args if isinstance(raw_args, str) else json.dumps(raw_args)
+        try:
+            if preset_error:
+                raise ToolError(preset_error)
+            args = parse_arguments(tool, raw_args)
+            outcome = await self._dispatch(tool, args)
+        except ToolError as exc:
+            self.state.malformed += 1
+            outcome = ToolOutcome(tool, False, f"error: {exc}", _path_of(raw_args), malformed=True)
+        await self.on_tool(self.state.turns, tool, raw_text, outcome)
+        return outcome
+
+    async def _dispatch(self, tool: str, args: dict) -> ToolOutcome:
+        ws = self.workspace
+        if tool == "list_files":
+            return ToolOutcome(tool, True, ws.list_files())
+        if tool == "read_file":
+            return ToolOutcome(tool, True, ws.read_file(args["path"]), args["path"])
+        if tool == "write_file":
+            out = ws.write_file(args["path"], args["content"])
+            self.state.edits += 1
+            return ToolOutcome(tool, True, out, args["path"])
+        if tool == "edit_file":
+            out = ws.edit_file(args["path"], args["old"], args["new"])
+            self.state.edits += 1
+            return ToolOutcome(tool, True, out, args["path"])
+        if tool == "run_tests":
+            passed, output = await self.run_tests()
+            self.state.visible_passed = passed
+            cap = self.limits.tool_output_chars
+            text = output if len(output) <= cap else output[:cap // 3] + "\n[...]\n" + output[-(2 * cap) // 3:]
+            return ToolOutcome(tool, True, ("PASSED\n" if passed else "FAILED\n") + text)
+        return ToolOutcome("finish", True, "finished")
+
+
+def _path_of(raw_args: str | dict) -> str | None:
+    if isinstance(raw_args, dict):
+        value = raw_args.get("path")
+        return value if isinstance(value, str) else None
+    try:
+        value = json.loads(raw_args).get("path")
+        return value if isinstance(value, str) else None
+    except (ValueError, AttributeError):
+        return None

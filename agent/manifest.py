@@ -1,0 +1,65 @@
+"""The run manifest (seed 002 step 1) and the held constants observed at run start (seed 003 part 4).
+
+manifest sha256 = hash over every task file of the suite and the harness config that decides
+the grade (max_attempts, limits, prompt template version, harness version). A changed hash
+means a new benchmark.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+from dataclasses import asdict
+
+from agent import __version__
+from agent.config import RunConfig
+from verifiers.isolation import network_isolation_available
+from verifiers.tasks import Task
+
+
+def manifest_sha256(tasks: list[Task], config: RunConfig, prompt_template_version: str) -> str:
+    h = hashlib.sha256()
+    for task in tasks:
+        h.update(task.id.encode() + b"\0" + task.files_sha256().encode() + b"\0")
+    harness = {
+        "max_attempts": config.max_attempts, "limits": asdict(config.limits),
+        "prompt_template": prompt_template_version, "harness_version": __version__,
+    }
+    h.update(json.dumps(harness, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def _version(*cmd: str) -> str | None:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = (out.stdout or out.stderr).strip().splitlines()
+    return text[0] if out.returncode == 0 and text else None
+
+
+def load_average() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+def observed_constants() -> dict:
+    """Versions and isolation as measured on this machine now, not as assumed."""
+    from verifiers.isolation import PidsCgroup
+    probe = PidsCgroup(8)
+    pids = "on" if probe.path else "off"
+    probe.remove()
+    return {
+        "harness_version": __version__,
+        "python_version": platform.python_version(),
+        "node_version": _version("node", "--version"),
+        "cargo_version": _version("cargo", "--version"),
+        "tsx_version": _version("tsx", "--version"),
+        "isolation_network": "on" if network_isolation_available() else "off",
+        "isolation_pids": pids,
+        "host": platform.node(),
+    }

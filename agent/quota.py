@@ -1,0 +1,48 @@
+"""Per-arm token quota with reservation (seed 004 appendix H: reserve the cap before each call).
+
+Before a call the engine reserves prompt estimate + max_tokens; a call that cannot be reserved
+censors the arm. On completion the reservation is released and the real usage charged.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from agent import QuotabenchError
+
+
+class QuotaExhausted(QuotabenchError):
+    """The arm's cap cannot cover the next call: the arm is censored (seed 002)."""
+
+
+@dataclass
+class Quota:
+    cap: int
+    used: int = 0
+    reservations: dict[int, int] = field(default_factory=dict)
+    _ids: itertools.count = field(default_factory=itertools.count, repr=False)
+
+    @property
+    def reserved(self) -> int:
+        return sum(self.reservations.values())
+
+    @property
+    def share(self) -> float:
+        return (self.used + self.reserved) / self.cap if self.cap else 1.0
+
+    def reserve(self, tokens: int) -> int:
+        if self.used + self.reserved + tokens > self.cap:
+            raise QuotaExhausted(
+                f"cap {self.cap} tokens: {self.used} used + {self.reserved} reserved + {tokens} for the next call exceeds it")
+        handle = next(self._ids)
+        self.reservations[handle] = tokens
+        return handle
+
+    def settle(self, handle: int, actual: int) -> None:
+        self.reservations.pop(handle, None)
+        self.used += actual
+
+    def raise_cap(self, new_cap: int) -> None:
+        if new_cap <= self.cap:
+            raise QuotabenchError(f"new cap {new_cap} is not above the current cap {self.cap} — type a larger number")
+        self.cap = new_cap

@@ -1,0 +1,94 @@
+"""Resume a run that was killed or aborted: recover the ledger, then finish the remaining work.
+
+Recovery: a call row still `in_flight` was lost with the process and is charged at its
+reservation; an attempt still `running` becomes `lost` (kept, not counted against
+max_attempts); an attempt whose loop ended but whose grade never landed is graded now from
+its recorded files. Finished attempts are never re-run or charged again.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from agent import QuotabenchError
+from agent.attempt import grade_attempt
+from agent.config import RunConfig, load_config_text
+from agent.engine import RunEngine, load_tasks
+from agent.ledger.store import Ledger
+from agent.loop import PROMPT_TEMPLATE_VERSION
+from agent.manifest import manifest_sha256, observed_constants
+from agent.workspace_diff import apply_changes
+from verifiers.tasks import materialize
+
+
+def recover(ledger: Ledger, run_id: str) -> None:
+    """Mark what the killed process left half-written (idempotent)."""
+    with ledger.db.atomic():
+        ledger.db.execute(
+            "update calls set status = 'lost', prompt_tokens = reserved_tokens, completion_tokens = 0, "
+            "usage_source = 'reserved' where run_id = ? and status = 'in_flight'", [run_id])
+        ledger.db.execute(
+            "update attempts set end_reason = 'lost', failure_class = 'aborted', status = 'done' "
+            "where run_id = ? and status = 'running'", [run_id])
+        ledger.db.execute(
+            "update attempts set prompt_tokens = (select coalesce(sum(prompt_tokens), 0) from calls c where c.attempt_id = attempts.id), "
+            "completion_tokens = (select coalesce(sum(completion_tokens), 0) from calls c where c.attempt_id = attempts.id), "
+            "calls = (select count(*) from calls c where c.attempt_id = attempts.id) where run_id = ?", [run_id])
+        ledger.db.execute("update attempts set total_tokens = prompt_tokens + completion_tokens where run_id = ?", [run_id])
+
+
+def resume_state(ledger: Ledger, run_id: str) -> dict:
+    arms = {a["name"]: a for a in ledger.arms(run_id)}
+    for arm in arms.values():
+        arm["tokens_used"] = ledger.query("select coalesce(sum(total_tokens), 0) as n from attempts where arm_id = ?",
+                                          [arm["id"]])[0]["n"]
+    progress: dict[tuple[str, str], dict] = {}
+    for row in ledger.query("select arm, task_id, attempt_no, accepted, end_reason, failure_class from attempts where run_id = ?", [run_id]):
+        entry = progress.setdefault((row["arm"], row["task_id"]), {"accepted": False, "counted": 0, "next_no": 1})
+        entry["accepted"] |= bool(row["accepted"])
+        entry["counted"] += row["failure_class"] not in ("aborted", "censored")
+        entry["next_no"] = max(entry["next_no"], row["attempt_no"] + 1)
+    return {"arms": arms, "progress": progress, "caps": {n: a["cap_tokens"] for n, a in arms.items()}}
+
+
+def engine_for_resume(ledger: Ledger, run_id: str, **engine_kwargs) -> RunEngine:
+    run = ledger.run(run_id)
+    if run is None:
+        raise QuotabenchError(f"ledger {ledger.path}: no run {run_id} — list runs with `quotabench report --list`")
+    if run["status"] == "finished":
+        raise QuotabenchError(f"run {run_id} already finished — nothing to resume; see `quotabench report {run_id[:10]}`")
+    stored = json.loads(run["config_json"])
+    config: RunConfig = load_config_text(stored["toml"], Path(stored["path"]))
+    engine = RunEngine(config, ledger, config_text=stored["toml"], **engine_kwargs)
+    engine.run_id = run_id
+    return engine
+
+
+async def resume_run(engine: RunEngine) -> str:
+    ledger, run_id = engine.ledger_sync, engine.run_id
+    engine.tasks = load_tasks(engine.config)
+    run = ledger.run(run_id)
+    manifest = manifest_sha256(engine.tasks, engine.config, PROMPT_TEMPLATE_VERSION)
+    if manifest != run["manifest_sha256"]:
+        raise QuotabenchError(f"run {run_id}: the task files or harness config changed since it started "
+                              f"(manifest {run['manifest_sha256'][:12]} then, {manifest[:12]} now) — resuming would mix two benchmarks; start a new run")
+    recover(ledger, run_id)
+    by_id = {t.id: t for t in engine.tasks}
+    for row in ledger.query("select * from attempts where run_id = ? and status = 'ended'", [run_id]):
+        task = by_id[row["task_id"]]
+        changes = json.loads(row["files_json"] or "{}")
+        scratch = Path(tempfile.mkdtemp(prefix="qb-regrade-"))
+        try:
+            work = materialize(task, scratch / "work")
+            apply_changes(work, changes)
+            await grade_attempt(engine, row["arm"], row["id"], task, work, row["attempt_no"], end_reason=row["end_reason"],
+                                edited=bool(changes), malformed=row["malformed_tool_calls"] or 0,
+                                changed=[k for k, v in changes.items() if v is not None], tokens=row["total_tokens"] or 0)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    engine.resume_state = resume_state(ledger, run_id)
+    ledger.update("runs", run_id, {"status": "running", "finished_utc": None})
+    constants = observed_constants()
+    return await engine._drive(manifest, constants, fresh=False)

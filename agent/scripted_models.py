@@ -1,0 +1,160 @@
+"""The scripted models the scripted server plays, as pure functions of (task, turn).
+
+`turn` is the number of assistant turns already in the conversation, so a script is
+stateless across requests. A script returns a `Reply` (prose plus actions); `render`
+turns it into native tool calls or text-protocol blocks (agent.text_protocol.format_action).
+
+    solver        list_files; write every reference/ file (one turn); run_tests; finish
+    wrong         write negative/ (or a comment appended to the first source file); finish
+    malformed     a call with invalid JSON arguments, an unknown tool, a call missing `path`; finish
+                  (text protocol: an edit_file block without markers, a ```delete_file```, a bare ```read_file```)
+    unparseable   the first reference file cut in the middle of a line; finish
+    never-finish  list_files forever
+    chatty        prose only, never an action
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from agent.text_protocol import format_action
+from verifiers.tasks import Task, iter_files
+
+SOURCE_COMMENT = {".py": "#", ".sh": "#", ".bash": "#", ".rs": "//", ".js": "//", ".mjs": "//",
+                  ".cjs": "//", ".ts": "//", ".mts": "//", ".tsx": "//", ".jsx": "//"}
+
+
+@dataclass(frozen=True)
+class TaskFiles:
+    """The parts of a task folder the scripts need, as {relative posix path: text}."""
+    id: str
+    workspace: dict[str, str]
+    reference: dict[str, str]
+    negative: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_task(cls, task: Task) -> "TaskFiles":
+        return cls(task.id, _read_folder(task.workspace), _read_folder(task.reference),
+                   _read_folder(task.negative) if task.negative else {})
+
+
+@dataclass(frozen=True)
+class Action:
+    tool: str
+    arguments: dict
+    raw_arguments: str | None = None  # sent verbatim as native arguments (may be invalid JSON)
+    text_form: str | None = None  # sent verbatim in text-protocol mode instead of format_action()
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    actions: tuple[Action, ...] = ()
+
+
+def _read_folder(folder: Path) -> dict[str, str]:
+    return {f.relative_to(folder).as_posix(): f.read_text(encoding="utf-8", errors="replace")
+            for f in iter_files(folder)}
+
+
+def _is_test(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return (name.startswith("test") or name == "conftest.py" or ".test." in name
+            or path.startswith("tests/") or "/tests/" in path)
+
+
+def first_source_file(task: TaskFiles) -> str | None:
+    """The first (sorted) workspace file in a known language that is not a test."""
+    for path in sorted(task.workspace):
+        if Path(path).suffix in SOURCE_COMMENT and not _is_test(path):
+            return path
+    return None
+
+
+def truncate_mid_line(content: str) -> str:
+    """Cut content in the middle of a line so it no longer parses: right after the first `(`
+    of the code line nearest the middle (an unclosed bracket), else halfway through that line."""
+    lines = content.splitlines(keepends=True)
+    middle = len(lines) // 2
+    order = sorted(range(len(lines)), key=lambda i: (abs(i - middle), i))
+    for i in order:
+        stripped = lines[i].lstrip()
+        if "(" in stripped and not stripped.startswith(("#", "//", "/*", "*", '"""')):
+            return "".join(lines[:i]) + lines[i][:lines[i].index("(") + 1]
+    for i in order:
+        if lines[i].strip():
+            return "".join(lines[:i]) + lines[i][:max(1, len(lines[i].rstrip()) // 2)]
+    return content[: len(content) // 2]
+
+
+def solver(task: TaskFiles, turn: int) -> Reply:
+    if turn == 0:
+        return Reply("Let me look at the workspace first.", (Action("list_files", {}),))
+    if turn == 1:
+        writes = tuple(Action("write_file", {"path": p, "content": c}) for p, c in sorted(task.reference.items()))
+        return Reply("I will write the solution.", writes)
+    if turn == 2:
+        return Reply("Now I run the tests.", (Action("run_tests", {}),))
+    return Reply("The tests pass.", (Action("finish", {"summary": "Wrote the solution."}),))
+
+
+def wrong(task: TaskFiles, turn: int) -> Reply:
+    if turn > 0:
+        return Reply("Done.", (Action("finish", {"summary": "Edited the code."}),))
+    if task.negative:
+        return Reply("Here is my fix.", tuple(Action("write_file", {"path": p, "content": c})
+                                              for p, c in sorted(task.negative.items())))
+    path = first_source_file(task)
+    if path is None:
+        return Reply("Adding a note.", (Action("write_file", {"path": "NOTES.txt", "content": "reviewed\n"}),))
+    content = task.workspace[path]
+    comment = f"{SOURCE_COMMENT[Path(path).suffix]} reviewed\n"
+    new = content + ("" if content.endswith("\n") or not content else "\n") + comment
+    return Reply("A small cleanup.", (Action("write_file", {"path": path, "content": new}),))
+
+
+def malformed(task: TaskFiles, turn: int) -> Reply:
+    if turn > 0:
+        return Reply("Finished.", (Action("finish", {}),))
+    return Reply("Working on it.", (
+        Action("write_file", {}, raw_arguments='{"path": "notes.txt", "content": "unterminated',
+               text_form="```edit_file path=notes.txt\nreplace everything\n```"),
+        Action("delete_file", {"path": "notes.txt"}, text_form="```delete_file path=notes.txt```"),
+        Action("read_file", {}, text_form="```read_file```"),
+    ))
+
+
+def unparseable(task: TaskFiles, turn: int) -> Reply:
+    if turn > 0:
+        return Reply("Finished.", (Action("finish", {}),))
+    path, content = sorted(task.reference.items())[0]
+    return Reply("Writing the file.", (Action("write_file", {"path": path, "content": truncate_mid_line(content)}),))
+
+
+def never_finish(task: TaskFiles, turn: int) -> Reply:
+    return Reply(f"Listing the files again ({turn + 1}).", (Action("list_files", {}),))
+
+
+def chatty(task: TaskFiles, turn: int) -> Reply:
+    return Reply(f"Interesting task. Let me think about it some more (turn {turn + 1}); "
+                 "there are several ways to approach it.")
+
+
+SCRIPTS: dict[str, Callable[[TaskFiles, int], Reply]] = {
+    "solver": solver, "wrong": wrong, "malformed": malformed, "unparseable": unparseable,
+    "never-finish": never_finish, "chatty": chatty,
+}
+
+
+def render(reply: Reply, native: bool) -> tuple[str, list[tuple[str, str]]]:
+    """(assistant text, [(tool name, raw arguments)]): native tool calls, or every action
+    written into the text as a text-protocol block."""
+    if native:
+        calls = [(a.tool, a.raw_arguments if a.raw_arguments is not None else json.dumps(a.arguments))
+                 for a in reply.actions]
+        return reply.text, calls
+    blocks = [a.text_form if a.text_form is not None else format_action(a.tool, a.arguments)
+              for a in reply.actions]
+    return "\n\n".join([reply.text, *blocks]), []

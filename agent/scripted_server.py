@@ -1,0 +1,357 @@
+"""A real OpenAI-compatible HTTP server on loopback that plays the scripted models
+(agent.scripted_models) on fixture tasks, with transport faults on demand.
+
+    GET  /v1/models            the scripted model names
+    POST /v1/chat/completions  stream true/false; the request's `model` picks the script, the
+                               first user message's `Task id: <id>` line picks the task
+
+Usage is reported with the shared estimator (agent.tokens): prompt tokens of the request,
+completion tokens of the reply. `inject()` queues one fault per chat request:
+
+    429[:SECONDS|:none]  HTTP 429 with Retry-After (default 1)      500     HTTP 500
+    overflow  HTTP 400 context_length_exceeded      401  HTTP 401 echoing the bearer token
+    cut       half the stream (or body), then the connection closes
+    malformed a garbage JSON line in the stream (a garbage body when not streaming)
+    slow      wait `slow_s` before answering        empty   HTTP 200 with an empty body
+    no_choices  HTTP 200 without choices            no_usage  a normal reply without usage
+    drop      close the connection without a response
+
+Run `python -m agent.scripted_server --port 8000 [--suite fixtures/smoke]` for demos.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import json
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from agent import QuotabenchError
+from agent.scripted_models import SCRIPTS, TaskFiles, render
+from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
+from verifiers import VerifierError
+from verifiers.tasks import load_suite
+
+FAULTS = ("429", "500", "overflow", "401", "cut", "malformed", "slow", "empty", "no_choices", "no_usage", "drop")
+FINGERPRINT = "fp_scripted_1"
+_TASK_ID = re.compile(r"Task id:\s*([A-Za-z0-9][A-Za-z0-9_-]*)")
+_OVERFLOW = {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted "
+                        "in 9100 tokens. Please reduce the length of the messages.",
+             "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}
+
+
+def default_suites() -> list[Path]:
+    """Every suite folder under the repository's fixtures/."""
+    root = Path(__file__).resolve().parents[1] / "fixtures"
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
+
+
+def _error(message: str, kind: str = "invalid_request_error", code: str | None = None) -> dict:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+class ScriptedServer:
+    """The server; `start()` serves in a background thread (also a context manager)."""
+
+    def __init__(self, suites: list[Path] | None = None, host: str = "127.0.0.1", port: int = 0, *,
+                 delay_s: float = 0.0, slow_s: float = 5.0):
+        self.suites = [Path(s) for s in (suites if suites is not None else default_suites())]
+        self.host, self.port, self.delay_s, self.slow_s = host, port, delay_s, slow_s
+        self.requests: list[dict] = []
+        self.request_headers: list[dict[str, str]] = []
+        self.usage_log: list[tuple[int, int]] = []
+        self.peak_concurrency = 0
+        self.tasks: dict[str, TaskFiles] = {}
+        self.problems: list[str] = []
+        self._faults: collections.deque[str] = collections.deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._in_flight = 0
+        self._served = 0
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        for suite in self.suites:
+            try:
+                loaded = load_suite(suite)
+            except VerifierError as exc:
+                raise QuotabenchError(f"scripted server: {exc}") from None
+            self.problems += [str(p) for p in loaded.problems]
+            for task in loaded.tasks:
+                self.tasks.setdefault(task.id, TaskFiles.from_task(task))
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> "ScriptedServer":
+        self._stopping.clear()
+        self._httpd = _HTTPServer((self.host, self.port), _Handler)
+        self._httpd.scripted = self  # type: ignore[attr-defined]
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
+                                        name=f"scripted-server-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes handlers waiting on delay_s / slow
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> "ScriptedServer":
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def inject(self, *faults: str) -> None:
+        """Queue faults for the next chat requests, one per request, in order."""
+        for fault in faults:
+            if fault.partition(":")[0] not in FAULTS:
+                raise QuotabenchError(f"scripted server: unknown fault {fault!r} — use one of {', '.join(FAULTS)}")
+        with self._lock:
+            self._faults.extend(faults)
+
+    def models(self) -> list[str]:
+        return sorted(SCRIPTS)
+
+    # -- used by the handler threads -------------------------------------------------------
+
+    def _record(self, body: dict, headers: dict[str, str]) -> tuple[str | None, int]:
+        with self._lock:
+            self.requests.append(body)
+            self.request_headers.append(headers)
+            self._served += 1
+            return (self._faults.popleft() if self._faults else None), self._served
+
+    @contextlib.contextmanager
+    def _busy(self):
+        with self._lock:
+            self._in_flight += 1
+            self.peak_concurrency = max(self.peak_concurrency, self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def _log_usage(self, prompt: int, completion: int) -> None:
+        with self._lock:
+            self.usage_log.append((prompt, completion))
+
+    def _turn(self, body: dict) -> tuple[int, dict | None, str, list[tuple[str, str]]]:
+        """(status, error body, reply text, tool calls) for a chat request."""
+        model = body.get("model")
+        if model not in SCRIPTS:
+            return 404, _error(f"model {model!r} does not exist; scripted models: {', '.join(self.models())}",
+                               code="model_not_found"), "", []
+        messages = body.get("messages") or []
+        first_user = next((m for m in messages if m.get("role") == "user"), {})
+        content = first_user.get("content")
+        if isinstance(content, list):
+            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        match = _TASK_ID.search(content or "")
+        if match is None:
+            return 400, _error("the first user message has no `Task id: <id>` line"), "", []
+        task = self.tasks.get(match.group(1))
+        if task is None:
+            return 400, _error(f"task id {match.group(1)!r} is in none of the suites "
+                               f"({', '.join(str(s) for s in self.suites)})"), "", []
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        text, calls = render(SCRIPTS[model](task, turn), native=bool(body.get("tools")))
+        return 200, None, text, calls
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client hanging up is not news
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "quotabench-scripted/1"
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 — quiet; the tests read .requests
+        pass
+
+    @property
+    def scripted(self) -> ScriptedServer:
+        return self.server.scripted  # type: ignore[attr-defined]
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "quotabench"} for m in self.scripted.models()]
+            self._json(200, {"object": "list", "data": data})
+        else:
+            self._json(404, _error(f"no route GET {self.path}"))
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            return self._json(404, _error(f"no route POST {self.path}"))
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return self._json(400, _error("the request body is not JSON"))
+        fault, number = self.scripted._record(body, dict(self.headers.items()))
+        try:
+            with self.scripted._busy():
+                self._chat(body, fault or "", number)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout, abort)
+            self.close_connection = True
+
+    def _chat(self, body: dict, fault: str, number: int) -> None:
+        name, _, arg = fault.partition(":")
+        server, stream = self.scripted, bool(body.get("stream"))
+        server._wait(server.delay_s)
+        if name == "slow":
+            server._wait(server.slow_s)
+        if name == "drop":
+            self.close_connection = True
+            return
+        if name == "429":
+            headers = {} if arg == "none" else {"Retry-After": arg or "1"}
+            return self._json(429, _error("Rate limit reached; try again later.", "rate_limit_error",
+                                          "rate_limit_exceeded"), headers)
+        if name == "500":
+            return self._json(500, _error("The server had an error processing your request.", "server_error"))
+        if name == "overflow":
+            return self._json(400, {"error": _OVERFLOW})
+        if name == "401":
+            key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            return self._json(401, _error(f"Incorrect API key provided: {key}.", code="invalid_api_key"))
+        if name == "empty":
+            return self._send(200, b"", "text/event-stream" if stream else "application/json")
+        status, error, text, calls = server._turn(body)
+        if error is not None:
+            return self._json(status, error)
+        prompt = estimate_messages_tokens(body.get("messages") or [], body.get("tools"))
+        usage = {"prompt_tokens": prompt, "completion_tokens": estimate_reply_tokens(text, calls)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        reports = name not in ("no_usage", "cut", "malformed", "no_choices") and (
+            not stream or bool((body.get("stream_options") or {}).get("include_usage")))
+        if reports:
+            server._log_usage(usage["prompt_tokens"], usage["completion_tokens"])
+        base = {"id": f"chatcmpl-scripted-{number}", "created": int(time.time()), "model": body["model"],
+                "system_fingerprint": FINGERPRINT}
+        finish = "tool_calls" if calls else "stop"
+        if stream:
+            self._stream(base, text, calls, finish, usage if reports else None, name, number)
+        else:
+            self._whole(base, text, calls, finish, usage if reports else None, name, number)
+
+    def _whole(self, base: dict, text: str, calls: list, finish: str, usage: dict | None, fault: str, number: int) -> None:
+        message: dict = {"role": "assistant", "content": text or None}
+        if calls:
+            message["tool_calls"] = [{"id": f"call_{number}_{i}", "type": "function",
+                                      "function": {"name": n, "arguments": a}} for i, (n, a) in enumerate(calls)]
+        choices = [] if fault == "no_choices" else [{"index": 0, "message": message, "finish_reason": finish}]
+        data = {**base, "object": "chat.completion", "choices": choices}
+        if usage is not None:
+            data["usage"] = usage
+        payload = json.dumps(data).encode()
+        if fault == "malformed":
+            return self._send(200, payload[: len(payload) // 2] + b"<<garbage", "application/json")
+        if fault == "cut":
+            self._send_headers(200, "application/json", {"Content-Length": str(len(payload))})
+            self.wfile.write(payload[: len(payload) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self._send(200, payload, "application/json")
+
+    def _stream(self, base: dict, text: str, calls: list, finish: str, usage: dict | None,
+                fault: str, number: int) -> None:
+        def chunk(delta: dict, finish_reason: str | None = None) -> dict:
+            return {**base, "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+
+        events = [chunk({"role": "assistant", "content": ""})] + [chunk({"content": p}) for p in _pieces(text, 24)]
+        for i, (name, arguments) in enumerate(calls):
+            events.append(chunk({"tool_calls": [{"index": i, "id": f"call_{number}_{i}", "type": "function",
+                                                 "function": {"name": name, "arguments": ""}}]}))
+            events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in _pieces(arguments, 40)]
+        events.append(chunk({}, finish))
+        if fault == "no_choices":
+            events = []
+        if usage is not None:
+            events.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+        lines = [f"data: {json.dumps(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]
+        half = max(2, len(lines) // 2)
+        if fault == "malformed":
+            lines.insert(half, b'data: {"choices": [{"delta": {"content": "tru<<garbage\n\n')
+        self._send_headers(200, "text/event-stream", {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"})
+        for i, line in enumerate(lines):
+            if fault == "cut" and i == half:
+                self.close_connection = True  # no terminating chunk: the client sees the body cut short
+                return
+            self.wfile.write(b"%X\r\n%s\r\n" % (len(line), line))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _send_headers(self, status: int, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+
+    def _send(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self._send_headers(status, content_type, {"Content-Length": str(len(payload)), **(headers or {})})
+        self.wfile.write(payload)
+        self.wfile.flush()
+
+    def _json(self, status: int, data: dict, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json", headers)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agent.scripted_server",
+                                     description="Serve the scripted models over an OpenAI-compatible API.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument("--suite", action="append", type=Path, help="suite folder (repeatable; default: all of fixtures/)")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before every reply")
+    args = parser.parse_args(argv)
+    try:
+        server = ScriptedServer(args.suite, args.host, args.port, delay_s=args.delay).start()
+    except (QuotabenchError, OSError) as exc:
+        print(f"scripted server: cannot start on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 2
+    print(f"scripted server at {server.base_url} — models: {', '.join(server.models())}; "
+          f"{len(server.tasks)} tasks", flush=True)
+    for problem in server.problems:
+        print(f"skipped {problem}", file=sys.stderr)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The agent's tools, confined to one attempt's workspace copy.
+
+Every path is resolved inside the workspace: absolute paths, `..` and symlinks that escape
+are refused with an error the model sees. A failing call raises ToolError; the loop turns it
+into an error message for the model and counts it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from verifiers.tasks import iter_files
+
+MAX_READ_CHARS = 20_000
+
+TOOL_SCHEMAS = [
+    {"type": "function", "function": {
+        "name": "list_files", "description": "List every file in the workspace.",
+        "parameters": {"type": "object", "properties": {}, "required": []}}},
+    {"type": "function", "function": {
+        "name": "read_file", "description": "Read a file of the workspace.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
+    {"type": "function", "function": {
+        "name": "write_file", "description": "Create or overwrite a file with the given full content.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                       "required": ["path", "content"]}}},
+    {"type": "function", "function": {
+        "name": "edit_file", "description": "Replace the exact text `old` (must occur exactly once) with `new`.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "old": {"type": "string"},
+                                                        "new": {"type": "string"}}, "required": ["path", "old", "new"]}}},
+    {"type": "function", "function": {
+        "name": "run_tests", "description": "Run the task's visible tests and return their output.",
+        "parameters": {"type": "object", "properties": {}, "required": []}}},
+    {"type": "function", "function": {
+        "name": "finish", "description": "Declare the task done.",
+        "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}, "required": []}}},
+]
+REQUIRED_ARGS = {s["function"]["name"]: tuple(s["function"]["parameters"]["required"]) for s in TOOL_SCHEMAS}
+
+
+class ToolError(Exception):
+    """A tool call the model got wrong; the message is shown to the model."""
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    tool: str
+    ok: bool
+    output: str
+    path: str | None = None
+    malformed: bool = False   # bad JSON, unknown tool, missing argument, old text not found
+
+
+def parse_arguments(tool: str, raw: str | dict | None) -> dict:
+    """Arguments as a dict, or ToolError naming what is wrong with them."""
+    if tool not in REQUIRED_ARGS:
+        raise ToolError(f"unknown tool {tool!r}; tools are {', '.join(REQUIRED_ARGS)}")
+    if isinstance(raw, dict):
+        args = raw
+    else:
+        try:
+            args = json.loads(raw) if raw and raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ToolError(f"arguments of {tool} are not valid JSON ({exc.msg} at char {exc.pos}); send a JSON object") from None
+    if not isinstance(args, dict):
+        raise ToolError(f"arguments of {tool} must be a JSON object, got {type(args).__name__}")
+    missing = [name for name in REQUIRED_ARGS[tool] if not isinstance(args.get(name), str)]
+    if missing:
+        raise ToolError(f"{tool} needs the string argument(s) {', '.join(missing)}")
+    return args
+
+
+class Workspace:
+    """File operations inside `root`; nothing outside it is reachable."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).resolve()
+
+    def resolve(self, path: str) -> Path:
+        if not path or not path.strip():
+            raise ToolError("path is empty; give a path relative to the workspace, e.g. 'src/main.py'")
+        candidate = Path(path)
+        if candidate.is_absolute():
+            raise ToolError(f"path {path!r} is absolute; paths are relative to the workspace")
+        if ".." in candidate.parts:
+            raise ToolError(f"path {path!r} contains '..'; stay inside the workspace")
+        full = (self.root / candidate).resolve()
+        if full != self.root and self.root not in full.parents:
+            raise ToolError(f"path {path!r} leads outside the workspace (through a symlink)")
+        return full
+
+    def list_files(self) -> str:
+        return "\n".join(str(p.relative_to(self.root)) for p in iter_files(self.root)) or "(the workspace is empty)"
+
+    def read_file(self, path: str) -> str:
+        full = self.resolve(path)
+        if not full.is_file():
+            raise ToolError(f"no file {path!r}; call list_files to see what exists")
+        text = full.read_text(encoding="utf-8", errors="replace")
+        if len(text) > MAX_READ_CHARS:
+            return text[:MAX_READ_CHARS] + f"\n[... {len(text) - MAX_READ_CHARS} more characters cut]"
+        return text
+
+    def write_file(self, path: str, content: str) -> str:
+        full = self.resolve(path)
+        if full.is_dir():
+            raise ToolError(f"{path!r} is a directory")
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(content, encoding="utf-8")
+        return f"wrote {path} ({len(content)} characters)"
+
+    def edit_file(self, path: str, old: str, new: str) -> str:
+        full = self.resolve(path)
+        if not full.is_file():
+            raise ToolError(f"no file {path!r}; call list_files to see what exists")
+        text = full.read_text(encoding="utf-8", errors="replace")
+        count = text.count(old) if old else 0
+        if count != 1:
+            where = "not found" if count == 0 else f"found {count} times"
+            raise ToolError(f"old text {where} in {path}; `old` must match exactly once (copy it from read_file)")
+        full.write_text(text.replace(old, new, 1), encoding="utf-8")
+        return f"edited {path}"

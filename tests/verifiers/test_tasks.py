@@ -1,0 +1,62 @@
+"""Loading tasks and suites: every valid task loads, every broken one is one clear line."""
+from verifiers.tasks import load_suite, load_task
+
+from tests.verifiers.helpers import python_task, write
+
+HIDDEN_OK = "import mod\n\ndef test_add():\n    assert mod.add(2, 3) == 5\n"
+
+
+def test_valid_task_loads(tmp_path):
+    task = load_task(python_task(tmp_path, HIDDEN_OK))
+    assert task.id == "t-one" and task.language == "python" and task.timeout_s == 30
+    assert task.alternate is None and task.negative is None
+
+
+def test_prompt_md_is_used_when_prompt_is_absent(tmp_path):
+    root = python_task(tmp_path, HIDDEN_OK)
+    toml = (root / "task.toml").read_text().replace('prompt = "Make the tests pass."\n', "")
+    (root / "task.toml").write_text(toml)
+    (root / "prompt.md").write_text("Fix add.\n")
+    assert load_task(root).prompt == "Fix add."
+
+
+def test_suite_lists_broken_tasks_and_loads_the_rest(tmp_path):
+    suite = tmp_path / "suite"
+    python_task(suite, HIDDEN_OK, id="good")
+    bad_lang = python_task(suite, HIDDEN_OK, id="bad-lang")
+    (bad_lang / "task.toml").write_text((bad_lang / "task.toml").read_text().replace('"python"', '"cobol"'))
+    write(suite / "no-toml", {"workspace/x.py": "x = 1\n"})
+    bad_syntax = python_task(suite, HIDDEN_OK, id="bad-syntax")
+    (bad_syntax / "task.toml").write_text("id = \n")
+    empty_hidden = python_task(suite, HIDDEN_OK, id="empty-hidden")
+    (empty_hidden / "hidden" / "test_hidden.py").unlink()
+    missing_ref = python_task(suite, HIDDEN_OK, id="missing-ref")
+    import shutil
+    shutil.rmtree(missing_ref / "reference")
+    loaded = load_suite(suite)
+    assert [t.id for t in loaded.tasks] == ["good"]
+    problems = {p.path.name: str(p) for p in loaded.problems}
+    assert set(problems) == {"bad-lang", "no-toml", "bad-syntax", "empty-hidden", "missing-ref"}
+    assert "cobol" in problems["bad-lang"] and "pick one of" in problems["bad-lang"]
+    assert "no task.toml" in problems["no-toml"]
+    assert "not valid TOML" in problems["bad-syntax"]
+    assert "hidden/ is empty" in problems["empty-hidden"]
+    assert "reference/ is missing" in problems["missing-ref"]
+    for line in problems.values():
+        assert "\n" not in line and " — " in line and line.startswith("task ")
+
+
+def test_duplicate_ids_are_reported(tmp_path):
+    suite = tmp_path / "suite"
+    python_task(suite, HIDDEN_OK, id="a")
+    dup = python_task(suite, HIDDEN_OK, id="b")
+    (dup / "task.toml").write_text((dup / "task.toml").read_text().replace('id = "b"', 'id = "a"'))
+    loaded = load_suite(suite)
+    assert len(loaded.tasks) == 1 and "duplicate id" in str(loaded.problems[0])
+
+
+def test_files_hash_changes_with_content(tmp_path):
+    root = python_task(tmp_path, HIDDEN_OK)
+    before = load_task(root).files_sha256()
+    (root / "hidden" / "test_hidden.py").write_text(HIDDEN_OK + "\n# changed\n")
+    assert load_task(root).files_sha256() != before

@@ -1,0 +1,192 @@
+"""Subcommands beyond `validate`: run, resume, report, export, browse, import, demo."""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+
+from agent import QuotabenchError
+
+DEFAULT_DB = "quotabench.sqlite"
+
+
+def _open_ledger(path: str | Path, must_exist: bool = False):
+    from agent.ledger import Ledger
+    path = Path(path)
+    if must_exist and not path.is_file():
+        raise QuotabenchError(f"ledger {path}: no such file — run `quotabench run CONFIG.toml` first or pass --db")
+    try:
+        return Ledger(path)
+    except Exception as exc:  # sqlite3.DatabaseError and friends: not a ledger
+        raise QuotabenchError(f"ledger {path}: cannot open it as a SQLite ledger ({exc}) — pass the right --db file") from None
+
+
+async def _headless(engine, start) -> str:
+    """Drive the engine with the line printer; Ctrl-C once = graceful abort, twice = stop now."""
+    from agent.printer import print_events
+    result: dict = {}
+
+    async def watch_signals(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            count = 0
+            async for signum in signals:
+                count += 1
+                if signum == signal.SIGTERM or count > 1:
+                    print("quotabench: stopping now; in-flight calls are recorded as lost", file=sys.stderr, flush=True)
+                    engine.stop_now()
+                else:
+                    print("quotabench: aborting after in-flight calls finish (Ctrl-C again to stop now)", file=sys.stderr, flush=True)
+                    engine.abort()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(print_events, engine.events)
+        watcher = anyio.CancelScope()
+
+        async def guarded() -> None:
+            with watcher:
+                await watch_signals(watcher)
+
+        tg.start_soon(guarded)
+        try:
+            result["run_id"] = await start()
+        finally:
+            watcher.cancel()
+    return result["run_id"]
+
+
+def _want_tui(args) -> bool:
+    return not args.headless and sys.stdout.isatty() and sys.stdin.isatty()
+
+
+def _after_run(ledger, run_id: str, db: str) -> None:
+    try:
+        from agent.metrics.report import build_report, render_report
+        print()
+        print(render_report(build_report(ledger, [run_id]), "text"))
+    except QuotabenchError as exc:
+        print(f"quotabench: report not available: {exc}", file=sys.stderr)
+    print(f"\nNext: quotabench browse --db {db} {run_id[:10]}   (every task's verdict, diff and transcript)")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from agent.config import load_config
+    from agent.engine import RunEngine
+    config = load_config(args.config)
+    db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
+    ledger = _open_ledger(db)
+    if _want_tui(args):
+        from tuiapp.live.app import run_live
+        run_id = run_live(config, ledger)
+    else:
+        engine = RunEngine(config, ledger)
+        run_id = anyio.run(_headless, engine, engine.run)
+    _after_run(ledger, run_id, db)
+    return 0
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    from agent.resume import engine_for_resume, resume_run
+    ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
+    run_id = ledger.resolve_run_id(args.run_id)
+    engine = engine_for_resume(ledger, run_id)
+    anyio.run(_headless, engine, lambda: resume_run(engine))
+    _after_run(ledger, run_id, args.db or DEFAULT_DB)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from agent.metrics.report import build_report, render_report
+    ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
+    if args.list:
+        for run in ledger.runs():
+            print(f"{run['id']}  {run['created_utc']}  {run['status']:<9} manifest {run['manifest_sha256'][:12]}")
+        return 0
+    run_ids = [ledger.resolve_run_id(r) for r in args.run_ids] or [ledger.resolve_run_id(None)]
+    fmt = "markdown" if args.markdown else "json" if args.json else "text"
+    print(render_report(build_report(ledger, run_ids, with_cost=not args.no_cost), fmt))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from agent.export import export_attempts
+    ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
+    run_id = ledger.resolve_run_id(args.run_id)
+    out = open(args.output, "w", newline="") if args.output else sys.stdout
+    try:
+        count = export_attempts(ledger, run_id, args.format, out)
+    finally:
+        if args.output:
+            out.close()
+    print(f"exported {count} attempts of run {run_id}", file=sys.stderr)
+    return 0
+
+
+def _cmd_browse(args: argparse.Namespace) -> int:
+    from tuiapp.browse.app import run_browser
+    ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
+    run_id = ledger.resolve_run_id(args.run_id) if args.run_id else None
+    run_browser(ledger, run_id)
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    if args.source != "humaneval":
+        raise QuotabenchError(f"unknown import source {args.source!r} — valid sources: humaneval")
+    from verifiers.humaneval import build_humaneval_suite
+    ids = build_humaneval_suite(Path(args.dest), limit=args.limit)
+    print(f"wrote {len(ids)} HumanEval tasks to {args.dest}; gate them with: quotabench validate {args.dest} --jobs 2")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from tuiapp.demo import run_demo
+    return run_demo(args)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="run a paired benchmark from a config (live view on a terminal, else headless)")
+    p.add_argument("config", help="run config TOML (see docs/config.md)")
+    p.add_argument("--db", help=f"ledger file (default: run.db of the config, else ./{DEFAULT_DB})")
+    p.add_argument("--headless", action="store_true", help="line printer instead of the live view")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("resume", help="finish a killed or aborted run without re-running finished attempts")
+    p.add_argument("run_id", nargs="?", help="run id or a unique prefix (default: the newest run)")
+    p.add_argument("--db", help=f"ledger file (default ./{DEFAULT_DB})")
+    p.set_defaults(func=_cmd_resume)
+
+    p = sub.add_parser("report", help="decision table and paired comparison of one or more runs")
+    p.add_argument("run_ids", nargs="*", help="run ids or prefixes (default: the newest run)")
+    p.add_argument("--db", help=f"ledger file (default ./{DEFAULT_DB})")
+    p.add_argument("--markdown", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--no-cost", action="store_true", help="leave out cost columns when arms have no price table")
+    p.add_argument("--list", action="store_true", help="list the runs in the ledger")
+    p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("export", help="write the per-attempt table as CSV or JSONL")
+    p.add_argument("run_id", nargs="?")
+    p.add_argument("--db", help=f"ledger file (default ./{DEFAULT_DB})")
+    p.add_argument("--format", choices=("csv", "jsonl"), default="csv")
+    p.add_argument("--output", "-o", help="file to write (default: stdout)")
+    p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser("browse", help="browse runs, tasks, attempts, diffs and transcripts")
+    p.add_argument("run_id", nargs="?")
+    p.add_argument("--db", help=f"ledger file (default ./{DEFAULT_DB})")
+    p.set_defaults(func=_cmd_browse)
+
+    p = sub.add_parser("import", help="build a suite from a foreign benchmark (humaneval)")
+    p.add_argument("source", help="humaneval")
+    p.add_argument("dest", help="folder to write the suite into")
+    p.add_argument("--limit", type=int, help="only the first N problems")
+    p.set_defaults(func=_cmd_import)
+
+    p = sub.add_parser("demo", help="a real paired benchmark on the local model (needs the [local] extra)")
+    p.add_argument("--db", default="quotabench-demo.sqlite")
+    p.add_argument("--headless", action="store_true")
+    p.set_defaults(func=_cmd_demo)
