@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 TOOL_NAMES = ("list_files", "read_file", "write_file", "edit_file", "run_tests", "finish")
 _FENCE = re.compile(r"^(?P<fence>`{3,})(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
-_INLINE = re.compile(r"(?<!`)```(?P<info>(?:list_files|run_tests|finish|read_file[^`\n]*))```")
+_INLINE = re.compile(r"(?<!`)```(?P<info>[A-Za-z_]+(?: [^`\n]*)?)```")
 _EDIT = re.compile(r"<<<<<<< OLD\n(?P<old>.*?)\n?=======\n(?P<new>.*?)\n?>>>>>>> NEW", re.S)
 
 INSTRUCTIONS = """You act by writing fenced blocks. The info string is the tool name and its arguments.
@@ -78,6 +78,8 @@ def parse_actions(text: str) -> list[TextAction]:
     for m in _FENCE.finditer(text):
         tool, args = _parse_info(m.group("info").strip())
         if tool not in TOOL_NAMES:
+            if args:  # `name key=value` looks like an action, not a code block: an unknown tool
+                found.append((m.start(), TextAction(tool, args, f"unknown action {tool!r}; actions are {', '.join(TOOL_NAMES)}")))
             continue
         body = m.group("body")
         if tool == "write_file":
@@ -94,7 +96,10 @@ def parse_actions(text: str) -> list[TextAction]:
         if any(a <= m.start() < b for a, b in covered):
             continue
         tool, args = _parse_info(m.group("info").strip())
-        found.append((m.start(), TextAction(tool, args)))
+        if tool in TOOL_NAMES:
+            found.append((m.start(), TextAction(tool, args)))
+        elif args:
+            found.append((m.start(), TextAction(tool, args, f"unknown action {tool!r}; actions are {', '.join(TOOL_NAMES)}")))
     return [action for _, action in sorted(found, key=lambda pair: pair[0])]
 
 

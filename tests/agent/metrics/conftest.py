@@ -1,0 +1,77 @@
+"""Small real ledgers for the metrics tests: rows inserted directly through agent.ledger.Ledger.
+
+An arm's tasks are written as attempt strings, one letter per attempt: P accepted, R reasoning,
+M mechanics, T timeout, E environment, H harness_error, C censored, "" no attempts at all.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.ledger import Ledger, new_id
+
+CLASSES = {"P": "accepted", "R": "reasoning", "M": "mechanics", "T": "timeout",
+           "E": "environment", "H": "harness_error", "C": "censored"}
+VERDICTS = {"P": "pass", "R": "fail", "M": "fail", "T": "timeout", "E": "error", "H": None, "C": None}
+TOKEN_PRICE = {"input_per_mtok": 1.0, "output_per_mtok": 2.0}
+
+
+class LedgerBuilder:
+    """Writes runs, arms, tasks and attempts with defaults a test can override."""
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+
+    def run(self, task_ids: list[str], *, manifest: str = "a" * 64, created: str = "2026-11-30T10:00:00.000+00:00",
+            finished: str | None = "2026-11-30T11:00:00.000+00:00", session: str = "s1",
+            config: dict | None = None, run_id: str | None = None) -> str:
+        run_id = run_id or new_id()
+        self.ledger.insert("runs", {
+            "id": run_id, "created_utc": created, "finished_utc": finished, "status": "finished",
+            "manifest_sha256": manifest, "config_json": json.dumps(config or {"max_attempts": 3}),
+            "harness_version": "0.1.0", "session_id": session})
+        self.ledger.insert_many("tasks", [
+            {"run_id": run_id, "task_id": t, "position": i, "language": "python", "kind": "bugfix",
+             "files_sha256": f"sha-{t}"} for i, t in enumerate(task_ids)])
+        return run_id
+
+    def arm(self, run_id: str, name: str, plan: list[str], *, price: dict | None = TOKEN_PRICE,
+            censored: bool = False, unfinished: list[str] | None = None, busy_ms: int | None = None,
+            tokens: int = 1000, prompt_share: float = 0.8, duration_ms: int = 1000,
+            visible: dict[tuple[str, int], int] | None = None) -> str:
+        """Insert an arm and its attempts; `plan[i]` is task i's attempt string."""
+        arm_id = new_id()
+        tasks = [t["task_id"] for t in self.ledger.tasks(run_id)]
+        self.ledger.insert("arms", {
+            "id": arm_id, "run_id": run_id, "name": name, "cap_tokens": 10**9, "max_attempts": 3,
+            "censored": int(censored), "unfinished_json": json.dumps(unfinished or []),
+            "busy_ms": busy_ms, "price_json": json.dumps(price) if price is not None else None,
+            "state": "censored" if censored else "finished"})
+        rows = []
+        for task_id, attempts in zip(tasks, plan, strict=True):
+            for no, letter in enumerate(attempts, start=1):
+                prompt = int(tokens * prompt_share)
+                rows.append({
+                    "id": new_id(), "run_id": run_id, "arm_id": arm_id, "arm": name, "task_id": task_id,
+                    "attempt_no": no, "status": "done", "end_reason": "censored" if letter == "C" else "finished",
+                    "verdict": VERDICTS[letter], "failure_class": CLASSES[letter], "accepted": int(letter == "P"),
+                    "prompt_tokens": prompt, "completion_tokens": tokens - prompt, "total_tokens": tokens,
+                    "calls": 2, "transport_retries": 0, "malformed_tool_calls": int(letter == "M"),
+                    "duration_ms": duration_ms, "ended_utc": "2026-11-30T10:30:00.000+00:00",
+                    "visible_passed": (visible or {}).get((task_id, no))})
+        if rows:
+            self.ledger.insert_many("attempts", rows)
+        return arm_id
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    led = Ledger(tmp_path / "ledger.db")
+    yield led
+    led.close()
+
+
+@pytest.fixture
+def build(ledger) -> LedgerBuilder:
+    return LedgerBuilder(ledger)

@@ -1,0 +1,108 @@
+"""build_report / render_report end to end on small real ledgers."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.metrics import PriceError, ReportError, build_report, render_report
+
+PLAN_A = ["P", "RP", "RRR", "P", "MMM", "P", "RRP", "T"]
+PLAN_B = ["P", "P", "P", "RP", "P", "R", "P", "P"]
+TASKS = [f"t{i}" for i in range(8)]
+
+
+@pytest.fixture
+def two_arm_run(build):
+    run = build.run(TASKS)
+    build.arm(run, "A", PLAN_A, price={"gpu_hour": 1.6, "utilization": 0.5}, busy_ms=1_800_000)
+    build.arm(run, "B", PLAN_B)
+    return run
+
+
+def test_report_numbers(ledger, two_arm_run):
+    report = build_report(ledger, [two_arm_run], resamples=2000)
+    (section,) = report["runs"]
+    a, b = (arm["metrics"] for arm in section["arms"])
+    assert (a["accepted"], b["accepted"]) == (5, 7)
+    (c,) = section["comparisons"]
+    assert (c["first"], c["second"], c["n_paired"]) == ("A", "B", 8)
+    assert c["bootstrap"]["gap"] == pytest.approx(0.25)
+    assert c["bootstrap"]["seed"] == 20261130
+    assert c["break_even"]["self_hosted"] == "A" and c["break_even"]["priced"] == "B"
+    assert section["arms"][0]["cost"]["total"] == pytest.approx(1.6)
+    assert report["replicates"] is None
+    json.dumps(report)
+
+
+def test_text_markdown_json_share_content(ledger, two_arm_run):
+    report = build_report(ledger, [two_arm_run[:8]], resamples=500)
+    text = render_report(report, "text")
+    markdown = render_report(report, "markdown")
+    assert json.loads(render_report(report, "json")) == json.loads(json.dumps(report))
+    for out in (text, markdown):
+        assert "0.62 [0.31, 0.86] n=8" in out  # A: 5 of 8, Wilson
+        assert "seed 20261130" in out and "McNemar exact" in out and "break-even utilization" in out
+    assert "| arm | acceptance [95% CI] |" in markdown
+    assert "\x1b[" not in text
+
+
+def test_every_decision_cell_carries_its_n(ledger, two_arm_run):
+    text = render_report(build_report(ledger, [two_arm_run], resamples=200), "text")
+    rows = [line for line in text.splitlines() if line.startswith(("A  ", "B  "))]
+    assert len(rows) == 2
+    for row in rows:
+        assert row.count("n=") >= 4 and "of " in row
+
+
+def test_default_refuses_missing_price(build, ledger):
+    run = build.run(TASKS)
+    build.arm(run, "A", PLAN_A)
+    build.arm(run, "B", PLAN_B, price=None)
+    with pytest.raises(PriceError, match="arm B"):
+        build_report(ledger, [run])
+    report = build_report(ledger, [run], with_cost=False, resamples=100)
+    assert report["runs"][0]["arms"][1]["cost"] is None
+    assert "no price" in render_report(report, "text")
+
+
+def test_censored_arm_is_not_comparable(build, ledger):
+    run = build.run(TASKS)
+    build.arm(run, "A", PLAN_A[:6] + ["", ""], censored=True)
+    build.arm(run, "B", PLAN_B)
+    report = build_report(ledger, [run], resamples=200)
+    arm_a = report["runs"][0]["arms"][0]
+    assert arm_a["read"].startswith("censored: not comparable")
+    assert report["runs"][0]["comparisons"][0]["n_paired"] == 6
+    assert "not comparable (0.50" in render_report(report, "text")
+
+
+def test_replicates_across_runs(build, ledger):
+    runs = []
+    for day, session in (("01", "s1"), ("02", "s2"), ("02", "s2")):
+        run = build.run(TASKS, created=f"2026-11-{day}T09:00:00.000+00:00", session=session)
+        build.arm(run, "A", PLAN_A)
+        build.arm(run, "B", PLAN_B)
+        runs.append(run)
+    report = build_report(ledger, runs, resamples=100)
+    rep = report["replicates"]
+    assert rep["n_runs"] == 3 and rep["schedule"]["kind"] == "different days"
+    assert rep["arms"]["A"]["scores"] == [5, 5, 5]
+    text = render_report(report, "text")
+    assert "Replicates: 3 runs" in text and "seed 003 result 6" in text
+
+
+def test_runs_with_different_manifests_are_refused(build, ledger):
+    r1 = build.run(TASKS, manifest="1" * 64, config={"temperature": 0})
+    r2 = build.run(TASKS, manifest="2" * 64, config={"temperature": 0.2})
+    for run in (r1, r2):
+        build.arm(run, "A", PLAN_A)
+    with pytest.raises(ReportError, match="config.temperature: 0 vs 0.2"):
+        build_report(ledger, [r1, r2])
+
+
+def test_unknown_run_and_format(ledger, two_arm_run):
+    with pytest.raises(ReportError, match="no run"):
+        build_report(ledger, ["ZZZZ"])
+    with pytest.raises(ReportError, match="text, markdown, json"):
+        render_report(build_report(ledger, [], resamples=50), "html")

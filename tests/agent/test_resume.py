@@ -1,0 +1,119 @@
+"""SIGKILL mid-run, then `quotabench resume`: same accepted set, nothing counted twice, no key leaked."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.ledger import Ledger
+from agent.scripted_server import ScriptedServer
+
+from tests.agent.engine_helpers import arm_toml, write_config
+from tests.conftest import FIXTURES, ROOT
+
+SECRET = "sk-live-QB7f3e9d2c1b0a"
+
+
+def cli(*args, env=None, **kw):
+    return subprocess.Popen([sys.executable, "-m", "tuiapp.cli", *map(str, args)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **kw)
+
+
+def _env():
+    env = dict(os.environ, QB_TEST_API_KEY=SECRET)
+    return env
+
+
+@pytest.fixture
+def slow_server():
+    server = ScriptedServer([FIXTURES / "smoke"], delay_s=0.25).start()
+    yield server
+    server.stop()
+
+
+def _config(tmp_path, server):
+    extra = 'api_key_env = "QB_TEST_API_KEY"\n'
+    return write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url, extra=extra),
+                                   arm_toml("B", "wrong", base_url=server.base_url, extra=extra)], max_attempts=2)
+
+
+def _summary(ledger: Ledger, run_id: str):
+    rows = ledger.attempts(run_id)
+    accepted = {(r["arm"], r["task_id"]) for r in rows if r["accepted"]}
+    counted = {}
+    for r in rows:
+        if r["failure_class"] not in ("aborted", "censored"):
+            counted[(r["arm"], r["task_id"])] = counted.get((r["arm"], r["task_id"]), 0) + 1
+    return accepted, counted, rows
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path, slow_server):
+    cfg = _config(tmp_path, slow_server)
+    clean_db, killed_db = tmp_path / "clean.sqlite", tmp_path / "killed.sqlite"
+    clean = cli("run", cfg, "--db", clean_db, "--headless", env=_env())
+    clean_out, _ = clean.communicate(timeout=300)
+    assert clean.returncode == 0, clean_out
+
+    proc = cli("run", cfg, "--db", killed_db, "--headless", env=_env())
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if killed_db.exists():
+            try:
+                done = Ledger(killed_db).query("select count(*) n from attempts where status = 'done'")[0]["n"]
+            except Exception:
+                continue
+            if done >= 2:
+                break
+    proc.send_signal(signal.SIGKILL)
+    killed_out, _ = proc.communicate(timeout=30)
+
+    ledger = Ledger(killed_db)
+    run_id = ledger.resolve_run_id(None)
+    assert ledger.run(run_id)["status"] == "running"          # the kill left a readable, unfinished ledger
+    before = {r["id"]: r for r in ledger.attempts(run_id) if r["status"] == "done"}
+
+    resumed = cli("resume", run_id[:12], "--db", killed_db, env=_env())
+    resumed_out, _ = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, resumed_out
+
+    ledger = Ledger(killed_db)
+    clean_ledger = Ledger(clean_db)
+    accepted, counted, rows = _summary(ledger, run_id)
+    clean_accepted, clean_counted, _ = _summary(clean_ledger, clean_ledger.resolve_run_id(None))
+    assert accepted == clean_accepted
+    assert counted == clean_counted                            # no attempt counted twice
+    assert ledger.run(run_id)["status"] == "finished"
+    after = {r["id"]: r for r in rows}
+    for attempt_id, row in before.items():                     # finished attempts were not re-run or re-charged
+        assert after[attempt_id]["total_tokens"] == row["total_tokens"]
+        assert after[attempt_id]["verdict"] == row["verdict"]
+    keys = [(r["arm"], r["task_id"], r["attempt_no"]) for r in rows]
+    assert len(keys) == len(set(keys))
+    for call in ledger.query("select * from calls where status = 'lost'"):
+        assert call["prompt_tokens"] == call["reserved_tokens"] and call["usage_source"] == "reserved"
+    assert not ledger.query("select * from calls where status = 'in_flight'")
+    tokens = ledger.query("select name, tokens_used from arms where run_id = ?", [run_id])
+    for arm in tokens:
+        assert arm["tokens_used"] == sum(r["total_tokens"] for r in rows if r["arm"] == arm["name"])
+
+    # the API key never reaches the ledger, its WAL, or anything printed
+    for path in tmp_path.glob("*.sqlite*"):
+        assert SECRET.encode() not in path.read_bytes(), path
+    for out in (clean_out, killed_out, resumed_out):
+        assert SECRET not in out
+    assert any(SECRET in " ".join(h.values()) for h in slow_server.request_headers)  # it was sent, though
+
+
+def test_resume_refuses_a_finished_run(tmp_path):
+    cfg = write_config(tmp_path, [arm_toml("A", "solver")], tasks=["py-word-count"], max_attempts=1)
+    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--headless"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    again = subprocess.run([sys.executable, "-m", "tuiapp.cli", "resume", "--db", str(tmp_path / "l.sqlite")],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "already finished" in again.stderr and len(again.stderr.strip().splitlines()) == 1
