@@ -46,30 +46,59 @@ def settings_for(arm: ArmConfig, base_url: str, model: str | None = None) -> End
         stream=arm.stream, tool_choice=arm.tool_choice)
 
 
-@contextlib.asynccontextmanager
-async def _openai(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[tuple[str, str, dict]]:
-    yield arm.base_url, arm.model, {}
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an arm's requests go, and what was observed while bringing it up."""
+    base_url: str
+    model: str
+    constants: dict = field(default_factory=dict)
+    transport: object | None = None   # an httpx transport, for in-process endpoints (benchmarks)
 
 
 @contextlib.asynccontextmanager
-async def _scripted(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[tuple[str, str, dict]]:
+async def _openai(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[Endpoint]:
+    yield Endpoint(arm.base_url, arm.model)
+
+
+@contextlib.asynccontextmanager
+async def _scripted(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[Endpoint]:
     if arm.base_url:
-        yield arm.base_url, arm.model, {}
+        yield Endpoint(arm.base_url, arm.model)
         return
     from agent.scripted_server import ScriptedServer
     server = ScriptedServer(suites)
     await anyio.to_thread.run_sync(server.start)
     try:
-        yield server.base_url, arm.model, {"scripted_server": "in-process"}
+        yield Endpoint(server.base_url, arm.model, {"scripted_server": "in-process"})
     finally:
         await anyio.to_thread.run_sync(server.stop)
 
 
+_shared_servers: dict = {}   # LlamaCppSettings -> [server, users]: arms with equal settings share one server
+_shared_lock = anyio.Lock()
+
+
 @contextlib.asynccontextmanager
-async def _llamacpp(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[tuple[str, str, dict]]:
+async def _llamacpp(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[Endpoint]:
     from agent.llamacpp import llama_server
-    async with llama_server(arm.llamacpp) as server:
-        yield server.base_url, server.model_id, server.constants
+    key = arm.llamacpp
+    async with _shared_lock:
+        entry = _shared_servers.get(key)
+        if entry is None:
+            stack = contextlib.AsyncExitStack()
+            server = await stack.enter_async_context(llama_server(key))
+            entry = _shared_servers[key] = [server, 0, stack]
+        entry[1] += 1
+    server = entry[0]
+    try:
+        yield Endpoint(server.base_url, server.model_id, {**server.constants, "shared_by_arms": entry[1]})
+    finally:
+        with anyio.CancelScope(shield=True):
+            async with _shared_lock:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del _shared_servers[key]
+                    await entry[2].aclose()
 
 
 ARM_KINDS: dict[str, Callable] = {"openai": _openai, "scripted": _scripted, "llamacpp": _llamacpp}
@@ -80,10 +109,10 @@ async def open_arm(arm: ArmConfig, suites: list[Path], cap: int) -> AsyncIterato
     factory = ARM_KINDS.get(arm.kind)
     if factory is None:
         raise QuotabenchError(f"arm {arm.name}: unknown kind {arm.kind!r} — valid kinds: {', '.join(ARM_KINDS)}")
-    async with factory(arm, suites) as (base_url, model, constants):
-        client = ChatClient(settings_for(arm, base_url, model))
+    async with factory(arm, suites) as endpoint:
+        client = ChatClient(settings_for(arm, endpoint.base_url, endpoint.model), transport=endpoint.transport)
         try:
-            yield ArmRuntime(arm, client, Quota(cap), endpoint_url=base_url, constants=constants)
+            yield ArmRuntime(arm, client, Quota(cap), endpoint_url=endpoint.base_url, constants=endpoint.constants)
         finally:
             with anyio.CancelScope(shield=True):
                 await client.aclose()

@@ -57,6 +57,7 @@ class AttemptRunner:
         self.calls = 0
         self.retries = 0
         self.in_flight: dict[str, int] = {}  # placeholder call row id -> reserved tokens
+        self.pending: list[tuple] = []       # tool rows, written with the next ledger batch
 
     def _emit(self, event_cls, **fields) -> None:
         self.engine.emit(event_cls(self.engine.run_id, arm=self.arm.name, task_id=self.task.id, **fields))
@@ -99,11 +100,11 @@ class AttemptRunner:
         self.engine.quota_changed(self.arm)
         placeholder = new_id()
         self.in_flight[placeholder] = reserve
-        await self.engine.ledger.insert("calls", {
+        await self.engine.ledger.batch(self._take_pending() + [("insert", "calls", {
             "id": placeholder, "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name,
             "turn": turn, "retry_index": 0, "started_utc": utc_now(), "status": "in_flight",
             "reserved_tokens": reserve, "prompt_tokens": 0, "completion_tokens": 0, "usage_source": "none",
-        })
+        })])
         spent = 0
 
         async def on_try(t: CallTry) -> None:
@@ -124,8 +125,6 @@ class AttemptRunner:
         finally:
             self.arm.quota.settle(handle, spent)
             self.engine.quota_changed(self.arm)
-            with anyio.CancelScope(shield=True):
-                await self._update_totals()
         self.engine.observe_server(self.arm, completion)
         return completion
 
@@ -144,19 +143,24 @@ class AttemptRunner:
             "finish_reason": t.finish_reason, "error": t.error, "response_text": t.text,
             "tool_calls_json": to_json([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in t.tool_calls]),
         }
+        op = ("update", "calls", row_id, row) if is_placeholder else ("insert", "calls", {"id": row_id, **row})
         with anyio.CancelScope(shield=True):
-            if is_placeholder:
-                await self.engine.ledger.update("calls", row_id, row)
-            else:
-                await self.engine.ledger.insert("calls", {"id": row_id, **row})
+            await self.engine.ledger.batch([op, self._totals_op()])
         self._emit(ev.CallFinished, attempt=self.attempt_no, status=t.status, retry_index=t.retry_index,
                    prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
                    usage_source=t.usage_source, latency_ms=t.latency_ms)
 
-    async def _update_totals(self, **extra) -> None:
-        await self.engine.ledger.update("attempts", self.id, {
+    def _totals_op(self, **extra) -> tuple:
+        return ("update", "attempts", self.id, {
             "prompt_tokens": self.tokens["prompt"], "completion_tokens": self.tokens["completion"],
             "total_tokens": self.total_tokens, "calls": self.calls, "transport_retries": self.retries, **extra})
+
+    def _take_pending(self) -> list[tuple]:
+        pending, self.pending = self.pending, []
+        return pending
+
+    async def _update_totals(self, **extra) -> None:
+        await self.engine.ledger.batch(self._take_pending() + [self._totals_op(**extra)])
 
     @property
     def total_tokens(self) -> int:
@@ -169,11 +173,11 @@ class AttemptRunner:
         return result.verdict == "pass", prefix + result.output
 
     async def _on_tool(self, turn: int, tool: str, raw_args: str, outcome: ToolOutcome) -> None:
-        await self.engine.ledger.insert("tool_calls", {
+        self.pending.append(("insert", "tool_calls", {
             "id": new_id(), "attempt_id": self.id, "turn": turn, "tool": tool, "arguments_json": raw_args,
             "ok": int(outcome.ok), "error": None if outcome.ok else outcome.output, "path": outcome.path,
             "result": outcome.output[:4000],
-        })
+        }))
         summary = f"{tool}({outcome.path})" if outcome.path else tool
         self._emit(ev.ToolCalled, attempt=self.attempt_no, tool=tool, ok=outcome.ok,
                    summary=summary if outcome.ok else f"{summary}: {outcome.output[:120]}")

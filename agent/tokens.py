@@ -59,8 +59,20 @@ def estimate_messages_tokens(messages: list[dict], tools: list[dict] | None = No
                 arguments = _compact_json(arguments)
             total += estimate_reply_tokens("", [(str(function.get("name", "")), arguments)])
     if tools:
-        total += estimate_tokens(_compact_json(tools))
+        total += _tools_tokens(tools)
     return total
+
+
+_tools_cache: dict[int, tuple[list, int]] = {}
+
+
+def _tools_tokens(tools: list[dict]) -> int:
+    """Tool schemas are the same list on every call of a run: estimate each list once."""
+    cached = _tools_cache.get(id(tools))
+    if cached is None or cached[0] is not tools:
+        cached = (tools, estimate_tokens(_compact_json(tools)))
+        _tools_cache[id(tools)] = cached
+    return cached[1]
 
 
 def estimate_reply_tokens(text: str, tool_calls: Iterable[tuple[str, str]] = ()) -> int:

@@ -116,15 +116,17 @@ def check_file(name: str, after: bytes, before: bytes | None = None) -> list[Fin
                                 message=f"{escaped_after} literal \\n escape runs where newlines belong"))
     if grammar is None:
         return findings
-    if before is not None and not parses_clean(before, grammar):
-        return findings  # broken in the fixture already: not the model's doing
     problems = syntax_problems(after, grammar)
     if not problems:
         return findings
-    wrong = _detect_other_language(after, grammar)
-    if wrong:
-        findings.append(Finding(name, "wrong_language",
-                                message=f"{Path(name).suffix} file does not parse as {grammar} but parses as {wrong}"))
+    if before is not None and not parses_clean(before, grammar):
+        return findings  # broken in the fixture already: not the model's doing
+    error_bytes = sum(n.end_byte - n.start_byte for n in problems if n.is_error)
+    if problems[0].start_point[0] < 3 or error_bytes >= 0.6 * len(after):
+        wrong = _detect_other_language(after, grammar)  # only when the file fails from the top or mostly
+        if wrong:
+            findings.append(Finding(name, "wrong_language",
+                                    message=f"{Path(name).suffix} file does not parse as {grammar} but parses as {wrong}"))
     lines = after.decode("utf-8", "replace").splitlines()
     for node in problems:
         line, col = node.start_point[0] + 1, node.start_point[1] + 1
@@ -137,10 +139,17 @@ def check_file(name: str, after: bytes, before: bytes | None = None) -> list[Fin
 
 
 def _detect_other_language(source: bytes, grammar: str) -> str | None:
+    """Another grammar that parses the file clean. The first 40 lines decide cheaply whether
+    to look at all: a file that starts out as its own language has a local error, not a wrong one."""
     if len(source.strip()) < 20:
         return None
+    prefix = b"\n".join(source.splitlines()[:40]) + b"\n"
+    if parses_clean(prefix, grammar):
+        return None
     for other in _OTHER_LANGUAGES:
-        if other != grammar and not (grammar == "tsx" and other == "typescript") and parses_clean(source, other):
+        if other == grammar or (grammar == "tsx" and other == "typescript"):
+            continue
+        if parses_clean(prefix, other) and parses_clean(source, other):
             return other
     return None
 

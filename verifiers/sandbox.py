@@ -22,7 +22,9 @@ from verifiers.isolation import PidsCgroup, network_isolation_available
 
 OUTPUT_CAP_BYTES = 64 * 1024
 _MB = 1024 * 1024
-DEFAULT_MEMORY_MB = {"python": 2048, "shell": 2048, "javascript": 16384, "typescript": 16384, "rust": 8192}
+# RLIMIT_AS caps virtual address space, not resident memory: V8 reserves ~10 GB up front and
+# tsx's esbuild (a Go binary) ~40 GB, so their limits look large but still stop runaway growth.
+DEFAULT_MEMORY_MB = {"python": 2048, "shell": 2048, "javascript": 16384, "typescript": 65536, "rust": 8192}
 # Names passed through from the parent environment; everything else (keys, tokens, ...) is dropped.
 _PASSTHROUGH = ("LANG", "LC_ALL", "TZ")
 _LAUNCHER = Path(__file__).with_name("_launch.py")

@@ -71,6 +71,15 @@ class Ledger:
         with self.db.atomic():
             self.db[table].update(pk, fields)
 
+    def batch(self, ops: Iterable[tuple]) -> None:
+        """Several ("insert", table, row) / ("update", table, pk, fields) ops in one transaction."""
+        with self.db.atomic():
+            for op in ops:
+                if op[0] == "insert":
+                    self.db[op[1]].insert(op[2])
+                else:
+                    self.db[op[1]].update(op[2], op[3])
+
     # -- reads -----------------------------------------------------------------------------
     def query(self, sql: str, params: Iterable | dict = ()) -> list[dict]:
         return list(self.db.query(sql, params))

@@ -26,6 +26,9 @@ class AsyncLedger:
     async def update(self, table: str, pk: Any, fields: dict) -> None:
         await self.run(self.ledger.update, table, pk, fields)
 
+    async def batch(self, ops: list[tuple]) -> None:
+        await self.run(self.ledger.batch, ops)
+
     async def insert_shielded(self, table: str, row: dict) -> None:
         """For finally blocks during cancellation: the row must still land."""
         with anyio.CancelScope(shield=True):

