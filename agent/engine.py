@@ -80,9 +80,11 @@ class RunEngine:
     def quota_changed(self, arm: ArmRuntime) -> None:
         q = arm.quota
         self.emit(ev.QuotaChanged(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap))
-        if self.auto_pause and arm.name not in self._auto_paused and q.share >= self.config.auto_pause_share:
+        if (self.auto_pause and self.state == "running" and arm.state == "running"
+                and arm.name not in self._auto_paused and q.share >= self.config.auto_pause_share):
             self._auto_paused.add(arm.name)
             self.pause(reason=f"auto-pause: arm {arm.name} at {q.share:.0%} of its cap")
+            self.emit(ev.AutoPaused(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap, share=q.share))
 
     def observe_server(self, arm: ArmRuntime, completion: Completion) -> None:
         if arm.model_reported is None and completion.model_reported:

@@ -120,6 +120,16 @@ class QuotaChanged(Event):
 
 
 @dataclass(frozen=True)
+class AutoPaused(Event):
+    """The engine paused itself: an arm reached its auto-pause share of the cap."""
+    arm: str
+    used: int
+    reserved: int
+    cap: int
+    share: float
+
+
+@dataclass(frozen=True)
 class LogMessage(Event):
     level: str
     text: str

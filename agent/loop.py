@@ -93,7 +93,7 @@ class AgentLoop:
     async def _execute_tool_calls(self, completion: Completion) -> None:
         calls = completion.tool_calls
         self.messages.append({
-            "role": "assistant", "content": completion.text or None,
+            "role": "assistant", "content": completion.text or "",  # llama-cpp-python rejects null content
             **({"tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                                for c in calls]} if calls else {}),
         })

@@ -25,7 +25,7 @@ from verifiers.tasks import materialize
 
 def recover(ledger: Ledger, run_id: str) -> None:
     """Mark what the killed process left half-written (idempotent)."""
-    with ledger.db.atomic():
+    with ledger.lock, ledger.db.atomic():
         ledger.db.execute(
             "update calls set status = 'lost', prompt_tokens = reserved_tokens, completion_tokens = 0, "
             "usage_source = 'reserved' where run_id = ? and status = 'in_flight'", [run_id])

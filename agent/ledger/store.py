@@ -48,6 +48,8 @@ def to_json(value: Any) -> str:
 class Ledger:
     def __init__(self, path: Path | str):
         self.path = Path(path)
+        # One connection shared by the writer thread and the event loop: every use is serialized.
+        self.lock = threading.RLock()
         conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         self.db = Database(conn)
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -60,20 +62,20 @@ class Ledger:
 
     # -- writes ----------------------------------------------------------------------------
     def insert(self, table: str, row: dict) -> None:
-        with self.db.atomic():
+        with self.lock, self.db.atomic():
             self.db[table].insert(row)
 
     def insert_many(self, table: str, rows: Iterable[dict]) -> None:
-        with self.db.atomic():
+        with self.lock, self.db.atomic():
             self.db[table].insert_all(rows)
 
     def update(self, table: str, pk: Any, fields: dict) -> None:
-        with self.db.atomic():
+        with self.lock, self.db.atomic():
             self.db[table].update(pk, fields)
 
     def batch(self, ops: Iterable[tuple]) -> None:
         """Several ("insert", table, row) / ("update", table, pk, fields) ops in one transaction."""
-        with self.db.atomic():
+        with self.lock, self.db.atomic():
             for op in ops:
                 if op[0] == "insert":
                     self.db[op[1]].insert(op[2])
@@ -82,7 +84,8 @@ class Ledger:
 
     # -- reads -----------------------------------------------------------------------------
     def query(self, sql: str, params: Iterable | dict = ()) -> list[dict]:
-        return list(self.db.query(sql, params))
+        with self.lock:
+            return list(self.db.query(sql, params))
 
     def runs(self) -> list[dict]:
         return self.query("select * from runs order by created_utc desc")

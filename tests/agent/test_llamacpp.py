@@ -39,14 +39,14 @@ def test_server_command_carries_the_measured_flags(tmp_path):
     assert "--chat_format gemma" in joined and " ".join(REQUIRED_FLAGS) in joined
 
 
-def _config(tmp_path, cap=6000):
+def _config(tmp_path, cap=6000, max_turns=2):
     text = textwrap.dedent(f"""
         [run]
         suites = ["{FIXTURES / 'controls'}"]
         tasks = ["py-floor-off-by-one"]
         max_attempts = 1
         [run.limits]
-        max_turns = 2
+        max_turns = {max_turns}
         [[arms]]
         name = "A"
         kind = "llamacpp"
@@ -122,7 +122,7 @@ def test_real_local_model_run_records_reported_and_estimated_usage(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_no_orphan_server_when_quotabench_is_killed(tmp_path, sig):
     db = tmp_path / "l.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "tuiapp.cli", "run", str(_config(tmp_path, cap=100000)), "--db", str(db),
+    proc = subprocess.Popen([sys.executable, "-m", "tuiapp.cli", "run", str(_config(tmp_path, cap=100000, max_turns=60)), "--db", str(db),
                              "--headless"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pid = None
     deadline = time.monotonic() + 240

@@ -1,1 +1,12 @@
-"""The live view of a paired run."""
+"""The live view of a paired run (Textual): it shows the engine's events and sends it commands.
+
+app.py       make_app(config, ledger, engine=None), run_live(config, ledger) -> run id
+state.py     RunState: engine events folded into plain per-arm state (no Textual)
+figures.py   aggregate figures on a timer: Wilson, QAP, retry tax, projection, paired gap
+widgets.py   quota meter, burn line, arm panel, header, legend
+grid.py      the task grid and the event tail (Line API: repaint only what changed)
+modals.py    confirm, auto-pause decision, a task's attempts (ledger read in a thread), fatal error
+messages.py  what the workers post to the app
+replay.py    ReplayEngine: the engine's interface over recorded/synthetic events (snapshots, benchmark)
+live.tcss    every colour and size of the screen
+"""

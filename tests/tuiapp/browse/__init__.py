@@ -1,0 +1,1 @@
+"""Tests of the post-run browser (tuiapp.browse) and `quotabench export`."""

@@ -1,0 +1,156 @@
+"""Every control of the live view, by Pilot, against a real RunEngine and the scripted server:
+p pause / resume, a abort (confirmed and declined), 1 / 2 stop an arm, enter opens a task's
+attempts, q (and ctrl+q) asks while the run is live and quits at once when it is over."""
+from __future__ import annotations
+
+import pytest
+
+from agent.metrics.report import build_report
+from tuiapp.live.modals import AttemptsModal, ConfirmModal, FatalModal
+
+from .conftest import SIZE, real_app, wait_for
+
+pytestmark = pytest.mark.anyio
+
+
+def started(app) -> bool:
+    return bool(app.state.run_id) and app.state.engine_state == "running"
+
+
+async def finish_by_abort(pilot, app, engine) -> None:
+    engine.abort()
+    await wait_for(pilot, lambda: not app.state.live, what="the run to end")
+
+
+async def test_p_pauses_the_engine_and_p_again_resumes(tmp_path, slow_server):
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: started(app) and len(slow_server.requests) >= 2, what="the first calls")
+        await pilot.press("p")
+        assert engine.state == "paused"
+        await wait_for(pilot, lambda: app.header.has_class("-paused"), what="the header to say paused")
+        await pilot.pause(0.5)  # calls in flight land
+        calls = len(slow_server.requests)
+        await pilot.pause(0.6)
+        assert len(slow_server.requests) == calls, "no new model call while paused"
+        await pilot.press("p")
+        assert engine.state == "running"
+        await wait_for(pilot, lambda: len(slow_server.requests) > calls, what="calls after resuming")
+        assert not app.header.has_class("-paused")
+        assert any(line.endswith("you: pause") for line in app.state.log)
+        await finish_by_abort(pilot, app, engine)
+
+
+async def test_a_asks_and_n_keeps_the_run_going(tmp_path, slow_server):
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: started(app), what="the run to start")
+        await pilot.press("a")
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("n")
+        assert not isinstance(app.screen, ConfirmModal)
+        assert engine.state == "running"
+        await finish_by_abort(pilot, app, engine)
+
+
+async def test_a_then_y_aborts_and_the_ledger_keeps_the_attempts(tmp_path, slow_server):
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: started(app) and len(slow_server.requests) >= 3, what="some calls")
+        await pilot.press("a")
+        await pilot.press("y")
+        assert engine.state == "aborting"
+        await wait_for(pilot, lambda: app.header.has_class("-aborted"), what="the header to say aborted")
+        assert app.state.status == "aborted"
+        assert app.check_action("toggle_pause", ()) is False  # run controls leave the footer
+    run = ledger.run(engine.run_id)
+    assert run["status"] == "aborted"
+    attempts = ledger.attempts(engine.run_id)
+    assert {a["arm"] for a in attempts} == {"A", "B"}
+    assert all(a["calls"] >= 1 for a in attempts)
+    report = build_report(ledger, [engine.run_id], with_cost=False, resamples=200)
+    assert report["runs"][0]["run"]["status"] == "aborted"
+
+
+@pytest.mark.parametrize("key, arm, other", [("1", "A", "B"), ("2", "B", "A")])
+async def test_1_and_2_stop_one_arm_and_the_other_goes_on(tmp_path, slow_server, key, arm, other):
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: started(app) and len(slow_server.requests) >= 2, what="the first calls")
+        await pilot.press(key)
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        assert engine.arms[arm].state == "stopped"
+        assert engine.arms[other].state == "running"
+        assert app.state.arms[arm].state in ("stopping", "stopped")
+        assert app.check_action("stop_arm", (int(key) - 1,)) is None  # greyed out: already stopping
+        await wait_for(pilot, lambda: app.state.arms[arm].state == "stopped", what=f"arm {arm} to stop")
+        assert app.state.arms[other].state == "running"
+        await finish_by_abort(pilot, app, engine)
+    arms = {row["name"]: row for row in ledger.arms(engine.run_id)}
+    assert arms[arm]["state"] == "stopped"
+
+
+async def test_enter_on_a_task_opens_its_attempts_from_the_ledger(tmp_path, slow_server):
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: len(app.grid.task_ids) == 1 and len(slow_server.requests) >= 2,
+                       what="a running attempt")
+        await pilot.press("enter")
+        assert isinstance(app.screen, AttemptsModal)
+        body = app.screen.query_one("#attempts-body")
+        await wait_for(pilot, lambda: "A attempt 1" in str(body.render()), what="the attempts to load")
+        assert "B attempt 1" in str(body.render())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, AttemptsModal)
+        await finish_by_abort(pilot, app, engine)
+
+
+async def test_q_asks_while_live_and_quitting_aborts_then_exits(tmp_path, slow_server):
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: started(app), what="the run to start")
+        await pilot.press("q")
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("n")
+        assert app.is_running and engine.state == "running"
+        await pilot.press("ctrl+q")  # Textual's own quit key asks too
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        assert engine.state == "aborting"
+        await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
+    assert app.return_value == engine.run_id
+    assert ledger.run(engine.run_id)["status"] == "aborted"
+
+
+async def test_q_after_the_run_is_over_quits_without_asking(tmp_path, slow_server):
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, b="wrong")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.state.status == "finished", what="the run to finish")
+        assert [(c.status, c.attempt) for c in (app.state.arms["A"].cells["py-word-count"],)] == [("accepted", 1)]
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
+    assert app.return_value == engine.run_id
+    assert ledger.run(engine.run_id)["status"] == "finished"
+
+
+async def test_an_engine_error_shows_in_a_modal_and_q_quits(tmp_path, slow_server):
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, tasks=("no-such-task",))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, FatalModal), what="the fatal-error modal")
+        assert "unknown task ids ['no-such-task']" in app.fatal
+        assert "unknown task ids" in str(app.screen.query_one(".body").render())
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
+    assert ledger.runs() == []
+
+
+async def test_q_again_while_aborting_stops_now(tmp_path, slow_server):
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: started(app) and len(slow_server.requests) >= 2, what="the first calls")
+        await pilot.press("q", "y")
+        assert app.quit_requested and engine.state == "aborting"
+        await pilot.press("q")  # no second question: calls in flight are cancelled
+        await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
+    assert ledger.run(engine.run_id)["status"] == "aborted"

@@ -1,0 +1,306 @@
+"""What the browser shows, read from the ledger: plain dataclasses, no Textual.
+
+Every function here is called from a worker thread (never on the event loop) through
+`Reader`, which serializes the reads on the one SQLite connection. Nothing here writes.
+A ledger from a crashed run is read as it is: attempts still 'running', calls 'in_flight',
+no grades; those show up as such instead of being guessed at.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from agent import QuotabenchError
+from agent.classify import CLASSES
+from agent.ledger import Ledger
+
+# agent.metrics pulls in scipy (a second or more to import): it is imported inside the two
+# functions that need it, which run in worker threads, so the first screen appears at once.
+
+T = TypeVar("T")
+NOT_RUN = "not run"
+# Attempt statuses written by agent/attempt.py: running -> ended (tokens and diff written) -> done (classified).
+UNFINISHED_STATUS = {"running": "running", "ended": "ungraded"}
+
+
+class BrowseError(QuotabenchError):
+    """Something the browser was asked to show is not in the ledger."""
+
+
+class Reader:
+    """The ledger plus a lock: workers run `reader.call(fn, ...)` in threads, one read at a time."""
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+        self._lock = threading.Lock()
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        with self._lock:
+            return fn(self.ledger, *args)
+
+
+def loads(text: str | None, default: Any) -> Any:
+    """Parse a *_json column; a missing or broken value gives `default` instead of an error."""
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return default
+
+
+# -- runs ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ArmHeadline:
+    name: str
+    model: str
+    accepted: int
+    n_tasks: int
+    acceptance: float | None
+    qap: float | None
+    retry_tax: float | None
+    total_tokens: int
+    censored: bool
+    unfinished: int
+    cap_hit: bool
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: str
+    created_utc: str
+    finished_utc: str | None
+    status: str
+    manifest_sha256: str
+    n_tasks: int
+    n_attempts: int
+    arms: tuple[tuple[str, str], ...]  # (name, model)
+
+
+def list_runs(ledger: Ledger) -> list[RunRow]:
+    rows = ledger.query(
+        "select r.id, r.created_utc, r.finished_utc, r.status, r.manifest_sha256,"
+        " (select count(*) from tasks t where t.run_id = r.id) as n_tasks,"
+        " (select count(*) from attempts a where a.run_id = r.id) as n_attempts"
+        " from runs r order by r.created_utc desc")
+    arms: dict[str, list[tuple[str, str]]] = {}
+    for arm in ledger.query("select run_id, name, model from arms order by name"):
+        arms.setdefault(arm["run_id"], []).append((arm["name"], arm["model"] or ""))
+    return [RunRow(r["id"], r["created_utc"] or "", r["finished_utc"], r["status"] or "?",
+                   r["manifest_sha256"] or "", r["n_tasks"], r["n_attempts"], tuple(arms.get(r["id"], ())))
+            for r in rows]
+
+
+def headlines(ledger: Ledger, run_id: str) -> list[ArmHeadline]:
+    """Acceptance, QAP, retry tax and censoring per arm: the metrics module's numbers, no bootstrap."""
+    from agent.metrics import arm_metrics
+    from agent.metrics.report import ATTEMPT_COLUMNS
+    tasks = ledger.tasks(run_id)
+    by_arm: dict[str, list[dict]] = {}
+    for row in ledger.query(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ?", [run_id]):
+        by_arm.setdefault(row["arm"], []).append(row)
+    out = []
+    for arm in ledger.arms(run_id):
+        m, _ = arm_metrics(arm, tasks, by_arm.get(arm["name"], []))
+        out.append(ArmHeadline(arm["name"], arm["model"] or "", m.accepted, m.n_tasks, m.acceptance, m.qap,
+                               m.retry_tax, m.total_tokens, m.censored, len(m.unfinished), m.cap_hit))
+    return out
+
+
+def all_headlines(ledger: Ledger, run_ids: list[str]) -> dict[str, list[ArmHeadline]]:
+    return {run_id: headlines(ledger, run_id) for run_id in run_ids}
+
+
+# -- one run: the report and the task x arm grid -----------------------------------------------
+@dataclass(frozen=True)
+class Cell:
+    """What one arm did with one task, as the grid shows it."""
+    arm: str
+    attempts: int
+    verdict: str  # pass / fail / timeout / error / ungraded / running / not run / —
+    failure_class: str  # a class of agent.classify, or running / ungraded / not run
+    accepted_on: int | None
+    tokens: int
+
+
+@dataclass(frozen=True)
+class GridRow:
+    task_id: str
+    language: str
+    kind: str
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True)
+class RunView:
+    run: dict
+    arms: list[dict]
+    rows: list[GridRow]
+
+
+def cell_of(arm: str, attempts: list[dict]) -> Cell:
+    tokens = sum(a["total_tokens"] or 0 for a in attempts)
+    if not attempts:
+        return Cell(arm, 0, NOT_RUN, NOT_RUN, None, 0)
+    hit = next((a for a in attempts if a["accepted"]), None)
+    last = hit or attempts[-1]
+    if last["status"] in UNFINISHED_STATUS or not last["failure_class"]:
+        state = UNFINISHED_STATUS.get(last["status"], "ungraded")
+        return Cell(arm, len(attempts), state, state, None, tokens)
+    return Cell(arm, len(attempts), last["verdict"] or "—", last["failure_class"],
+                hit["attempt_no"] if hit else None, tokens)
+
+
+def load_run(ledger: Ledger, run_id: str) -> RunView:
+    run = ledger.run(run_id)
+    if run is None:
+        raise BrowseError(f"run {run_id}: not in the ledger {ledger.path} — "
+                          "list runs with `quotabench report --list`")
+    arms = ledger.arms(run_id)
+    rows = ledger.query("select arm, task_id, attempt_no, status, verdict, failure_class, accepted, total_tokens "
+                        "from attempts where run_id = ? order by task_id, arm, attempt_no", [run_id])
+    by_cell: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        by_cell.setdefault((row["task_id"], row["arm"]), []).append(row)
+    names = [a["name"] for a in arms] or sorted({r["arm"] for r in rows})
+    grid = [GridRow(t["task_id"], t["language"] or "", t["kind"] or "",
+                    tuple(cell_of(name, by_cell.get((t["task_id"], name), [])) for name in names))
+            for t in ledger.tasks(run_id)]
+    return RunView(run, arms, grid)
+
+
+def load_report(ledger: Ledger, run_id: str) -> dict:
+    """The report dict of one run; without cost columns when an arm has no price."""
+    from agent.metrics import PriceError, build_report
+    try:
+        return build_report(ledger, [run_id])
+    except PriceError:
+        return build_report(ledger, [run_id], with_cost=False)
+
+
+@dataclass
+class Filters:
+    """Grid filters. A row matches a verdict or class filter when any of its cells does."""
+    verdict: str | None = None
+    failure_class: str | None = None
+    language: str | None = None
+    kind: str | None = None
+    search: str = ""
+
+    def matches(self, row: GridRow) -> bool:
+        return ((self.language is None or row.language == self.language)
+                and (self.kind is None or row.kind == self.kind)
+                and (self.verdict is None or any(c.verdict == self.verdict for c in row.cells))
+                and (self.failure_class is None or any(c.failure_class == self.failure_class for c in row.cells))
+                and self.search.lower() in row.task_id.lower())
+
+    @property
+    def active(self) -> bool:
+        return any((self.verdict, self.failure_class, self.language, self.kind, self.search))
+
+
+def filter_choices(rows: list[GridRow]) -> dict[str, list[str]]:
+    """The values each filter cycles through: those present in the run (classes in taxonomy order)."""
+    classes = {c.failure_class for r in rows for c in r.cells}
+    order = {name: i for i, name in enumerate(CLASSES)}
+    return {
+        "verdict": sorted({c.verdict for r in rows for c in r.cells}),
+        "failure_class": sorted(classes, key=lambda c: (order.get(c, len(order)), c)),
+        "language": sorted({r.language for r in rows}),
+        "kind": sorted({r.kind for r in rows}),
+    }
+
+
+# -- one task: both arms side by side ----------------------------------------------------------
+@dataclass(frozen=True)
+class TaskView:
+    run: dict
+    task: dict
+    arms: list[dict]
+    attempts: dict[str, list[dict]]  # arm name -> its attempts in order
+    cells: dict[str, Cell]
+
+
+def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
+    task = ledger.query("select * from tasks where run_id = ? and task_id = ?", [run_id, task_id])
+    if not task:
+        raise BrowseError(f"run {run_id}: has no task {task_id!r}")
+    arms = ledger.arms(run_id)
+    rows = ledger.query(
+        "select id, arm, attempt_no, status, end_reason, verdict, failure_class, accepted, prompt_tokens,"
+        " completion_tokens, total_tokens, calls, transport_retries, malformed_tool_calls, turns, duration_ms"
+        " from attempts where run_id = ? and task_id = ? order by arm, attempt_no", [run_id, task_id])
+    attempts = {a["name"]: [r for r in rows if r["arm"] == a["name"]] for a in arms}
+    return TaskView(ledger.run(run_id) or {}, task[0], arms, attempts,
+                    {name: cell_of(name, rows_) for name, rows_ in attempts.items()})
+
+
+# -- one attempt: diff, evidence, transcript ---------------------------------------------------
+@dataclass(frozen=True)
+class AttemptView:
+    attempt: dict
+    task: dict
+    arm: dict
+    run: dict
+    grade: dict | None
+    calls: list[dict]
+    tool_calls: list[dict]
+    files: dict[str, str | None]  # files_json: path -> final text, None if deleted
+    fixture: dict[str, str] = field(default_factory=dict)  # path -> fixture text, where readable
+    siblings: list[str] = field(default_factory=list)  # attempt ids of this arm and task, in order
+    task_toml: dict = field(default_factory=dict)  # the task folder's task.toml, where readable
+
+    @property
+    def limits(self) -> dict:
+        """[run.limits] from the run's config TOML (empty if it cannot be read)."""
+        config = loads(self.run.get("config_json"), {})
+        try:
+            return tomllib.loads(config.get("toml") or "").get("run", {}).get("limits", {})
+        except (tomllib.TOMLDecodeError, AttributeError):
+            return {}
+
+
+def _read_fixture(task_path: str | None, paths: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if not task_path:
+        return out
+    root = Path(task_path) / "workspace"
+    for rel in paths:
+        try:
+            out[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return out
+
+
+def _read_task_toml(task_path: str | None) -> dict:
+    if not task_path:
+        return {}
+    try:
+        return tomllib.loads((Path(task_path) / "task.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def load_attempt(ledger: Ledger, attempt_id: str) -> AttemptView:
+    rows = ledger.query("select * from attempts where id = ?", [attempt_id])
+    if not rows:
+        raise BrowseError(f"attempt {attempt_id}: not in the ledger {ledger.path}")
+    attempt = rows[0]
+    run_id, task_id = attempt["run_id"], attempt["task_id"]
+    task = ledger.query("select * from tasks where run_id = ? and task_id = ?", [run_id, task_id])
+    arm = ledger.query("select * from arms where run_id = ? and name = ?", [run_id, attempt["arm"]])
+    files = loads(attempt["files_json"], {})
+    files = files if isinstance(files, dict) else {}
+    siblings = [r["id"] for r in ledger.query(
+        "select id from attempts where run_id = ? and task_id = ? and arm = ? order by attempt_no",
+        [run_id, task_id, attempt["arm"]])]
+    task_row = task[0] if task else {"task_id": task_id}
+    return AttemptView(attempt, task_row, arm[0] if arm else {"name": attempt["arm"]}, ledger.run(run_id) or {},
+                       ledger.grade(attempt_id), ledger.calls(attempt_id), ledger.tool_calls(attempt_id),
+                       files, _read_fixture(task_row.get("path"), list(files)), siblings,
+                       _read_task_toml(task_row.get("path")))

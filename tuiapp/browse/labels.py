@@ -1,0 +1,77 @@
+"""How values read: verdict and failure-class badges, tokens, durations, times (Rich Text only,
+so text from the ledger is never parsed as markup)."""
+from __future__ import annotations
+
+from rich.text import Text
+
+# As agent.metrics.render.CLASS_LABELS (a test checks they agree); importing it would pull in scipy.
+CLASS_LABELS = {"mechanics": "edit-mechanics"}
+
+CLASS_STYLES = {
+    "accepted": "bold green", "reasoning": "bold dark_orange", "mechanics": "bold magenta",
+    "timeout": "bold yellow", "environment": "bold cyan", "harness_error": "bold red",
+    "censored": "bold bright_black", "aborted": "bold bright_black", "running": "bold blue",
+    "ungraded": "bold blue", "not run": "bright_black",
+}
+VERDICT_STYLES = {"pass": "green", "fail": "red", "timeout": "yellow", "error": "red",
+                  "running": "blue", "ungraded": "blue"}
+CLASS_HELP = {
+    "accepted": "the hidden tests pass",
+    "reasoning": "the code parses but the hidden tests fail",
+    "mechanics": "an edited file no longer parses, nothing was edited, or >= 3 malformed tool calls",
+    "timeout": "the hidden tests ran past their time limit",
+    "environment": "a module, crate or command the tests need is missing",
+    "harness_error": "the endpoint kept failing after its retries: not the model's fault",
+    "censored": "the arm's token cap ran out",
+    "aborted": "the user aborted the run or it was killed",
+    "running": "never ended: the run stopped (crashed or killed) while this attempt was in progress",
+    "ungraded": "ended but never graded: the run stopped before grading",
+    "not run": "no attempt was made",
+}
+
+
+def class_label(failure_class: str | None) -> str:
+    if not failure_class:
+        return "—"
+    return CLASS_LABELS.get(failure_class, failure_class)
+
+
+def class_text(failure_class: str | None) -> Text:
+    return Text(class_label(failure_class), style=CLASS_STYLES.get(failure_class or "", ""))
+
+
+def verdict_text(verdict: str | None) -> Text:
+    return Text(verdict or "—", style=VERDICT_STYLES.get(verdict or "", "bright_black"))
+
+
+def tokens(n: int | None) -> str:
+    return "—" if n is None else f"{n:,}"
+
+
+def duration(ms: int | None) -> str:
+    if ms is None:
+        return "—"
+    if ms < 1000:
+        return f"{ms} ms"
+    return f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60000:.1f} min"
+
+
+def when(utc: str | None) -> str:
+    """'2026-11-30T01:50:04.068+00:00' -> '2026-11-30 01:50:04 UTC'."""
+    if not utc:
+        return "—"
+    return utc[:19].replace("T", " ") + " UTC"
+
+
+def rate(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def run_status(run: dict, short: bool = False) -> Text:
+    """A run row's status; 'running' without finished_utc may be a crashed run: say so."""
+    status = run.get("status") or "?"
+    if status == "running" and not run.get("finished_utc"):
+        return Text("never finished" if short else "never finished: still running, or crashed / killed",
+                    style="bold yellow")
+    style = {"finished": "green", "aborted": "yellow", "crashed": "red"}.get(status, "")
+    return Text(status, style=style)

@@ -1,0 +1,203 @@
+"""The run screen: the report's decision table and paired comparison on top, the task × arm
+grid below (verdict and failure class of each cell), with filters and a task-id search."""
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from tuiapp.browse import labels
+from tuiapp.browse.base import BrowseScreen
+from tuiapp.browse.data import (NOT_RUN, UNFINISHED_STATUS, Cell, Filters, GridRow, Reader, RunView, filter_choices,
+                                load_report, load_run)
+from tuiapp.browse.task import TaskScreen
+
+UNFINISHED = {NOT_RUN, *UNFINISHED_STATUS.values()}
+FILTERS = (("verdict", "v", "Verdict"), ("failure_class", "c", "Class"), ("language", "l", "Language"),
+           ("kind", "k", "Kind"))
+
+
+class GridTable(DataTable):
+    """DataTable hides its enter binding; this one shows in the footer what enter opens."""
+    BINDINGS = [Binding("enter", "select_cursor", "Open task", id="browse.open_task")]
+
+
+def cell_text(cell: Cell) -> Text:
+    """'fail    reasoning      2 att  563 tok'; running / ungraded / not run cells say so once."""
+    out = Text() if cell.verdict in UNFINISHED else labels.verdict_text(cell.verdict)
+    out.pad_right(8 - len(out.plain))
+    out.append_text(labels.class_text(cell.failure_class))
+    out.pad_right(8 + 15 - len(out.plain))
+    if cell.attempts:
+        out.append(f"  {cell.attempts} att" + (f", ok on #{cell.accepted_on}" if cell.accepted_on else ""),
+                   style="bright_black")
+        out.append(f"  {labels.tokens(cell.tokens)} tok", style="bright_black")
+    return out
+
+
+def report_renderable(report: dict) -> RenderableType:
+    # The report's own cell formatting, so the browser and `quotabench report` print the same
+    # numbers. Imported here: agent.metrics is loaded by the worker that built `report`.
+    from agent.metrics.render import DECISION_HEADERS, _comparison_lines, _decision_rows
+    section = report["runs"][0]
+    table = Table(*DECISION_HEADERS, title="Decision table", title_justify="left", title_style="bold",
+                  show_edge=False, pad_edge=False, expand=True)
+    for row in _decision_rows(section, report["with_cost"]):
+        table.add_row(*(Text(str(c)) for c in row))
+    parts: list[RenderableType] = [table]
+    for c in section["comparisons"]:
+        parts.append(Text(f"Paired comparison {c['second']} vs {c['first']}", style="bold"))
+        parts.extend(Text(f"  {line}") for line in _comparison_lines(c))
+    if not section["comparisons"]:
+        parts.append(Text("No paired comparison: fewer than two arms, or no task finished by both.", style="italic"))
+    if not report["with_cost"]:
+        parts.append(Text("Cost columns left out: an arm has no price table.", style="italic bright_black"))
+    return Group(*parts)
+
+
+class RunScreen(BrowseScreen):
+    BINDINGS = [
+        *(Binding(key, f"cycle('{name}')", f"{label}", id=f"browse.filter_{name}") for name, key, label in FILTERS),
+        Binding("slash", "search", "Search ids", id="browse.search"),
+        Binding("x", "clear_filters", "Clear filters", id="browse.clear_filters"),
+    ]
+
+    def __init__(self, reader: Reader, run_id: str, **kwargs):
+        super().__init__(reader, **kwargs)
+        self.run_id = run_id
+        self.filters = Filters()
+        self.rows: list[GridRow] = []
+        self.choices: dict[str, list[str]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="run-title", classes="title")
+        with VerticalScroll(id="report-box"):
+            yield Static(Text("Computing the report…", style="italic"), id="report")
+        yield Static(id="filters", classes="help")
+        yield Input(placeholder="task id contains… (enter keeps it, escape clears)", id="search")
+        yield GridTable(id="grid", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"run {self.run_id}"
+        self.query_one("#search", Input).display = False
+        self.load(load_run, self.run_id, show=self.show_run, group="run", description=f"reading run {self.run_id}")
+
+    # -- showing what the workers read ----------------------------------------------------------
+    def show_run(self, view: RunView) -> None:
+        run = view.run
+        title = Text(f"Run {run['id']}", style="bold")
+        title.append("  ")
+        title.append_text(labels.run_status(run))
+        title.append(f"  ·  created {labels.when(run.get('created_utc'))}  ·  manifest "
+                     f"{(run.get('manifest_sha256') or '—')[:12]}  ·  {len(view.rows)} tasks  ·  arms: "
+                     + ", ".join(f"{a['name']} = {a['model'] or '?'} ({a['protocol'] or '?'})" for a in view.arms))
+        self.query_one("#run-title", Static).update(title)
+        self.arm_names = [a["name"] for a in view.arms] or [c.arm for c in (view.rows[0].cells if view.rows else ())]
+        self.rows = view.rows
+        self.choices = filter_choices(view.rows)
+        table = self.query_one("#grid", DataTable)
+        table.clear(columns=True)
+        table.add_column("task", key="task")
+        table.add_column("language", key="language")
+        table.add_column("kind", key="kind")
+        models = {a["name"]: a["model"] for a in view.arms}
+        for name in self.arm_names:
+            table.add_column(f"arm {name} ({models[name]})" if models.get(name) else f"arm {name}", key=f"arm:{name}")
+        self.refresh_grid()
+        table.focus()
+        # The report (numpy, scipy, a bootstrap) starts once the grid is up, so it never delays it.
+        self.call_after_refresh(self.load, load_report, self.run_id, show=self.show_report, group="report",
+                                description=f"computing the report of run {self.run_id}")
+
+    def show_report(self, report: dict) -> None:
+        self.query_one("#report", Static).update(report_renderable(report))
+
+    def load_failed(self, group: str, error: BaseException | None) -> None:
+        if group == "report":
+            self.query_one("#report", Static).update(Text(f"Report not available: {error}", style="yellow"))
+        elif group == "run":
+            self.query_one("#run-title", Static).update(Text(f"Could not read run {self.run_id}: {error}",
+                                                             style="bold red"))
+
+    def refresh_grid(self) -> None:
+        table = self.query_one("#grid", DataTable)
+        table.clear()
+        shown = [r for r in self.rows if self.filters.matches(r)]
+        for row in shown:
+            table.add_row(Text(row.task_id), row.language, row.kind, *(cell_text(c) for c in row.cells),
+                          key=row.task_id)
+        self.query_one("#filters", Static).update(self.filter_line(len(shown)))
+
+    def filter_line(self, shown: int) -> Text:
+        out = Text("Filters ", style="bold")
+        for name, key, label in FILTERS:
+            value = getattr(self.filters, name)
+            out.append(f" {key}", style="bold reverse")
+            out.append(f" {label.lower()}: ")
+            shown_value = labels.class_label(value) if name == "failure_class" and value else (value or "all")
+            out.append("— (no verdict)" if shown_value == "—" else shown_value, style="bold yellow" if value else "")
+            out.append("  ")
+        out.append(" / ", style="bold reverse")
+        out.append(" task id: ")
+        out.append(self.filters.search or "—", style="bold yellow" if self.filters.search else "")
+        out.append(f"     {shown} of {len(self.rows)} tasks", style="bold")
+        if self.filters.active:
+            out.append("  (x clears)", style="bright_black")
+        return out
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_cycle(self, name: str) -> None:
+        values = [None, *self.choices.get(name, [])]
+        current = getattr(self.filters, name)
+        setattr(self.filters, name, values[(values.index(current) + 1) % len(values)] if current in values else None)
+        self.refresh_grid()
+
+    def action_clear_filters(self) -> None:
+        self.filters = Filters()
+        search = self.query_one("#search", Input)
+        search.value = ""
+        search.display = False
+        self.refresh_grid()
+
+    def action_search(self) -> None:
+        search = self.query_one("#search", Input)
+        search.display = True
+        search.focus()
+
+    @on(Input.Changed, "#search")
+    def search_changed(self, event: Input.Changed) -> None:
+        self.filters.search = event.value.strip()
+        self.refresh_grid()
+
+    @on(Input.Submitted, "#search")
+    def search_done(self, event: Input.Submitted) -> None:
+        self.query_one("#grid", DataTable).focus()
+        if not event.value:
+            event.input.display = False
+
+    def action_back(self) -> None:
+        search = self.query_one("#search", Input)
+        if search.has_focus:
+            search.value = ""
+            search.display = False
+            self.query_one("#grid", DataTable).focus()
+            return
+        super().action_back()
+
+    def action_open(self) -> None:
+        table = self.query_one("#grid", DataTable)
+        if table.row_count == 0:
+            return
+        task_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        self.app.push_screen(TaskScreen(self.reader, self.run_id, task_id))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()

@@ -1,0 +1,109 @@
+"""The runs screen: every run in the ledger, newest first, with its headline numbers per arm."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, Static
+
+from tuiapp.browse import labels
+from tuiapp.browse.base import BrowseScreen
+from tuiapp.browse.data import ArmHeadline, Reader, RunRow, all_headlines, list_runs
+from tuiapp.browse.run import RunScreen
+
+COLUMNS = ("created", "run", "status", "manifest", "tasks", "attempts", "arm", "acceptance", "QAP tok/patch",
+           "retry tax", "censored")
+
+
+class RunsTable(DataTable):
+    """DataTable hides its enter binding; this one shows in the footer what enter opens."""
+    BINDINGS = [Binding("enter", "select_cursor", "Open run", id="browse.open_run")]
+
+
+def _lines(values: list[str | Text]) -> Text:
+    return Text("\n").join(v if isinstance(v, Text) else Text(v) for v in values)
+
+
+def headline_cells(arms: list[ArmHeadline]) -> list[Text]:
+    """Acceptance, QAP, retry tax, censored: one line per arm (a row is as tall as its run has arms)."""
+    censored = [Text(f"yes: {h.unfinished} unfinished" + (", cap hit" if h.cap_hit else ""), style="yellow")
+                if h.censored else Text("no") for h in arms]
+    return [
+        _lines([f"{labels.rate(h.acceptance)}  ({h.accepted}/{h.n_tasks})" for h in arms]),
+        _lines([labels.tokens(round(h.qap)) if h.qap is not None else "—" for h in arms]),
+        _lines([f"{labels.rate(h.retry_tax)} of {labels.tokens(h.total_tokens)}" for h in arms]),
+        _lines(censored),
+    ]
+
+
+class RunsScreen(BrowseScreen):
+    """Pick a run. The headline numbers fill in once the metrics are computed."""
+
+    def __init__(self, reader: Reader, *, defer: bool = False, **kwargs):
+        super().__init__(reader, **kwargs)
+        self.defer = defer
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Runs in this ledger, newest first — enter opens one.", id="runs-help", classes="help")
+        yield RunsTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = str(self.reader.ledger.path)
+        table = self.query_one("#runs", DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        self.runs: list[RunRow] = []
+        self.loaded = False
+
+    def on_screen_resume(self) -> None:
+        # `browse RUN_ID` opens the run screen on top of this one at once: the list (and its
+        # headline metrics) is read when the user first comes back here, not competing with it.
+        if self.defer:
+            self.defer = False
+        elif not self.loaded:
+            self.loaded = True
+            self.load(list_runs, show=self.show_runs, group="runs", description="reading the list of runs")
+
+    def show_runs(self, runs: list[RunRow]) -> None:
+        self.runs = runs
+        if not runs:
+            self.query_one("#runs-help", Static).update(
+                Text("This ledger holds no runs yet — start one with `quotabench run CONFIG.toml`.", style="bold"))
+            return
+        self.fill_table({})
+        self.query_one("#runs", DataTable).focus()
+        self.load(all_headlines, [run.id for run in runs], show=self.fill_table, group="headlines",
+                  description="computing the runs' headline numbers")
+
+    def fill_table(self, headlines: dict[str, list[ArmHeadline]]) -> None:
+        """(Re)build the rows, with headline numbers where computed, keeping the cursor's run."""
+        table = self.query_one("#runs", DataTable)
+        current = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value if table.row_count else None
+        table.clear()
+        for run in self.runs:
+            arm_names = _lines([Text(name, style="bold") + Text(f" {model}", style="bright_black")
+                                for name, model in run.arms] or ["—"])
+            status = labels.run_status({"status": run.status, "finished_utc": run.finished_utc}, short=True)
+            numbers = headline_cells(headlines[run.id]) if headlines.get(run.id) else ["…"] * 4
+            table.add_row(labels.when(run.created_utc)[:16], Text(run.id[:10]), status,
+                          run.manifest_sha256[:12] or "—", str(run.n_tasks), str(run.n_attempts), arm_names,
+                          *numbers, key=run.id, height=max(1, len(run.arms)))
+        if current is not None:
+            table.move_cursor(row=table.get_row_index(current))
+
+    def load_failed(self, group: str, error: BaseException | None) -> None:
+        if group == "runs":
+            self.query_one("#runs-help", Static).update(Text(f"Could not read the runs: {error}", style="bold red"))
+
+    def action_open(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        if not self.runs or table.cursor_row is None:
+            return
+        run_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        self.app.push_screen(RunScreen(self.reader, run_id))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()

@@ -1,0 +1,359 @@
+"""The live view of a paired run: `make_app(config, ledger, engine=None)` and `run_live`.
+
+It displays and sends commands, nothing else. One worker reads the engine's event stream,
+folds the events into `RunState` (plain Python) and posts `RunChanged`, merged while one is
+pending, at most ~20 a second; only message handlers touch widgets. The aggregate figures
+(Wilson, bootstrap, projection) are recomputed once a second in a thread. The engine runs in
+its own worker; its commands (pause, abort, stop an arm, raise a cap) are plain method calls.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+import anyio
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
+
+from agent import QuotabenchError
+from agent.config import RunConfig
+from agent.ledger import Ledger
+from tuiapp.live.figures import Figures, compute_figures, project
+from tuiapp.live.grid import EventTail, TaskGrid
+from tuiapp.live.messages import AutoPaused, FiguresReady, RunChanged, RunEnded
+from tuiapp.live.modals import AttemptsModal, AutoPauseChoice, AutoPauseModal, ConfirmModal, FatalModal
+from tuiapp.live.state import RunState
+from tuiapp.live.widgets import ArmPanel, Legend, RunHeader
+
+FRAME_S = 1 / 20  # the event worker posts at most this often: >= 10 screen updates a second
+FIGURES_S = 1.0  # aggregate figures are recomputed on this timer, never per event
+LOG_TAIL = 100  # event-log lines handed to the tail widget (it shows those that fit)
+RUN_CONTROLS = ("toggle_pause", "abort", "stop_arm")
+
+
+class LiveApp(App[str | None]):
+    CSS_PATH = Path(__file__).with_name("live.tcss")  # absolute: subclasses elsewhere find it too
+    TITLE = "quotabench live"
+    BINDINGS = [
+        Binding("p", "toggle_pause", "pause/resume", id="live-pause"),
+        Binding("a", "abort", "abort", id="live-abort"),
+        Binding("1", "stop_arm(0)", "stop arm 1", id="live-stop-arm-1"),
+        Binding("2", "stop_arm(1)", "stop arm 2", id="live-stop-arm-2"),
+        Binding("enter", "open_task", "task attempts", show=False, id="live-attempts"),
+        Binding("q", "request_quit", "quit", id="live-quit"),
+        Binding("ctrl+c", "request_quit", "quit", show=False, id="live-ctrl-c"),
+    ]
+
+    def __init__(self, config: RunConfig, ledger: Ledger, engine, *, clock: Callable[[], float] = time.time):
+        super().__init__()
+        self.config, self.ledger, self.engine, self.clock = config, ledger, engine, clock
+        self.arm_names = [a.name for a in config.arms]
+        self.state = RunState(self.arm_names, {a.name: a.cap_tokens for a in config.arms},
+                              max_attempts=config.max_attempts)
+        self.figures: Figures | None = None
+        self.figures_seen = -1  # events folded when the shown figures were computed
+        self.fatal: str | None = None
+        self.quit_requested = False
+        self._controls_key: tuple = ()
+        self._figures_worker: Worker | None = None
+        self._name_arm_bindings()
+
+    def _name_arm_bindings(self) -> None:
+        """Footer text "stop A" / "stop B" with the config's arm names. Bindings are class-level
+        and Textual has no public way to rename one per instance, so this edits the instance's
+        copy of the bindings map (made in DOMNode.__init__)."""
+        for index, name in enumerate(self.arm_names[:2]):
+            key = str(index + 1)
+            found = self._bindings.key_to_bindings.get(key, [])
+            self._bindings.key_to_bindings[key] = [replace(b, description=f"stop {name}") for b in found]
+
+    @property
+    def run_id(self) -> str:
+        return self.state.run_id or getattr(self.engine, "run_id", "") or ""
+
+    # -- layout ----------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        self.header = RunHeader("quotabench live · starting…", id="run-header")
+        self.panels = {arm.name: ArmPanel(arm, self.config.auto_pause_share, id=f"arm-{i}")
+                       for i, arm in enumerate(self.config.arms)}
+        self.gap = Static("paired gap: shown once tasks are decided on both arms", id="gap")
+        self.grid = TaskGrid(self.arm_names, id="grid")
+        self.grid.border_title = "tasks (enter: attempts)"
+        self.log_view = EventTail(id="log")
+        self.log_view.border_title = "events"
+        yield self.header
+        with Horizontal(id="arms"):
+            yield from self.panels.values()
+        yield self.gap
+        with Horizontal(id="lower"):
+            yield self.grid
+            yield self.log_view
+        yield Legend(id="legend")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.grid.focus()
+        self._run_engine()
+        self._read_events()
+        self.set_interval(FIGURES_S, self.refresh_figures, name="figures")
+        self.refresh_figures()  # starts the statistics import in its thread right away
+
+    # -- workers ---------------------------------------------------------------------------------
+    @work(exclusive=True, group="engine", description="the run engine", exit_on_error=False)
+    async def _run_engine(self) -> str:
+        return await self.engine.run()
+
+    @work(exclusive=True, group="events", description="read the engine's event stream", exit_on_error=False)
+    async def _read_events(self) -> None:
+        stream, ended = self.engine.events, False
+        while not ended:
+            try:
+                batch = [await stream.receive()]
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                break
+            while True:
+                try:
+                    batch.append(stream.receive_nowait())
+                except anyio.WouldBlock:
+                    break
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    ended = True
+                    break
+            notices = [n for n in map(self.state.apply, batch) if n is not None]
+            self.post_message(RunChanged())
+            for notice in notices:
+                if notice.kind == "auto_pause":
+                    self.post_message(AutoPaused(notice.arm or "", notice.text))
+                elif notice.kind == "finished":
+                    self.post_message(RunEnded(notice.text))
+            await anyio.sleep(FRAME_S)
+
+    def refresh_figures(self) -> None:
+        """Recompute the aggregate figures in a thread (skipped while the last one still runs)."""
+        if self._figures_worker is not None and self._figures_worker.is_running:
+            return
+        snap, seen = self.state.snapshot(self.clock()), self.state.events_seen
+        self._figures_worker = self._compute_figures(snap, seen)
+
+    @work(thread=True, group="figures", description="recompute the live figures", exit_on_error=False)
+    def _compute_figures(self, snap, seen: int) -> None:
+        self.post_message(FiguresReady(compute_figures(snap), seen))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if event.state != WorkerState.ERROR:
+            return
+        error = worker.error
+        text = str(error) if isinstance(error, QuotabenchError) else f"{type(error).__name__}: {error}"
+        if worker.group == "engine":
+            self.fatal = text
+            self.state.note(f"the engine stopped with an error: {text}", prefix="")
+            self._redraw()
+            self.push_screen(FatalModal(text))
+        else:
+            self.notify(f"{worker.description} failed: {text}", title="live view", severity="error", timeout=8)
+
+    # -- message handlers: the only code that touches widgets -------------------------------------
+    def _shutting_down(self) -> bool:
+        """Messages can still arrive while the app shuts down: no widgets to update then."""
+        return not self.is_running or not self.screen_stack
+
+    def on_run_changed(self, _: RunChanged) -> None:
+        if not self._shutting_down():
+            self._redraw()
+
+    def _redraw(self) -> None:
+        state = self.state
+        dirty, cells = state.take_dirty()
+        if "grid" in dirty:
+            self.grid.sync_rows(state)
+        for arm, task_id in cells:
+            self.grid.show_cell(state, arm, task_id)
+        for name, panel in self.panels.items():
+            if f"arm:{name}" in dirty:
+                panel.show_quota(state.arms[name])
+            if f"activity:{name}" in dirty:
+                panel.show_activity(state.arms[name])
+        if "header" in dirty:
+            self.header.show(state, self.figures)
+        if "log" in dirty:
+            self.log_view.show(list(state.log)[-LOG_TAIL:])
+        controls = (self.check_action("toggle_pause", ()), self.check_action("abort", ()),
+                    *(self.check_action("stop_arm", (i,)) for i in range(min(2, len(self.arm_names)))))
+        if controls != self._controls_key:  # the footer is rebuilt only when a control changes
+            self._controls_key = controls
+            self.refresh_bindings()
+
+    def on_figures_ready(self, message: FiguresReady) -> None:
+        if self._shutting_down():
+            return
+        self.figures, self.figures_seen = message.figures, message.seen
+        for name, panel in self.panels.items():
+            if name in message.figures.arms:
+                panel.show_figures(message.figures.arms[name])
+        self.gap.update(Text(message.figures.gap_text), layout=False)
+        self.header.show(self.state, self.figures)
+
+    def on_auto_paused(self, message: AutoPaused) -> None:
+        if self._shutting_down():
+            return
+        arm = self.state.arms[message.arm]
+        snap = self.state.snapshot(self.clock())
+        arm_snap = next(a for a in snap.arms if a.name == message.arm)
+        projection = project(arm_snap, len(snap.task_ids)).text
+        self.push_screen(AutoPauseModal(message.arm, message.reason.removeprefix("auto-pause: "), arm.used,
+                                        arm.reserved, arm.cap, projection),
+                         callback=partial(self._auto_pause_chosen, message.arm))
+
+    def _auto_pause_chosen(self, arm: str, choice: AutoPauseChoice | None) -> None:
+        action = choice.action if choice else "continue"
+        if action == "abort":
+            self.engine.abort()
+            self.state.note(f"auto-pause of arm {arm}: abort")
+        elif action == "stop":
+            self.engine.stop_arm(arm)
+            self.state.mark_stopping(arm)
+            self.engine.resume()
+            self.state.note(f"auto-pause of arm {arm}: stop the arm, the other goes on")
+        elif action == "raise" and choice and choice.new_cap:
+            try:
+                self.engine.raise_cap(arm, choice.new_cap)
+            except QuotabenchError as exc:
+                self.notify(str(exc), title="cap not raised", severity="error")
+            else:
+                self.state.note(f"auto-pause of arm {arm}: cap raised to {choice.new_cap:,}")
+            self.engine.resume()
+        else:
+            self.engine.resume()
+            self.state.note(f"auto-pause of arm {arm}: continue")
+        self._redraw()
+
+    def on_run_ended(self, message: RunEnded) -> None:
+        if self._shutting_down():
+            return
+        self.refresh_figures()
+        if self.quit_requested:
+            self.exit(self.run_id)
+            return
+        self.notify(f"run {message.status}: press q to quit and print the report", title="run over",
+                    severity="error" if message.status == "crashed" else "information", timeout=10)
+
+    def on_task_grid_task_chosen(self, message: TaskGrid.TaskChosen) -> None:
+        self._open_attempts(message.task_id)
+
+    # -- actions ---------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Run controls: hidden once the run is over, greyed out while they cannot act."""
+        if action not in RUN_CONTROLS:
+            return True
+        if not self.state.live or self.fatal:
+            return False
+        if action == "stop_arm":
+            index = parameters[0] if parameters else 0
+            if not isinstance(index, int) or index >= len(self.arm_names):
+                return False
+            return True if self.state.arms[self.arm_names[index]].state in ("running", "waiting") else None
+        return True if self.state.engine_state in ("running", "paused", "starting") else None
+
+    def action_toggle_pause(self) -> None:
+        if self.state.engine_state == "paused":
+            self.engine.resume()
+            self.state.note("resume")
+        else:
+            self.engine.pause("paused by the user (p resumes)")
+            self.state.note("pause")
+        self._redraw()
+
+    def action_abort(self) -> None:
+        self.push_screen(ConfirmModal("Abort the run?\n\nIn-flight calls finish and are recorded; nothing new starts. "
+                                      "Everything recorded so far stays in the ledger, the report and the browser.",
+                                      yes="Abort"), callback=self._abort_confirmed)
+
+    def _abort_confirmed(self, yes: bool | None) -> None:
+        if yes and self.state.live:
+            self.engine.abort()
+            self.state.note("abort")
+            self._redraw()
+
+    def action_stop_arm(self, index: int) -> None:
+        name = self.arm_names[index]
+        self.push_screen(ConfirmModal(f"Stop arm {name}?\n\nIts attempt in flight ends before its next model call and "
+                                      "its remaining tasks are not run: the arm is reported as censored (not "
+                                      "comparable). The other arm goes on.", yes=f"Stop {name}"),
+                         callback=partial(self._stop_confirmed, name))
+
+    def _stop_confirmed(self, name: str, yes: bool | None) -> None:
+        if yes and self.state.live:
+            self.engine.stop_arm(name)
+            self.state.mark_stopping(name)
+            self.state.note(f"stop arm {name}")
+            self._redraw()
+
+    def action_open_task(self) -> None:
+        if self.grid.cursor_task is not None:
+            self._open_attempts(self.grid.cursor_task)
+
+    def _open_attempts(self, task_id: str) -> None:
+        if not self.run_id:
+            self.notify("the run has not started yet: no attempts to show", severity="warning")
+            return
+        self.push_screen(AttemptsModal(self.ledger.path, self.run_id, task_id))
+
+    async def action_quit(self) -> None:  # ctrl+q, Textual's own quit key, asks like q does
+        self.action_request_quit()
+
+    def action_request_quit(self) -> None:
+        if not self.state.live or self.fatal:
+            self.exit(self.run_id)
+        elif self.quit_requested:
+            self.engine.stop_now()
+            self.notify("stopping now: calls in flight are cancelled and recorded as lost", severity="warning")
+        else:
+            self.push_screen(ConfirmModal("The run is still live. Quit?\n\nQuitting aborts the run: in-flight calls "
+                                          "finish and are recorded (press q again to stop them now). Everything "
+                                          "recorded stays in the ledger and the report.", yes="Abort and quit"),
+                             callback=self._quit_confirmed)
+
+    def _quit_confirmed(self, yes: bool | None) -> None:
+        if not yes:
+            return
+        if not self.state.live:
+            self.exit(self.run_id)
+            return
+        self.quit_requested = True
+        self.engine.abort()
+        self.state.note("quit: aborting, the view closes when the run has stopped")
+        self.notify("aborting: waiting for calls in flight (q again stops them now)", severity="warning")
+        self._redraw()
+
+
+def make_app(config: RunConfig, ledger: Ledger, engine=None, *, clock: Callable[[], float] = time.time) -> LiveApp:
+    """The live view over `engine` (by default a RunEngine with auto-pause), for the CLI and tests."""
+    if engine is None:
+        from agent.engine import RunEngine
+        engine = RunEngine(config, ledger, auto_pause=True)
+    return LiveApp(config, ledger, engine, clock=clock)
+
+
+def run_live(config: RunConfig, ledger: Ledger) -> str:
+    """Run the paired benchmark under the live view; returns the run id once the user quits."""
+    app = make_app(config, ledger)
+    try:
+        app.run()
+    except Exception as exc:  # Textual restored the terminal; say what broke without a traceback
+        raise QuotabenchError(f"the live view failed ({type(exc).__name__}: {exc}) — rerun with --headless; "
+                              f"the ledger keeps what was recorded") from None
+    if app.fatal:
+        print(f"quotabench: the run stopped with an error: {app.fatal}", file=sys.stderr)
+    if not app.run_id or ledger.run(app.run_id) is None:
+        raise QuotabenchError(app.fatal or "the run was quit before it started — nothing was recorded")
+    return app.run_id

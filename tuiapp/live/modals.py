@@ -1,0 +1,223 @@
+"""Modal screens of the live view: a yes/no confirmation, the auto-pause decision, the attempts
+of one task (read from the ledger in a thread) and the fatal-error screen."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from agent.ledger import Ledger
+from tuiapp.live import figures as fig
+from tuiapp.live.state import CELL_LOOK
+
+
+class ConfirmModal(ModalScreen[bool]):
+    """A question; y / enter on "Yes" confirms, n / escape declines."""
+
+    AUTO_FOCUS = "#no"
+    BINDINGS = [Binding("y", "answer(True)", "yes", id="confirm-yes"),
+                Binding("n,escape", "answer(False)", "no", id="confirm-no")]
+
+    def __init__(self, question: str, yes: str = "Yes") -> None:
+        super().__init__(classes="confirm")
+        self.question, self.yes = question, yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(self.question), classes="question")
+            with Horizontal(classes="buttons"):
+                yield Button(f"{self.yes} (y)", id="yes", variant="error")
+                yield Button("No (n)", id="no", variant="primary")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+@dataclass(frozen=True)
+class AutoPauseChoice:
+    action: str  # continue | raise | stop | abort
+    new_cap: int | None = None
+
+
+def parse_cap(text: str) -> int | None:
+    """"150000", "150,000", "150_000", "150k", "1.5M" -> tokens; None if it is not a number."""
+    match = re.fullmatch(r"\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kKmM]?)\s*", text)
+    if not match:
+        return None
+    number = float(match.group(1).replace(",", "").replace("_", ""))
+    scale = {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2).lower()]
+    return int(number * scale)
+
+
+class AutoPauseModal(ModalScreen[AutoPauseChoice]):
+    """The engine paused because an arm neared its cap: continue, raise the cap, stop the arm, or abort."""
+
+    AUTO_FOCUS = "#continue"  # not the cap field: it would swallow the c / s / a keys
+    BINDINGS = [Binding("c", "choose('continue')", "continue", id="autopause-continue"),
+                Binding("r", "focus_cap", "raise the cap", id="autopause-raise"),
+                Binding("s", "choose('stop')", "stop this arm", id="autopause-stop"),
+                Binding("a", "choose('abort')", "abort the run", id="autopause-abort")]
+
+    def __init__(self, arm: str, reason: str, used: int, reserved: int, cap: int, projection: str) -> None:
+        super().__init__(classes="autopause")
+        self.arm, self.reason, self.cap = arm, reason, cap
+        self.used, self.reserved, self.projection = used, reserved, projection
+
+    def compose(self) -> ComposeResult:
+        share = (self.used + self.reserved) / self.cap if self.cap else 1.0
+        body = (f"Arm {self.arm} has used {fig.tokens(self.used)} tokens, {fig.tokens(self.reserved)} more are "
+                f"reserved in flight: {share:.0%} of its cap of {fig.tokens(self.cap)}.\n"
+                f"Projection: {self.projection}.\n\n"
+                "The run is paused. Continue as is (the arm is censored if the cap runs out), raise the cap, "
+                f"stop arm {self.arm} (the other arm goes on), or abort the run. Everything recorded so far "
+                "stays in the ledger.")
+        with Vertical(classes="dialog"):
+            yield Static(Text(f"Auto-pause: {self.reason}"), classes="title")
+            yield Static(Text(body), classes="body")
+            with Horizontal(classes="cap-row"):
+                yield Input(placeholder=f"new cap above {self.cap:,}, e.g. {self.cap * 3 // 2:,} or 300k",
+                            id="new-cap")
+                yield Button("Raise cap (r)", id="raise", variant="warning")
+            yield Static("", id="cap-error")
+            with Horizontal(classes="buttons"):
+                yield Button("Continue (c)", id="continue", variant="primary")
+                yield Button(f"Stop arm {self.arm} (s)", id="stop", variant="warning")
+                yield Button("Abort run (a)", id="abort", variant="error")
+
+    def action_choose(self, action: str) -> None:
+        self.dismiss(AutoPauseChoice(action))
+
+    def action_focus_cap(self) -> None:
+        self.query_one("#new-cap", Input).focus()
+
+    def _raise(self) -> None:
+        raw = self.query_one("#new-cap", Input).value
+        new_cap = parse_cap(raw)
+        error = self.query_one("#cap-error", Static)
+        if new_cap is None:
+            error.update(Text(f"{raw!r} is not a number of tokens — type e.g. {self.cap * 2:,} or 500k"))
+        elif new_cap <= self.cap:
+            error.update(Text(f"{new_cap:,} is not above the current cap {self.cap:,} — type a larger number"))
+        else:
+            self.dismiss(AutoPauseChoice("raise", new_cap))
+
+    @on(Input.Submitted, "#new-cap")
+    def _submitted(self) -> None:
+        self._raise()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "raise":
+            self._raise()
+        else:
+            self.action_choose(event.button.id or "continue")
+
+
+def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
+    """The task's attempts on every arm with their tool calls and grade (own connection: threads)."""
+    ledger = Ledger(ledger_path)
+    try:
+        rows = ledger.query("select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no",
+                            [run_id, task_id])
+        for row in rows:
+            row["tools"] = ledger.tool_calls(row["id"])
+            row["grade"] = ledger.grade(row["id"])
+        return rows
+    finally:
+        ledger.close()
+
+
+def describe_attempt(row: dict) -> str:
+    cls = row.get("failure_class")
+    symbol, _, label = CELL_LOOK.get(cls or ("running" if row.get("status") == "running" else "grading"),
+                                     ("?", "", cls or row.get("status") or "?"))
+    head = (f"{row['arm']} attempt {row['attempt_no']}: {symbol} {label}  ·  end {row.get('end_reason') or '—'}"
+            f"  ·  {fig.tokens(row.get('total_tokens') or 0)} tokens ({row.get('prompt_tokens') or 0:,} prompt + "
+            f"{row.get('completion_tokens') or 0:,} completion)  ·  {row.get('calls') or 0} calls, "
+            f"{row.get('transport_retries') or 0} retries, {row.get('turns') or 0} turns")
+    lines = [head, f"    started {row.get('started_utc') or '—'}  ·  {(row.get('duration_ms') or 0) / 1000:.1f} s"]
+    grade = row.get("grade")
+    if grade:
+        failing = ", ".join(json.loads(grade.get("failing_tests_json") or "[]")[:4])
+        lines.append(f"    hidden tests: {grade.get('verdict')} ({grade.get('passed') or 0} passed, "
+                     f"{grade.get('failed') or 0} failed{': ' + failing if failing else ''})")
+    tools = row.get("tools") or []
+    if tools:
+        shown = [f"{t['tool']}({t['path']})" if t.get("path") else t["tool"] for t in tools[-8:]]
+        marks = ["" if t.get("ok") else " ✗" for t in tools[-8:]]
+        lines.append(f"    tools ({len(tools)}): " + ", ".join(s + m for s, m in zip(shown, marks)))
+    return "\n".join(lines)
+
+
+class AttemptsModal(ModalScreen[None]):
+    """Every attempt of one task so far, on every arm; r reloads, escape closes."""
+
+    BINDINGS = [Binding("escape,q", "close", "close", id="attempts-close"),
+                Binding("r", "reload", "reload", id="attempts-reload")]
+
+    class Loaded(Message):
+        def __init__(self, rows: list[dict]) -> None:
+            super().__init__()
+            self.rows = rows
+
+    def __init__(self, ledger_path: Path, run_id: str, task_id: str) -> None:
+        super().__init__(classes="attempts")
+        self.ledger_path, self.run_id, self.task_id = ledger_path, run_id, task_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(f"Attempts of {self.task_id} so far  (r reload · escape close)"), classes="title")
+            with VerticalScroll():
+                yield Static("reading the ledger…", id="attempts-body")
+
+    def on_mount(self) -> None:
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="attempts", description="read a task's attempts from the ledger",
+          exit_on_error=False)
+    def _load(self) -> None:
+        rows = read_attempts(self.ledger_path, self.run_id, self.task_id)
+        self.post_message(self.Loaded(rows))
+
+    def on_attempts_modal_loaded(self, message: Loaded) -> None:
+        text = "\n\n".join(describe_attempt(r) for r in message.rows) or "no attempt yet on any arm"
+        self.query_one("#attempts-body", Static).update(Text(text))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class FatalModal(ModalScreen[None]):
+    """The run cannot go on: say why, keep the screen, quit on q."""
+
+    BINDINGS = [Binding("q,escape,enter", "quit", "quit", id="fatal-quit")]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(classes="fatal")
+        self.message = message
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("The run stopped with an error", classes="title")
+            yield Static(Text(self.message), classes="body")
+            yield Static("Everything recorded before the error stays in the ledger. Press q to quit.")
+
+    def action_quit(self) -> None:
+        self.app.exit(getattr(self.app, "run_id", None))

@@ -1,0 +1,326 @@
+"""The live view's model: the engine's events folded into plain per-arm state.
+
+Pure Python, no Textual: the event worker calls `RunState.apply(event)` for every event and
+the message handlers read the state to update widgets. `apply` records what changed in
+`dirty` / `dirty_cells` so a handler redraws only those parts, and returns a `Notice` for the
+few events the app must react to (auto-pause, run finished). Aggregate figures (Wilson,
+bootstrap, projections) are not computed here: `snapshot()` copies what they need so
+`figures.compute_figures` can run in a thread on a timer.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from agent import events as ev
+from agent.printer import format_event
+
+BUCKET_S = 10  # burn-rate buckets: tokens charged per 10 seconds of event time
+TEXT_TAIL = 600  # characters of streamed model text kept per arm
+LOG_LINES = 2000
+
+# status -> (symbol, short label for a grid cell, label for the legend): readable without colour.
+CELL_LOOK: dict[str, tuple[str, str, str]] = {
+    "pending": ("·", "pending", "pending"),
+    "running": ("▶", "attempt", "running (attempt n)"),
+    "grading": ("…", "grading", "grading"),
+    "accepted": ("✓", "accepted", "accepted"),
+    "reasoning": ("✗", "reasoning", "failed: reasoning"),
+    "mechanics": ("M", "mechanics", "failed: mechanics"),
+    "timeout": ("T", "timeout", "timeout"),
+    "environment": ("E", "environment", "environment"),
+    "harness_error": ("H", "harness err", "harness error"),
+    "censored": ("C", "censored", "censored"),
+    "aborted": ("–", "not run", "not run (stopped)"),
+}
+FINAL = ("accepted", "reasoning", "mechanics", "timeout", "environment", "harness_error", "censored", "aborted")
+
+
+@dataclass
+class TaskCell:
+    """One task on one arm: its status and the attempts made so far."""
+    status: str = "pending"
+    attempt: int = 0
+    tokens: int = 0
+    attempts: list[tuple[int, str, int]] = field(default_factory=list)  # (attempt, failure class, tokens)
+    decided: bool = False  # accepted, or failed with the whole attempt budget spent
+
+    @property
+    def accepted_on(self) -> int | None:
+        return next((n for n, cls, _ in self.attempts if cls == "accepted"), None)
+
+
+@dataclass
+class Activity:
+    """What an arm is doing right now."""
+    task_id: str | None = None
+    attempt: int = 0
+    turn: int = 0
+    phase: str = "idle"  # idle | model | grading
+    last_tool: str = ""
+    text: str = ""  # the tail of the model's streamed text
+
+
+@dataclass
+class ArmState:
+    name: str
+    cap: int
+    used: int = 0
+    reserved: int = 0
+    state: str = "waiting"  # waiting | running | stopping | finished | censored | stopped | aborted
+    cells: dict[str, TaskCell] = field(default_factory=dict)
+    activity: Activity = field(default_factory=Activity)
+    buckets: dict[int, int] = field(default_factory=dict)  # bucket index -> tokens charged in it
+    wasted: int = 0  # tokens of attempts that ended without an accepted patch
+
+    @property
+    def share(self) -> float:
+        return (self.used + self.reserved) / self.cap if self.cap else 1.0
+
+
+@dataclass(frozen=True)
+class Notice:
+    """An event the app reacts to beyond redrawing: "auto_pause" (arm, text) or "finished"."""
+    kind: str
+    arm: str | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ArmSnapshot:
+    name: str
+    cap: int
+    used: int
+    reserved: int
+    state: str
+    buckets: tuple[tuple[int, int], ...]
+    wasted: int
+    cells: tuple[tuple[str, str, bool, int | None, int], ...]  # task, status, decided, accepted_on, tokens
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the figures need, copied on the UI loop so a thread can compute without races."""
+    task_ids: tuple[str, ...]
+    arms: tuple[ArmSnapshot, ...]
+    started_at: float | None
+    finished_at: float | None
+    now: float
+    max_attempts: int
+    status: str | None
+
+
+class RunState:
+    def __init__(self, arms: Sequence[str], caps: dict[str, int], *, max_attempts: int = 2,
+                 task_ids: Sequence[str] = ()):
+        self.max_attempts = max_attempts
+        self.run_id = ""
+        self.manifest = ""
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self.last_at: float | None = None
+        self.engine_state = "starting"  # starting | running | paused | aborting | finished | aborted | crashed
+        self.status: str | None = None  # the run's final status once RunFinished arrived
+        self.task_ids: list[str] = []
+        self.arms: dict[str, ArmState] = {name: ArmState(name, caps.get(name, 0)) for name in arms}
+        self.log: deque[str] = deque(maxlen=LOG_LINES)
+        self.log_total = 0
+        self.events_seen = 0
+        self._turn_events = False  # the engine emits TurnStarted: take turns from it, not from calls
+        self.dirty: set[str] = set()
+        self.dirty_cells: set[tuple[str, str]] = set()
+        self._set_tasks(task_ids)
+
+    # -- folding -------------------------------------------------------------------------------
+    def apply(self, event: ev.Event) -> Notice | None:
+        self.events_seen += 1
+        self.last_at = event.at
+        arm = self.arms.get(getattr(event, "arm", None) or "")
+        line = log_line(event)
+        if line is not None and not isinstance(event, ev.RunStarted):
+            self._log(event.at, line)
+        match event:
+            case ev.RunStarted():
+                return self._run_started(event)
+            case ev.QuotaChanged() if arm:
+                self._quota(arm, event)
+            case ev.ModelText() if arm:
+                arm.activity.text = (arm.activity.text + event.text)[-TEXT_TAIL:]
+                arm.activity.phase = "model"
+                self.dirty.add(f"activity:{arm.name}")
+            case ev.AttemptStarted() if arm:
+                self._attempt_started(arm, event)
+            case ev.TurnStarted() if arm:
+                self._turn_events = True
+                arm.activity.turn = event.turn
+                self.dirty.add(f"activity:{arm.name}")
+            case ev.CallFinished() if arm:
+                self._call_finished(arm, event)
+            case ev.ToolCalled() if arm:
+                arm.activity.last_tool = event.summary if event.ok else f"{event.summary} (failed)"
+                self.dirty.add(f"activity:{arm.name}")
+            case ev.AttemptFinished() if arm:
+                arm.activity.phase = "grading"
+                self._cell(arm, event.task_id).status = "grading"
+                self._touch(arm, event.task_id)
+            case ev.TaskGraded() if arm:
+                self._graded(arm, event)
+            case ev.ArmStateChanged() if arm:
+                self._arm_state(arm, event)
+            case ev.EngineStateChanged():
+                self.engine_state = event.state
+                self.dirty.add("header")
+            case ev.AutoPaused() if arm:
+                return Notice("auto_pause", event.arm, f"auto-pause: arm {event.arm} at {event.share:.0%} of its cap")
+            case ev.RunFinished():
+                self.status = self.engine_state = event.status
+                self.finished_at = event.at
+                for a in self.arms.values():
+                    a.activity = Activity(last_tool=a.activity.last_tool)
+                    self.dirty.add(f"activity:{a.name}")
+                self.dirty.add("header")
+                return Notice("finished", text=event.status)
+        return None
+
+    def _set_tasks(self, task_ids: Sequence[str]) -> None:
+        self.task_ids = list(task_ids)
+        for arm in self.arms.values():
+            for task_id in self.task_ids:
+                arm.cells.setdefault(task_id, TaskCell())
+        self.dirty.add("grid")
+
+    def _run_started(self, event: ev.RunStarted) -> None:
+        self.run_id, self.manifest, self.started_at = event.run_id, event.manifest_sha256, event.at
+        if self.engine_state == "starting":
+            self.engine_state = "running"
+        for name in event.arms:
+            arm = self.arms.setdefault(name, ArmState(name, 0))
+            arm.cap = event.caps.get(name, arm.cap)
+            if arm.state == "waiting":
+                arm.state = "running"
+            self.dirty.add(f"arm:{name}")
+        self._set_tasks(event.task_ids)
+        caps = ", ".join(f"{k} {v:,}" for k, v in event.caps.items())
+        self._log(event.at, f"run {event.run_id} started: {len(event.task_ids)} tasks, caps {caps}")
+        self.dirty.add("header")
+        return None
+
+    def _quota(self, arm: ArmState, event: ev.QuotaChanged) -> None:
+        delta = event.used - arm.used
+        if delta > 0:
+            bucket = int(event.at // BUCKET_S)
+            arm.buckets[bucket] = arm.buckets.get(bucket, 0) + delta
+        arm.used, arm.reserved, arm.cap = event.used, event.reserved, event.cap
+        self.dirty.add(f"arm:{arm.name}")
+
+    def _attempt_started(self, arm: ArmState, event: ev.AttemptStarted) -> None:
+        cell = self._cell(arm, event.task_id)
+        cell.status, cell.attempt = "running", event.attempt
+        arm.activity = Activity(task_id=event.task_id, attempt=event.attempt, turn=1, phase="model")
+        self._touch(arm, event.task_id)
+
+    def _call_finished(self, arm: ArmState, event: ev.CallFinished) -> None:
+        self._cell(arm, event.task_id).tokens += event.prompt_tokens + event.completion_tokens
+        act = arm.activity
+        if not self._turn_events and act.task_id == event.task_id and event.retry_index == 0 and event.status == "ok":
+            act.turn += 1  # the call of this turn is done: the next one is the next turn
+        if act.text and not act.text.endswith("\n"):
+            act.text += "\n"
+        self._touch(arm, event.task_id)
+
+    def _graded(self, arm: ArmState, event: ev.TaskGraded) -> None:
+        cell = self._cell(arm, event.task_id)
+        cls = event.failure_class or ("accepted" if event.accepted else "reasoning")
+        cell.attempts.append((event.attempt, cls, event.tokens))
+        cell.attempt = event.attempt
+        cell.status = cls
+        cell.decided = event.accepted or (cls not in ("censored", "aborted") and event.attempt >= self.max_attempts)
+        if not event.accepted:
+            arm.wasted += event.tokens
+        if arm.activity.task_id == event.task_id:
+            arm.activity.phase = "idle"
+        self._touch(arm, event.task_id)
+
+    def _arm_state(self, arm: ArmState, event: ev.ArmStateChanged) -> None:
+        arm.state = event.state
+        fill = "censored" if event.state == "censored" else "aborted"
+        for task_id in event.unfinished:
+            cell = self._cell(arm, task_id)
+            if cell.status not in ("accepted",):
+                cell.status = fill
+                self.dirty_cells.add((arm.name, task_id))
+        arm.activity = Activity(last_tool=arm.activity.last_tool)
+        self.dirty.update({f"arm:{arm.name}", f"activity:{arm.name}", "header"})
+
+    def _cell(self, arm: ArmState, task_id: str) -> TaskCell:
+        cell = arm.cells.get(task_id)
+        if cell is None:
+            cell = arm.cells[task_id] = TaskCell()
+            if task_id not in self.task_ids:
+                self.task_ids.append(task_id)
+                self.dirty.add("grid")
+        return cell
+
+    def _touch(self, arm: ArmState, task_id: str) -> None:
+        self.dirty_cells.add((arm.name, task_id))
+        self.dirty.update({f"activity:{arm.name}", f"arm:{arm.name}"})
+
+    def _log(self, at: float, text: str) -> None:
+        offset = "" if self.started_at is None else _clock(at - self.started_at) + " "
+        self.log.append(offset + text)
+        self.log_total += 1
+        self.dirty.add("log")
+
+    # -- what the app does (recorded so the screen shows it before the engine confirms) ----------
+    def note(self, text: str, prefix: str = "you: ") -> None:
+        """A line in the event log from the app itself (a command sent, a choice made)."""
+        self._log(self.last_at or 0.0, prefix + text)
+
+    def mark_stopping(self, name: str) -> None:
+        arm = self.arms.get(name)
+        if arm and arm.state == "running":
+            arm.state = "stopping"
+            self.dirty.add(f"arm:{name}")
+
+    @property
+    def live(self) -> bool:
+        return self.status is None
+
+    # -- reading ---------------------------------------------------------------------------------
+    def take_dirty(self) -> tuple[set[str], set[tuple[str, str]]]:
+        dirty, cells = self.dirty, self.dirty_cells
+        self.dirty, self.dirty_cells = set(), set()
+        return dirty, cells
+
+    def snapshot(self, now: float) -> Snapshot:
+        arms = tuple(
+            ArmSnapshot(a.name, a.cap, a.used, a.reserved, a.state, tuple(a.buckets.items()), a.wasted,
+                        tuple((t, c.status, c.decided, c.accepted_on, c.tokens) for t, c in a.cells.items()))
+            for a in self.arms.values())
+        return Snapshot(tuple(self.task_ids), arms, self.started_at, self.finished_at, now,
+                        self.max_attempts, self.status)
+
+
+def log_line(event: ev.Event) -> str | None:
+    """The event log's line: the line printer's, shorter for the frequent attempt events."""
+    match event:
+        case ev.AttemptStarted():
+            return f"[{event.arm}] {event.task_id} #{event.attempt} started"
+        case ev.AttemptFinished():
+            return f"[{event.arm}] {event.task_id} #{event.attempt} ended: {event.end_reason}, {event.tokens:,} tok"
+        case ev.TaskGraded():
+            return f"[{event.arm}] {event.task_id} #{event.attempt} → {'ACCEPTED' if event.accepted else event.failure_class}"
+    return format_event(event)
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+def clock(seconds: float | None) -> str:
+    """"mm:ss" (or "h:mm:ss"); "—" when unknown."""
+    return "—" if seconds is None else _clock(seconds)
