@@ -1,0 +1,51 @@
+"""Print the fixtures/README.md tables (id, language, kind, trap) from the task.toml files.
+
+    python -m verifiers.corpus_table > fixtures/README.md
+"""
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+from verifiers.tasks import load_suite
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SECTIONS = (
+    ("core", "fixtures/core — the main suite"),
+    ("controls", "fixtures/controls — a floor task any working agent passes, and a negative control whose shipped wrong patch must fail"),
+    ("smoke", "fixtures/smoke — three fast tasks for demos and end-to-end tests"),
+)
+INTRO = """# The shipped corpus
+
+Every task was written for quotabench (none is copied from a public benchmark) and is gated by
+`quotabench validate fixtures/core fixtures/controls fixtures/smoke --jobs 2`: the hidden tests
+fail on the untouched workspace and pass on the reference, the visible tests pass on the
+reference, the reference parses, a second independently written solution (`alternate/`) passes
+the hidden tests too — so they do not encode the reference's quirks (seed 001) — and a shipped
+known-wrong patch (`negative/`, where present) fails them. Prompts state the goal as a user would;
+hidden tests check the unstated traps a reviewer would (seed 003). Perf tasks are graded by
+counting operations or with limits at least 10x the reference's time, never a tight clock.
+
+The trap column says what the hidden tests check, not how to pass them. This file is generated:
+`python -m verifiers.corpus_table > fixtures/README.md`.
+"""
+
+
+def render() -> str:
+    parts = [INTRO]
+    for folder, title in SECTIONS:
+        suite = load_suite(FIXTURES / folder)
+        langs = collections.Counter(t.language for t in suite.tasks)
+        kinds = collections.Counter(t.kind for t in suite.tasks)
+        parts.append(f"## {title}\n")
+        parts.append(f"{len(suite.tasks)} tasks — " + ", ".join(f"{n} {l}" for l, n in sorted(langs.items()))
+                     + "; kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + "\n")
+        parts.append("| id | language | kind | trap the hidden tests check |\n|---|---|---|---|")
+        for task in sorted(suite.tasks, key=lambda t: (t.language, t.id)):
+            parts.append(f"| {task.id} | {task.language} | {task.kind} | {task.trap.replace('|', '/')} |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    print(render())
