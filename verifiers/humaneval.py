@@ -202,5 +202,5 @@ def build_humaneval_suite(dest: Path, *, limit: int | None = None) -> list[str]:
         written.append(task_id)
         if note:
             notes[task_id] = f"{name}: visible test is import-only — {note}"
-    (dest / NOTES_FILE).write_text(json.dumps(notes, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (dest / NOTES_FILE).write_text(json.dumps(notes, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     return written

@@ -118,8 +118,9 @@ async def test_malformed_model_natively_and_in_text(server):
     assert unknown[0] == "delete_file" and missing == ("read_file", "{}")
     assert [name for name, _ in native[1]] == ["finish"]
     text = await drive(server, "malformed", "py-word-count", native=False)
-    edit, read = text[0]  # the unknown ```delete_file``` block is not an action at all
+    edit, unknown, read = text[0]
     assert edit[0] == "edit_file" and "OLD" in edit[1]  # the parser's error for a body without markers
+    assert unknown[0] == "delete_file"                   # `name key=value` is an action: an unknown one
     assert read == ("read_file", {})
     assert "delete_file" in server.requests[-1]["messages"][2]["content"]
 

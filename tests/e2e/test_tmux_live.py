@@ -92,7 +92,7 @@ price = {{ input_per_mtok = 0.10, output_per_mtok = 0.40 }}
             tmux("send-keys", "-t", session, "a")
             wait_for_text(session, "Abort the run?")
             tmux("send-keys", "-t", session, "y")
-            wait_for_text(session, "■ aborted", "press q to quit")
+            wait_for_text(session, "■ aborted", "q quits and prints the report")
 
             tmux("send-keys", "-t", session, "q")
             after = wait_for_text(session, "QB-EXIT=0")

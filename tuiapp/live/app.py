@@ -49,6 +49,7 @@ class LiveApp(App[str | None]):
         Binding("1", "stop_arm(0)", "stop arm 1", id="live-stop-arm-1"),
         Binding("2", "stop_arm(1)", "stop arm 2", id="live-stop-arm-2"),
         Binding("enter", "open_task", "task attempts", show=False, id="live-attempts"),
+        Binding("b", "browse", "browse this run", id="live-browse"),
         Binding("q", "request_quit", "quit", id="live-quit"),
         Binding("ctrl+c", "request_quit", "quit", show=False, id="live-ctrl-c"),
     ]
@@ -244,7 +245,9 @@ class LiveApp(App[str | None]):
         if self.quit_requested:
             self.exit(self.run_id)
             return
-        self.notify(f"run {message.status}: press q to quit and print the report", title="run over",
+        self.refresh_bindings()
+        self.notify(f"run {message.status}: b browses its tasks, diffs and transcripts; q quits and prints the report",
+                    title="run over",
                     severity="error" if message.status == "crashed" else "information", timeout=10)
 
     def on_task_grid_task_chosen(self, message: TaskGrid.TaskChosen) -> None:
@@ -253,6 +256,8 @@ class LiveApp(App[str | None]):
     # -- actions ---------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Run controls: hidden once the run is over, greyed out while they cannot act."""
+        if action == "browse":
+            return not self.state.live and bool(self.run_id)
         if action not in RUN_CONTROLS:
             return True
         if not self.state.live or self.fatal:
@@ -263,6 +268,11 @@ class LiveApp(App[str | None]):
                 return False
             return True if self.state.arms[self.arm_names[index]].state in ("running", "waiting") else None
         return True if self.state.engine_state in ("running", "paused", "starting") else None
+
+    def action_browse(self) -> None:
+        """The post-run browser's run screen, on top of the live view (b inside it goes back)."""
+        from tuiapp.browse.app import browse_screen
+        self.push_screen(browse_screen(self.ledger, self.run_id))
 
     def action_toggle_pause(self) -> None:
         if self.state.engine_state == "paused":

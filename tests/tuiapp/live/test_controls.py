@@ -154,3 +154,17 @@ async def test_q_again_while_aborting_stops_now(tmp_path, slow_server):
         await pilot.press("q")  # no second question: calls in flight are cancelled
         await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
     assert ledger.run(engine.run_id)["status"] == "aborted"
+
+
+async def test_b_after_the_run_opens_the_browser_and_b_comes_back(tmp_path, slow_server):
+    from tuiapp.browse.run import RunScreen
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: started(app), what="the run to start")
+        await pilot.press("b")
+        assert not isinstance(app.screen, RunScreen), "b does nothing while the run is live"
+        await finish_by_abort(pilot, app, engine)
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen), what="the browser's run screen")
+        await pilot.press("b")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RunScreen), what="back to the live view")
