@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -138,7 +139,12 @@ def _cmd_import(args: argparse.Namespace) -> int:
         raise QuotabenchError(f"unknown import source {args.source!r} — valid sources: humaneval")
     from verifiers.humaneval import build_humaneval_suite
     ids = build_humaneval_suite(Path(args.dest), limit=args.limit)
-    print(f"wrote {len(ids)} HumanEval tasks to {args.dest}; gate them with: quotabench validate {args.dest} --jobs 2")
+    notes_file = Path(args.dest) / "humaneval-notes.json"
+    notes = json.loads(notes_file.read_text()) if notes_file.is_file() else {}
+    for task_id, note in sorted(notes.items()):
+        print(f"note {task_id}: {note}")
+    print(f"wrote {len(ids)} HumanEval tasks to {args.dest} ({len(notes)} with notes above); "
+          f"gate them with: quotabench validate {args.dest} --jobs 2")
     return 0
 
 
