@@ -29,6 +29,7 @@ class ArmRuntime:
     constants: dict = field(default_factory=dict)
     state: str = "running"
     busy_ms: int = 0
+    gate: object | None = None   # held around each call when the server serves one request at a time
     model_reported: str | None = None
     system_fingerprint: str | None = None
 
@@ -53,6 +54,7 @@ class Endpoint:
     model: str
     constants: dict = field(default_factory=dict)
     transport: object | None = None   # an httpx transport, for in-process endpoints (benchmarks)
+    gate: object | None = None        # an anyio.Lock shared by arms of one single-request server
 
 
 @contextlib.asynccontextmanager
@@ -87,11 +89,13 @@ async def _llamacpp(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[Endpoin
         if entry is None:
             stack = contextlib.AsyncExitStack()
             server = await stack.enter_async_context(llama_server(key))
-            entry = _shared_servers[key] = [server, 0, stack]
+            entry = _shared_servers[key] = [server, 0, stack, anyio.Lock()]
         entry[1] += 1
     server = entry[0]
     try:
-        yield Endpoint(server.base_url, server.model_id, {**server.constants, "shared_by_arms": entry[1]})
+        # llama-cpp-python serves one request at a time: queueing here instead of in the server
+        # keeps each arm's busy time (its share of the server) free of the other arm's calls.
+        yield Endpoint(server.base_url, server.model_id, server.constants, gate=entry[3])
     finally:
         with anyio.CancelScope(shield=True):
             async with _shared_lock:
@@ -112,7 +116,8 @@ async def open_arm(arm: ArmConfig, suites: list[Path], cap: int) -> AsyncIterato
     async with factory(arm, suites) as endpoint:
         client = ChatClient(settings_for(arm, endpoint.base_url, endpoint.model), transport=endpoint.transport)
         try:
-            yield ArmRuntime(arm, client, Quota(cap), endpoint_url=endpoint.base_url, constants=endpoint.constants)
+            yield ArmRuntime(arm, client, Quota(cap), endpoint_url=endpoint.base_url, constants=endpoint.constants,
+                             gate=endpoint.gate)
         finally:
             with anyio.CancelScope(shield=True):
                 await client.aclose()

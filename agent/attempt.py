@@ -6,6 +6,7 @@ before grading starts. A cancelled attempt still records what it spent (shielded
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -117,7 +118,8 @@ class AttemptRunner:
             self._emit(ev.ModelText, text=text)
 
         try:
-            completion = await self.arm.client.complete(messages, tools, on_try=on_try, on_delta=on_delta)
+            async with self.arm.gate or contextlib.nullcontext():
+                completion = await self.arm.client.complete(messages, tools, on_try=on_try, on_delta=on_delta)
         except ContextOverflow as exc:
             raise AttemptEnded("context_overflow", str(exc)) from None
         except EndpointError as exc:

@@ -10,11 +10,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from dataclasses import asdict
-from pathlib import Path
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agent import QuotabenchError
 from agent import events as ev
@@ -26,7 +23,6 @@ from agent.ledger.store import Ledger, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
-from agent.quota import QuotaExhausted
 from verifiers.grading import SandboxGrader
 from verifiers.tasks import Task, load_suite
 
@@ -169,9 +165,10 @@ class RunEngine:
             {"run_id": self.run_id, "task_id": t.id, "position": i, "suite": str(t.path.parent), "path": str(t.path),
              "language": t.language, "kind": t.kind, "files_sha256": t.files_sha256(), "prompt": t.prompt}
             for i, t in enumerate(self.tasks)])
-        return await self._drive(manifest, constants, fresh=True)
+        return await self.drive(manifest, constants, fresh=True)
 
-    async def _drive(self, manifest: str, constants: dict, fresh: bool) -> str:
+    async def drive(self, manifest: str, constants: dict, fresh: bool) -> str:
+        """Open the arms and run them to the end; `fresh` is False when resuming (agent/resume.py)."""
         status = "crashed"
         try:
             async with contextlib.AsyncExitStack() as stack:

@@ -8,7 +8,6 @@ quotabench takes the server down with it. docs/local-model.md records what the s
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import importlib
 import importlib.metadata

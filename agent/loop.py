@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
 from agent.config import Limits
-from agent.endpoint import Completion, ToolCallRequest
-from agent.text_protocol import INSTRUCTIONS, TextAction, parse_actions
+from agent.endpoint import Completion
+from agent.text_protocol import INSTRUCTIONS, parse_actions
 from agent.tools import TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
 from verifiers.tasks import Task
 

@@ -91,4 +91,4 @@ async def resume_run(engine: RunEngine) -> str:
     engine.resume_state = resume_state(ledger, run_id)
     ledger.update("runs", run_id, {"status": "running", "finished_utc": None})
     constants = observed_constants()
-    return await engine._drive(manifest, constants, fresh=False)
+    return await engine.drive(manifest, constants, fresh=False)

@@ -51,36 +51,36 @@ def _tail(g: GradeResult, lines: int = 6) -> str:
     return "\n".join(g.output.strip().splitlines()[-lines:])
 
 
+def _expect(name: str, grade: GradeResult, want: str, what: str, why: str = "") -> CheckResult:
+    """A check that `grade` has verdict `want`; the detail says what ran and, on failure, the output tail."""
+    if grade.verdict == want:
+        return CheckResult(name, True, _summary(grade))
+    return CheckResult(name, False, f"{what} {_summary(grade)}{why}\n{_tail(grade)}")
+
+
 def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
     grader = grader or SandboxGrader()
     started = time.monotonic()
     result = TaskGate(task)
-    untouched = grader.grade_overlay(task, None)
-    result.checks.append(CheckResult("untouched_fails", untouched.verdict == "fail",
-                                     _summary(untouched) if untouched.verdict == "fail" else
-                                     f"hidden tests {_summary(untouched)} on the untouched workspace — the task is already solved or the runner is broken\n{_tail(untouched)}"))
-    reference = grader.grade_overlay(task, task.reference)
-    result.checks.append(CheckResult("reference_passes", reference.verdict == "pass",
-                                     _summary(reference) if reference.verdict == "pass" else
-                                     f"hidden tests {_summary(reference)} on workspace + reference\n{_tail(reference)}"))
-    visible = grader.grade_overlay(task, task.reference, hidden=False)
-    result.checks.append(CheckResult("visible_passes", visible.verdict == "pass",
-                                     _summary(visible) if visible.verdict == "pass" else
-                                     f"visible tests {_summary(visible)} on workspace + reference\n{_tail(visible)}"))
+    checks = result.checks
+    checks.append(_expect("untouched_fails", grader.grade_overlay(task, None), "fail",
+                          "hidden tests", " on the untouched workspace — the task is already solved or the runner is broken"))
+    checks.append(_expect("reference_passes", grader.grade_overlay(task, task.reference), "pass",
+                          "hidden tests", " on workspace + reference"))
+    checks.append(_expect("visible_passes", grader.grade_overlay(task, task.reference, hidden=False), "pass",
+                          "visible tests", " on workspace + reference"))
     findings = _reference_findings(task)
-    result.checks.append(CheckResult("reference_parses", not findings, "; ".join(map(str, findings[:3]))))
+    checks.append(CheckResult("reference_parses", not findings, "; ".join(map(str, findings[:3]))))
     if task.alternate:
-        alt = grader.grade_overlay(task, task.alternate)
-        result.checks.append(CheckResult("alternate_passes", alt.verdict == "pass",
-                                         _summary(alt) if alt.verdict == "pass" else f"hidden tests {_summary(alt)} on workspace + alternate\n{_tail(alt)}"))
+        checks.append(_expect("alternate_passes", grader.grade_overlay(task, task.alternate), "pass",
+                              "hidden tests", " on workspace + alternate"))
     else:
-        result.checks.append(CheckResult("alternate_passes", None, "no alternate/"))
+        checks.append(CheckResult("alternate_passes", None, "no alternate/"))
     if task.negative:
-        neg = grader.grade_overlay(task, task.negative)
-        result.checks.append(CheckResult("negative_fails", neg.verdict == "fail",
-                                         _summary(neg) if neg.verdict == "fail" else f"hidden tests {_summary(neg)} on workspace + negative — the known-wrong patch is accepted"))
+        checks.append(_expect("negative_fails", grader.grade_overlay(task, task.negative), "fail",
+                              "hidden tests", " on workspace + negative — the known-wrong patch is accepted"))
     else:
-        result.checks.append(CheckResult("negative_fails", None, "no negative/"))
+        checks.append(CheckResult("negative_fails", None, "no negative/"))
     result.seconds = time.monotonic() - started
     return result
 

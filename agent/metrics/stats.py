@@ -112,10 +112,15 @@ def tasks_needed_for_power(p1: float, p2: float, alpha: float = 0.05,
     The normal-approximation two-proportion formula seed 000 uses ("a 4-point difference near
     0.5 needs roughly 2,400"): n = (z_{1-α/2} + z_power)^2 (p1 q1 + p2 q2) / (p1 - p2)^2.
     It ignores the pairing, so for paired tasks it errs on the side of too many. None when
-    p1 == p2: no study size detects a zero gap.
+    p1 == p2: no study size detects a zero gap. Near 0 and 1 the normal approximation collapses
+    (p1 = 1, p2 = 0 gives n = 1), so the result is floored at the smallest study whose exact
+    McNemar test could reject at all: it needs at least 6 discordant tasks at α = 0.05
+    (2 · 0.5^6 < 0.05 < 2 · 0.5^5), and a gap d yields about n·|d| of them.
     """
     if p1 == p2:
         return None
     z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
     variance = p1 * (1 - p1) + p2 * (1 - p2)
-    return max(1, math.ceil(z * z * variance / (p1 - p2) ** 2))
+    normal = math.ceil(z * z * variance / (p1 - p2) ** 2)
+    min_discordant = next(k for k in range(1, 64) if 2 * 0.5 ** k < alpha)
+    return max(1, normal, math.ceil(min_discordant / abs(p1 - p2)))

@@ -1,5 +1,4 @@
 """The gate, through the real `quotabench validate` command."""
-import shutil
 import subprocess
 import sys
 from pathlib import Path

@@ -98,7 +98,7 @@ def test_stub_without_the_entry_point_is_an_error():
 def fake_problem(number: int, prompt: str, solution: str, entry: str = "twice") -> dict:
     return {"task_id": f"HumanEval/{number}", "entry_point": entry, "prompt": prompt,
             "canonical_solution": solution,
-            "test": f"def check(candidate):\n    assert candidate(3) == 6\n"}
+            "test": "def check(candidate):\n    assert candidate(3) == 6\n"}
 
 
 def test_wrong_docstring_example_falls_back_to_an_import_test(tmp_path):
