@@ -131,3 +131,29 @@ def test_retry_budget_parity_is_enforced(tmp_path):
     cfg = write_config(tmp_path, [arm_toml("A", "solver", extra="max_attempts = 3\n"), arm_toml("B", "solver")])
     with pytest.raises(ConfigError, match="retry-budget parity"):
         load_config(cfg)
+
+
+def test_token_time_and_context_limits_end_attempts_with_their_reason(tmp_path):
+    server = ScriptedServer([FIXTURES / "smoke"], delay_s=0.3).start()
+    try:
+        def one(name, model, run_extra="", limits=None):
+            cfg = write_config(tmp_path / name, [arm_toml("A", model, base_url=server.base_url)],
+                               tasks=["py-word-count"], max_attempts=1, max_turns=30)
+            text = cfg.read_text()
+            for key, value in (limits or {}).items():
+                text = text.replace(f"{key} = ", f"{key} = {value}\n# was ", 1)
+            cfg.write_text(text)
+            _, run_id, _ = run_sync(cfg, tmp_path / name / "l.sqlite")
+            return Ledger(tmp_path / name / "l.sqlite").attempts(run_id)[0]
+
+        (tmp_path / "t").mkdir()
+        (tmp_path / "w").mkdir()
+        (tmp_path / "c").mkdir()
+        assert one("t", "never-finish", limits={"max_tokens_per_attempt": 1500})["end_reason"] == "token_limit"
+        assert one("w", "never-finish", limits={"attempt_timeout_s": 1})["end_reason"] == "time_limit"
+        server.inject("overflow")
+        attempt = one("c", "solver")
+        assert attempt["end_reason"] == "context_overflow"
+        assert attempt["failure_class"] in ("mechanics", "reasoning")   # graded on what is on disk
+    finally:
+        server.stop()

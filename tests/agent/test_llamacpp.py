@@ -141,3 +141,23 @@ def test_no_orphan_server_when_quotabench_is_killed(tmp_path, sig):
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(pid), f"llama server {pid} outlived quotabench after {sig.name}"
+
+
+@pytest.mark.local_model
+@local
+def test_a_server_that_never_gets_ready_is_a_clear_error_with_its_log(tmp_path):
+    import anyio
+    from agent.llamacpp import llama_server
+    bogus = tmp_path / "not-a-model.gguf"
+    bogus.write_bytes(b"this is not a gguf file\n" * 10)
+
+    async def start():
+        async with llama_server(LlamaCppSettings(model_path=str(bogus), startup_timeout_s=60)):
+            pass
+
+    with pytest.raises(QuotabenchError) as caught:
+        anyio.run(start)
+    message = str(caught.value)
+    assert "exited with status" in message or "did not answer" in message
+    assert "last log lines" in message
+    assert "load model" in message.lower() or "gguf" in message.lower()   # the server's own complaint
