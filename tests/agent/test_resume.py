@@ -116,3 +116,36 @@ def test_resume_refuses_a_finished_run(tmp_path):
     again = subprocess.run([sys.executable, "-m", "tuiapp.cli", "resume", "--db", str(tmp_path / "l.sqlite")],
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "already finished" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
+    for presses in (1, 2):
+        folder = tmp_path / f"presses-{presses}"
+        folder.mkdir()
+        cfg = write_config(folder, [arm_toml("A", "never-finish", base_url=slow_server.base_url),
+                                    arm_toml("B", "never-finish", base_url=slow_server.base_url)], max_turns=200)
+        db = folder / "l.sqlite"
+        proc = cli("run", cfg, "--db", db, "--headless")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            try:
+                if Ledger(db).query("select count(*) n from calls where status = 'ok'")[0]["n"] >= 2:
+                    break
+            except Exception:
+                continue
+        for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, out
+        assert "aborting after in-flight calls finish" in out
+        if presses == 2:
+            assert "stopping now" in out
+        ledger = Ledger(db)
+        run = ledger.runs()[0]
+        assert run["status"] == "aborted", out
+        attempts = ledger.attempts(run["id"])
+        assert attempts and all(a["status"] == "done" and a["failure_class"] == "aborted" for a in attempts)
+        assert not ledger.query("select * from calls where status = 'in_flight'")
