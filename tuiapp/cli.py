@@ -8,7 +8,6 @@ from pathlib import Path
 from agent import QuotabenchError
 from verifiers import VerifierError
 
-DEFAULT_DB = "quotabench.sqlite"
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
