@@ -46,6 +46,15 @@ def load_tasks(config: RunConfig, log=None) -> list[Task]:
     return tasks
 
 
+def preflight(config: RunConfig) -> None:
+    """Problems that would only surface once the run is recorded: fail before writing anything."""
+    import os
+    for arm in config.arms:
+        if arm.api_key_env and not os.environ.get(arm.api_key_env):
+            raise QuotabenchError(f"arm {arm.name}: environment variable {arm.api_key_env} is not set — "
+                                  f"export {arm.api_key_env}=... or remove api_key_env from the config")
+
+
 class RunEngine:
     def __init__(self, config: RunConfig, ledger: Ledger, *, grader: SandboxGrader | None = None,
                  auto_pause: bool = False, config_text: str | None = None):
@@ -151,6 +160,7 @@ class RunEngine:
     # -- the run ----------------------------------------------------------------------------
     async def run(self) -> str:
         """Start a new run and drive it to the end; returns the run id."""
+        preflight(self.config)
         self.tasks = load_tasks(self.config, log=lambda text: self.log(text, "warning"))
         self.run_id = self.run_id or new_id()
         manifest = manifest_sha256(self.tasks, self.config, PROMPT_TEMPLATE_VERSION)

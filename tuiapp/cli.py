@@ -12,6 +12,9 @@ from verifiers import VerifierError
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from verifiers.gate import format_row, gate_suites, header
+    for suite in args.suites:
+        if not Path(suite).is_dir():
+            raise VerifierError(f"suite {suite}: not a folder — pass a folder of tasks or one task folder")
     print(header(), flush=True)
     results, problems = gate_suites([Path(p) for p in args.suites], jobs=args.jobs,
                                     on_result=lambda g: print(format_row(g), flush=True))
@@ -53,9 +56,21 @@ def main(argv: list[str] | None = None) -> int:
     except (QuotabenchError, VerifierError) as exc:
         print(f"quotabench: {exc}", file=sys.stderr)
         return 2
+    except BaseExceptionGroup as group:  # an error raised inside a task group
+        known, rest = group.split((QuotabenchError, VerifierError))
+        if rest is not None or known is None:
+            raise
+        print(f"quotabench: {_first_leaf(known)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("quotabench: interrupted", file=sys.stderr)
         return 130
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    while isinstance(group, BaseExceptionGroup):
+        group = group.exceptions[0]
+    return group
 
 
 if __name__ == "__main__":

@@ -74,8 +74,9 @@ def _after_run(ledger, run_id: str, db: str) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from agent.config import load_config
-    from agent.engine import RunEngine
+    from agent.engine import RunEngine, preflight
     config = load_config(args.config)
+    preflight(config)
     db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
     ledger = _open_ledger(db)
     if _want_tui(args):

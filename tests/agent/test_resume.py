@@ -149,3 +149,14 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
         attempts = ledger.attempts(run["id"])
         assert attempts and all(a["status"] == "done" and a["failure_class"] == "aborted" for a in attempts)
         assert not ledger.query("select * from calls where status = 'in_flight'")
+
+
+def test_unset_api_key_is_one_line_and_records_nothing(tmp_path):
+    cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url="http://127.0.0.1:9/v1",
+                                           extra='api_key_env = "QB_SURELY_UNSET_KEY"\n')])
+    env = {k: v for k, v in os.environ.items() if k != "QB_SURELY_UNSET_KEY"}
+    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--headless"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "QB_SURELY_UNSET_KEY is not set" in done.stderr
+    assert not (tmp_path / "l.sqlite").exists() or not Ledger(tmp_path / "l.sqlite").runs()
