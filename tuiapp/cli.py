@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"quotabench: {_first_leaf(known)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `quotabench export | head`: the reader is gone, nothing to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("quotabench: interrupted", file=sys.stderr)
         return 130
