@@ -76,7 +76,16 @@ async def _scripted(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[Endpoin
         await anyio.to_thread.run_sync(server.stop)
 
 
-_shared_servers: dict = {}   # LlamaCppSettings -> [server, users]: arms with equal settings share one server
+@dataclass
+class _SharedServer:
+    """One llama.cpp server and the arms using it (arms with equal settings share it)."""
+    server: object
+    stack: contextlib.AsyncExitStack
+    gate: anyio.Lock = field(default_factory=anyio.Lock)
+    users: int = 0
+
+
+_shared_servers: dict[object, _SharedServer] = {}   # keyed by LlamaCppSettings
 _shared_lock = anyio.Lock()
 
 
@@ -85,24 +94,23 @@ async def _llamacpp(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[Endpoin
     from agent.llamacpp import llama_server
     key = arm.llamacpp
     async with _shared_lock:
-        entry = _shared_servers.get(key)
-        if entry is None:
+        shared = _shared_servers.get(key)
+        if shared is None:
             stack = contextlib.AsyncExitStack()
-            server = await stack.enter_async_context(llama_server(key))
-            entry = _shared_servers[key] = [server, 0, stack, anyio.Lock()]
-        entry[1] += 1
-    server = entry[0]
+            shared = _shared_servers[key] = _SharedServer(await stack.enter_async_context(llama_server(key)), stack)
+        shared.users += 1
+    server = shared.server
     try:
         # llama-cpp-python serves one request at a time: queueing here instead of in the server
         # keeps each arm's busy time (its share of the server) free of the other arm's calls.
-        yield Endpoint(server.base_url, server.model_id, server.constants, gate=entry[3])
+        yield Endpoint(server.base_url, server.model_id, server.constants, gate=shared.gate)
     finally:
         with anyio.CancelScope(shield=True):
             async with _shared_lock:
-                entry[1] -= 1
-                if entry[1] == 0:
+                shared.users -= 1
+                if shared.users == 0:
                     del _shared_servers[key]
-                    await entry[2].aclose()
+                    await shared.stack.aclose()
 
 
 ARM_KINDS: dict[str, Callable] = {"openai": _openai, "scripted": _scripted, "llamacpp": _llamacpp}

@@ -14,6 +14,18 @@ from __future__ import annotations
 
 MALFORMED_THRESHOLD = 3
 CLASSES = ("accepted", "reasoning", "mechanics", "timeout", "environment", "harness_error", "censored", "aborted")
+# How a class reads in reports and screens; the others read as their own name.
+CLASS_LABELS = {"mechanics": "edit-mechanics"}
+CLASS_MEANINGS = {
+    "accepted": "the hidden tests pass",
+    "reasoning": "the code parses but the hidden tests fail",
+    "mechanics": f"an edited file no longer parses, nothing was edited, or >= {MALFORMED_THRESHOLD} malformed tool calls",
+    "timeout": "the hidden tests ran past their time limit",
+    "environment": "a module, crate or command the tests need is missing",
+    "harness_error": "the endpoint kept failing after its retries: not the model's fault",
+    "censored": "the arm's token cap ran out",
+    "aborted": "the user aborted the run or it was killed",
+}
 
 
 def classify(end_reason: str, verdict: str | None, *, findings: int = 0, edited: bool = True,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 
 import anyio
 
@@ -48,7 +49,6 @@ def load_tasks(config: RunConfig, log=None) -> list[Task]:
 
 def preflight(config: RunConfig) -> None:
     """Problems that would only surface once the run is recorded: fail before writing anything."""
-    import os
     for arm in config.arms:
         if arm.api_key_env and not os.environ.get(arm.api_key_env):
             raise QuotabenchError(f"arm {arm.name}: environment variable {arm.api_key_env} is not set — "
@@ -279,5 +279,4 @@ class RunEngine:
 
 def _session_id() -> str:
     """Runs started from one shell session share this id (seed 003 result 5: back-to-back replicates)."""
-    import os
     return f"{os.getppid()}-{os.environ.get('TERM_SESSION_ID', '')}-{os.environ.get('TMUX', '').split(',')[-1]}"

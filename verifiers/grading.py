@@ -13,7 +13,7 @@ from typing import Protocol
 
 from verifiers.runners import environment_fault, parse_counts
 from verifiers.sandbox import LocalSandbox, RunResult, Sandbox, limits_for
-from verifiers.tasks import Task, materialize
+from verifiers.tasks import Task, copy_with_overlays
 
 VERDICTS = ("pass", "fail", "timeout", "error")
 _CANNOT_START = {126, 127}
@@ -71,11 +71,7 @@ class SandboxGrader:
     def _run(self, task: Task, source: Path, command: str, *overlays: Path | None) -> GradeResult:
         scratch = Path(tempfile.mkdtemp(prefix=f"qb-grade-{task.id}-"))
         try:
-            work = scratch / "work"
-            shutil.copytree(source, work, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", "target", "node_modules"))
-            for overlay in overlays:
-                if overlay is not None:
-                    shutil.copytree(overlay, work, dirs_exist_ok=True)
+            work = copy_with_overlays(source, scratch / "work", *overlays)
             limits = limits_for(task.language, task.timeout_s, task.memory_mb)
             return _to_grade(self.sandbox.run(command, work, limits), task.timeout_s)
         finally:
@@ -90,9 +86,6 @@ class SandboxGrader:
 
     def grade_overlay(self, task: Task, overlay: Path | None, *, hidden: bool = True) -> GradeResult:
         """Grade workspace + overlay (reference, alternate, negative, or None for untouched)."""
-        scratch = Path(tempfile.mkdtemp(prefix=f"qb-gate-{task.id}-"))
-        try:
-            work = materialize(task, scratch / "work", overlay)
-            return self.grade(task, work) if hidden else self.run_visible(task, work)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        if hidden:
+            return self._run(task, task.workspace, task.hidden_cmd, overlay, task.hidden)
+        return self._run(task, task.workspace, task.visible_cmd, overlay)

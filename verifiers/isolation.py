@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import uuid
 from pathlib import Path
@@ -72,7 +73,6 @@ class PidsCgroup:
             return []
 
     def kill_all(self) -> None:
-        import signal
         for _ in range(50):
             pids = self.pids()
             if not pids:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from tree_sitter import Language, Node, Parser
 
+from verifiers.tasks import iter_files
+
 EXTENSIONS = {
     ".py": "python", ".pyi": "python",
     ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
@@ -156,7 +158,6 @@ def _detect_other_language(source: bytes, grammar: str) -> str | None:
 
 def check_workspace(fixture: Path, final: Path, changed: list[str] | None = None) -> list[Finding]:
     """Findings for every file in `final` that is new or differs from `fixture`."""
-    from verifiers.tasks import iter_files
     findings: list[Finding] = []
     names = changed if changed is not None else [str(p.relative_to(final)) for p in iter_files(final)]
     for rel in names:

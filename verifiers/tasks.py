@@ -40,6 +40,7 @@ class Task:
     timeout_s: float = DEFAULT_TIMEOUT_S
     trap: str = ""
     memory_mb: int | None = None
+    _digest: dict = field(default_factory=dict, compare=False, repr=False)  # files_sha256, computed once
 
     @property
     def workspace(self) -> Path:
@@ -64,12 +65,15 @@ class Task:
         return p if p.is_dir() else None
 
     def files_sha256(self) -> str:
-        """Hash of every file in the task folder (names and bytes), for the run manifest."""
-        h = hashlib.sha256()
-        for f in iter_files(self.path):
-            h.update(str(f.relative_to(self.path)).encode() + b"\0")
-            h.update(f.read_bytes() + b"\0")
-        return h.hexdigest()
+        """Hash of every file in the task folder (names and bytes), for the run manifest.
+        Read once per loaded Task: the manifest and the tasks rows both need it."""
+        if "sha256" not in self._digest:
+            h = hashlib.sha256()
+            for f in iter_files(self.path):
+                h.update(str(f.relative_to(self.path)).encode() + b"\0")
+                h.update(f.read_bytes() + b"\0")
+            self._digest["sha256"] = h.hexdigest()
+        return self._digest["sha256"]
 
 
 @dataclass(frozen=True)
@@ -171,11 +175,15 @@ def load_suite(path: Path) -> Suite:
     return suite
 
 
-def materialize(task: Task, dest: Path, *overlays: Path | None) -> Path:
-    """Copy the task's workspace to dest and copy each overlay folder on top, in order."""
+def copy_with_overlays(source: Path, dest: Path, *overlays: Path | None) -> Path:
+    """Copy source to dest (without caches and build output), then each overlay on top, in order."""
     dest = Path(dest)
-    shutil.copytree(task.workspace, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_JUNK))
-    for overlay in overlays:
-        if overlay is not None:
-            shutil.copytree(overlay, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_JUNK))
+    for folder in (source, *overlays):
+        if folder is not None:
+            shutil.copytree(folder, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_JUNK))
     return dest
+
+
+def materialize(task: Task, dest: Path, *overlays: Path | None) -> Path:
+    """The task's workspace at dest with each overlay folder copied on top, in order."""
+    return copy_with_overlays(task.workspace, dest, *overlays)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 
+from agent.classify import CLASS_LABELS
 from agent.metrics.errors import ReportError
 
+
 FORMATS = ("text", "markdown", "json")
-CLASS_LABELS = {"mechanics": "edit-mechanics"}
 MAX_FREQUENCY_ROWS = 15
 
 
@@ -65,7 +66,7 @@ def _cpsp(arm: dict, with_cost: bool) -> str:
     return f"{_money(cost['cpsp'])} n={cost['solved']}"
 
 
-def _decision_rows(section: dict, with_cost: bool) -> list[list[str]]:
+def decision_rows(section: dict, with_cost: bool) -> list[list[str]]:
     rows = []
     for arm in section["arms"]:
         m = arm["metrics"]
@@ -107,7 +108,7 @@ def _arm_details(arm: dict) -> list[str]:
     return lines
 
 
-def _comparison_lines(c: dict) -> list[str]:
+def comparison_lines(c: dict) -> list[str]:
     b, mc = c["bootstrap"], c["mcnemar"]
     lines = [
         f"acceptance gap {c['second']} − {c['first']}: {_signed(b['gap'])} 95% CI "
@@ -172,11 +173,11 @@ def _blocks(report: dict) -> list[tuple]:
         blocks.append(("heading", f"Run {run['id']} ({run['status'] or '—'}, created {run['created_utc'] or '—'}, "
                                   f"session {run['session_id'] or '—'}, manifest {run['manifest_sha256'] or '—'}, "
                                   f"n={section['n_tasks']} tasks)"))
-        blocks.append(("table", DECISION_HEADERS, _decision_rows(section, with_cost)))
+        blocks.append(("table", DECISION_HEADERS, decision_rows(section, with_cost)))
         for arm in section["arms"]:
             blocks.append(("section", f"{arm['metrics']['name']}:", _arm_details(arm)))
         for c in section["comparisons"]:
-            blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", _comparison_lines(c)))
+            blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))
     if report["replicates"]:
         blocks.extend(_replicate_blocks(report["replicates"]))
     return blocks

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-# As agent.metrics.render.CLASS_LABELS (a test checks they agree); importing it would pull in scipy.
-CLASS_LABELS = {"mechanics": "edit-mechanics"}
+from agent.classify import CLASS_LABELS, CLASS_MEANINGS
 
 CLASS_STYLES = {
     "accepted": "bold green", "reasoning": "bold dark_orange", "mechanics": "bold magenta",
@@ -16,14 +15,7 @@ CLASS_STYLES = {
 VERDICT_STYLES = {"pass": "green", "fail": "red", "timeout": "yellow", "error": "red",
                   "running": "blue", "ungraded": "blue"}
 CLASS_HELP = {
-    "accepted": "the hidden tests pass",
-    "reasoning": "the code parses but the hidden tests fail",
-    "mechanics": "an edited file no longer parses, nothing was edited, or >= 3 malformed tool calls",
-    "timeout": "the hidden tests ran past their time limit",
-    "environment": "a module, crate or command the tests need is missing",
-    "harness_error": "the endpoint kept failing after its retries: not the model's fault",
-    "censored": "the arm's token cap ran out",
-    "aborted": "the user aborted the run or it was killed",
+    **CLASS_MEANINGS,
     "running": "never ended: the run stopped (crashed or killed) while this attempt was in progress",
     "ungraded": "ended but never graded: the run stopped before grading",
     "not run": "no attempt was made",

@@ -43,16 +43,16 @@ def cell_text(cell: Cell) -> Text:
 def report_renderable(report: dict) -> RenderableType:
     # The report's own cell formatting, so the browser and `quotabench report` print the same
     # numbers. Imported here: agent.metrics is loaded by the worker that built `report`.
-    from agent.metrics.render import DECISION_HEADERS, _comparison_lines, _decision_rows
+    from agent.metrics.render import DECISION_HEADERS, comparison_lines, decision_rows
     section = report["runs"][0]
     table = Table(*DECISION_HEADERS, title="Decision table", title_justify="left", title_style="bold",
                   show_edge=False, pad_edge=False, expand=True)
-    for row in _decision_rows(section, report["with_cost"]):
+    for row in decision_rows(section, report["with_cost"]):
         table.add_row(*(Text(str(c)) for c in row))
     parts: list[RenderableType] = [table]
     for c in section["comparisons"]:
         parts.append(Text(f"Paired comparison {c['second']} vs {c['first']}", style="bold"))
-        parts.extend(Text(f"  {line}") for line in _comparison_lines(c))
+        parts.extend(Text(f"  {line}") for line in comparison_lines(c))
     if not section["comparisons"]:
         parts.append(Text("No paired comparison: fewer than two arms, or no task finished by both.", style="italic"))
     if not report["with_cost"]:
