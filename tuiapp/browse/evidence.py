@@ -73,9 +73,13 @@ def finding_snippet(finding: dict, view: AttemptView) -> RenderableType:
     """The lines around a tree-sitter finding, highlighted, the error line marked."""
     path, line = finding.get("file") or "?", int(finding.get("line") or 0)
     text = view.files.get(path)
-    title = Text(f"{path}:{line}:{finding.get('column', '?')}  ", style="bold")
-    title.append(f"{finding.get('flag', '')} ({finding.get('node_kind', '')} node)", style="bold magenta")
+    where = f"{path}:{line}:{finding.get('column') or '?'}" if line else path  # whole-file flags have no line
+    title = Text(f"{where}  ", style="bold")
+    kind = f" ({finding['node_kind']} node)" if finding.get("node_kind") else ""
+    title.append(f"{finding.get('flag', '')}{kind}", style="bold magenta")
     title.append(f"  {finding.get('message', '')}")
+    if not line:
+        return title
     if not text or not 0 < line <= len(text.splitlines()):
         return Group(title, _quote(finding.get("context") or "(no context recorded)"))
     lines = highlighter(path)(text)

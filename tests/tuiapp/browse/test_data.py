@@ -95,3 +95,17 @@ def test_the_data_layer_does_not_import_textual():
     code = ("import sys, tuiapp.browse.data, tuiapp.browse.diffview, tuiapp.browse.evidence; "
             "sys.exit('textual' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_whole_file_finding_shows_no_line_or_node():
+    from rich.console import Console
+    from tuiapp.browse.evidence import finding_snippet
+
+    class View:
+        files = {"clamp.mjs": "x\n"}
+
+    console = Console(width=120, record=True)
+    console.print(finding_snippet({"file": "clamp.mjs", "flag": "truncated", "line": None, "column": None,
+                                   "node_kind": None, "message": "file shrank from 227 to 14 bytes"}, View()))
+    shown = console.export_text()
+    assert "clamp.mjs  truncated  file shrank" in shown and "None" not in shown
