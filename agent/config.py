@@ -76,6 +76,7 @@ class RunConfig:
     limits: Limits = field(default_factory=Limits)
     auto_pause_share: float = 0.9
     prompt_template: str = "v1"
+    require_sandbox: bool = False  # refuse to start when the bubblewrap sandbox is unavailable
 
     def arm(self, name: str) -> ArmConfig:
         return next(a for a in self.arms if a.name == name)
