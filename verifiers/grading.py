@@ -38,7 +38,7 @@ class GradeResult:
 
 class Grader(Protocol):
     def grade(self, task: Task, workspace: Path) -> GradeResult: ...
-    def run_visible(self, task: Task, workspace: Path) -> GradeResult: ...
+    def run_visible(self, task: Task, workspace: Path, timeout_s: float | None = None) -> GradeResult: ...
 
 
 def verdict_of(result: RunResult) -> str:
@@ -68,12 +68,14 @@ class SandboxGrader:
     def __init__(self, sandbox: Sandbox | None = None):
         self.sandbox = sandbox or LocalSandbox()
 
-    def _run(self, task: Task, source: Path, command: str, *overlays: Path | None) -> GradeResult:
+    def _run(self, task: Task, source: Path, command: str, *overlays: Path | None,
+             timeout_s: float | None = None) -> GradeResult:
         scratch = Path(tempfile.mkdtemp(prefix=f"qb-grade-{task.id}-"))
         try:
             work = copy_with_overlays(source, scratch / "work", *overlays)
-            limits = limits_for(task.language, task.timeout_s, task.memory_mb)
-            return _to_grade(self.sandbox.run(command, work, limits), task.timeout_s)
+            timeout = task.timeout_s if timeout_s is None else min(task.timeout_s, timeout_s)
+            limits = limits_for(task.language, timeout, task.memory_mb)
+            return _to_grade(self.sandbox.run(command, work, limits), timeout)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -81,8 +83,10 @@ class SandboxGrader:
         """Hidden verdict for whatever is on disk in `workspace`."""
         return self._run(task, workspace, task.hidden_cmd, task.hidden)
 
-    def run_visible(self, task: Task, workspace: Path) -> GradeResult:
-        return self._run(task, workspace, task.visible_cmd)
+    def run_visible(self, task: Task, workspace: Path, timeout_s: float | None = None) -> GradeResult:
+        """Visible tests on a copy of `workspace`; `timeout_s` shortens the task's limit
+        (the agent loop passes what is left of the attempt's time)."""
+        return self._run(task, workspace, task.visible_cmd, timeout_s=timeout_s)
 
     def grade_overlay(self, task: Task, overlay: Path | None, *, hidden: bool = True) -> GradeResult:
         """Grade workspace + overlay (reference, alternate, negative, or None for untouched)."""
