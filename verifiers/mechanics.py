@@ -162,10 +162,10 @@ def check_workspace(fixture: Path, final: Path, changed: list[str] | None = None
     names = changed if changed is not None else [str(p.relative_to(final)) for p in iter_files(final)]
     for rel in names:
         after_path, before_path = final / rel, fixture / rel
-        if not after_path.is_file():
-            continue
+        if after_path.is_symlink() or not after_path.is_file():
+            continue  # never read through a link: its target may be outside the workspace
         after = after_path.read_bytes()
-        before = before_path.read_bytes() if before_path.is_file() else None
+        before = before_path.read_bytes() if before_path.is_file() and not before_path.is_symlink() else None
         if before == after:
             continue
         findings.extend(check_file(rel, after, before))

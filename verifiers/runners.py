@@ -42,9 +42,10 @@ def parse_counts(output: str) -> TestCounts:
         return TestCounts(sum(int(p) for p, _ in cargo), sum(int(f) for _, f in cargo),
                           tuple(dict.fromkeys(_CARGO_FAILED.findall(output))))
     node_pass, node_fail = _NODE_PASS.findall(output), _NODE_FAIL.findall(output)
-    if node_pass or node_fail:
+    if node_pass or node_fail:  # the runner's own summary is the last block it prints
         failing = tuple(n.strip() for n in _NODE_NOT_OK.findall(output))
-        return TestCounts(sum(map(int, node_pass)), sum(map(int, node_fail)), tuple(dict.fromkeys(failing)))
+        return TestCounts(int(node_pass[-1]) if node_pass else 0, int(node_fail[-1]) if node_fail else 0,
+                          tuple(dict.fromkeys(failing)))
     summary = _PYTEST_SUMMARY.findall(output)
     if summary:
         counts = {"passed": 0, "failed": 0}

@@ -1,33 +1,42 @@
-"""Run a shell command in a throwaway sandbox: own process group, rlimits, scrubbed env, no network.
+"""Run a shell command that executes model-written code, in a sandbox.
 
-`Sandbox` is the seam (one method); `LocalSandbox` is the implementation used everywhere.
-Output goes to a file outside the workspace, so a grandchild holding a pipe open cannot hang
-the grader, and is capped when read back.
+`Sandbox` is the seam: `run(command, source, limits, protected)` runs `command` in a private,
+writable copy of the folder `source`, with the files of `protected` (the hidden tests) placed
+on top read-only, and returns a `RunResult`. The host folders themselves are never written.
+
+Two implementations, picked by name from `SANDBOXES`:
+
+    bwrap     bubblewrap (verifiers/bwrap.py): its own mount, pid, network, ipc and uts
+              namespaces; only the runtimes visible, read-only; sized tmpfs for the tree and
+              /tmp; an unprivileged uid; everything it started dies with it.
+    fallback  a plain subprocess (verifiers/fallback.py) when bubblewrap is unavailable:
+              rlimits, a scrubbed environment, `unshare -n` and a pids cgroup where allowed.
+              It shares the host's filesystem view, and every result says so.
+
+`make_sandbox()` picks bwrap when it works here; `require=True` refuses the fallback.
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import time
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from verifiers.isolation import PidsCgroup, network_isolation_available
+from verifiers import VerifierError
+from verifiers.isolation import bwrap_status
 
-OUTPUT_CAP_BYTES = 64 * 1024
 _MB = 1024 * 1024
 # RLIMIT_AS caps virtual address space, not resident memory: V8 reserves ~10 GB up front and
 # tsx's esbuild (a Go binary) ~40 GB, so their limits look large but still stop runaway growth.
 DEFAULT_MEMORY_MB = {"python": 2048, "shell": 2048, "javascript": 16384, "typescript": 65536, "rust": 8192}
 # Names passed through from the parent environment; everything else (keys, tokens, ...) is dropped.
-_PASSTHROUGH = ("LANG", "LC_ALL", "TZ")
-_LAUNCHER = Path(__file__).with_name("_launch.py")
+_PASSTHROUGH = ("TZ",)
+SANDBOX_ERROR_EXIT = 125  # the sandbox's own setup failed (not the command)
+
+
+class SandboxUnavailable(VerifierError):
+    """The full sandbox was required but cannot run here."""
 
 
 @dataclass(frozen=True)
@@ -35,8 +44,9 @@ class Limits:
     timeout_s: float = 60.0
     cpu_s: int | None = None          # defaults to 2x the timeout
     memory_mb: int = 4096             # RLIMIT_AS
-    max_procs: int = 256              # pids cgroup (and RLIMIT_NPROC where it applies)
-    file_size_mb: int = 256           # RLIMIT_FSIZE
+    max_procs: int = 256              # RLIMIT_NPROC (and the fallback's pids cgroup)
+    file_size_mb: int = 256           # RLIMIT_FSIZE: the largest single file
+    disk_mb: int = 512                # what the command can write in all: the tree's and /tmp's tmpfs
     network: bool = False
 
 
@@ -51,134 +61,69 @@ class RunResult:
 
 
 class Sandbox(Protocol):
-    def run(self, command: str, cwd: Path, limits: Limits) -> RunResult: ...
+    name: str
+
+    def run(self, command: str, source: Path, limits: Limits, protected: Path | None = None) -> RunResult: ...
 
 
-def _tool_dirs() -> list[str]:
-    """Directories the test commands need on PATH: this interpreter's bin, cargo's bin."""
-    dirs = [str(Path(sys.executable).parent)]
-    cargo = shutil.which("cargo")
-    if cargo:
-        dirs.append(str(Path(cargo).parent))
-    return dirs
-
-
-def _rustup_home() -> str | None:
-    if os.environ.get("RUSTUP_HOME"):
-        return os.environ["RUSTUP_HOME"]
-    default = Path.home() / ".rustup"
-    return str(default) if default.is_dir() else None
-
-
-def scrubbed_env(home: Path, tmp: Path) -> dict[str, str]:
-    """A minimal environment built from an allowlist: nothing secret-looking can leak in."""
-    path = os.pathsep.join(dict.fromkeys(_tool_dirs() + os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)))
+def base_env(home: str, tmp: str) -> dict[str, str]:
+    """A minimal environment from an allowlist: nothing secret-looking can leak in."""
     env = {
-        "PATH": path, "HOME": str(home), "TMPDIR": str(tmp), "TMP": str(tmp), "TEMP": str(tmp),
+        "HOME": home, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp, "USER": "sandbox", "LOGNAME": "sandbox",
         "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # plugins of the host venv cost seconds per run
-        "NO_COLOR": "1", "TERM": "dumb", "CARGO_HOME": str(home / ".cargo"),
+        "NO_COLOR": "1", "TERM": "dumb", "CARGO_HOME": f"{home}/.cargo",
         "CARGO_TERM_COLOR": "never", "NODE_OPTIONS": "", "npm_config_update_notifier": "false",
     }
-    rustup = _rustup_home()
-    if rustup:
-        env["RUSTUP_HOME"] = rustup
     for name in _PASSTHROUGH:
         if name in os.environ:
             env[name] = os.environ[name]
     return env
 
 
-def _user_process_count() -> int:
-    uid = os.getuid()
-    count = 0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid == uid:
-                    count += 1
-            except OSError:
-                pass
-    return count
+def limit_script(limits: Limits, nproc: int) -> str:
+    """Shell lines setting the rlimits (soft = hard) before anything else runs."""
+    cpu = limits.cpu_s or int(limits.timeout_s * 2) + 5
+    return (f"ulimit -t {cpu} -v {limits.memory_mb * 1024} -f {limits.file_size_mb * 1024} "
+            f"-u {nproc} -c 0 || {{ echo 'quotabench sandbox: cannot set rlimits' >&2; exit {SANDBOX_ERROR_EXIT}; }}")
 
 
-class LocalSandbox:
-    """Subprocess sandbox on this machine. Records which isolation it actually got."""
-
-    def run(self, command: str, cwd: Path, limits: Limits) -> RunResult:
-        root = Path(tempfile.mkdtemp(prefix="qb-sbx-"))
-        home, tmp = root / "home", root / "tmp"
-        home.mkdir()
-        tmp.mkdir()
-        out_path = root / "output.log"
-        cgroup = PidsCgroup(limits.max_procs)
-        net_isolated = (not limits.network) and network_isolation_available()
-        argv = ["bash", "-c", command]
-        if net_isolated:
-            argv = ["unshare", "-rn", "--"] + argv
-        nproc = limits.max_procs if os.geteuid() != 0 else limits.max_procs * 4
-        if os.geteuid() != 0:
-            nproc += _user_process_count()
-        cpu = limits.cpu_s or int(limits.timeout_s * 2) + 5
-        spec = {
-            "argv": argv, "env": scrubbed_env(home, tmp), "cgroup_procs": cgroup.procs_file,
-            "rlimits": {
-                "RLIMIT_CPU": cpu, "RLIMIT_AS": limits.memory_mb * _MB,
-                "RLIMIT_FSIZE": limits.file_size_mb * _MB, "RLIMIT_NPROC": nproc, "RLIMIT_CORE": 0,
-            },
-        }
-        isolation = {
-            "network": "on" if net_isolated else "off",
-            "pids_cgroup": "on" if cgroup.path else "off",
-            "rlimits": "on",
-        }
-        started = time.monotonic()
-        timed_out = False
-        try:
-            with open(out_path, "wb") as out:
-                try:
-                    proc = subprocess.Popen(
-                        [sys.executable, "-I", str(_LAUNCHER), json.dumps(spec)],
-                        cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                        start_new_session=True, env={"PATH": os.environ.get("PATH", "")},
-                    )
-                except OSError as exc:
-                    return RunResult(None, 0, "", start_error=f"could not start sandbox: {exc}", isolation=isolation)
-                try:
-                    proc.wait(timeout=limits.timeout_s)
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                    _kill_group(proc.pid)
-                    cgroup.kill_all()
-                    proc.wait()
-                else:
-                    _kill_group(proc.pid)  # stray background children
-            duration_ms = int((time.monotonic() - started) * 1000)
-            output = _read_capped(out_path)
-            return RunResult(proc.returncode, duration_ms, output, timed_out=timed_out, isolation=isolation)
-        finally:
-            cgroup.remove()
-            shutil.rmtree(root, ignore_errors=True)
+def protected_files(protected: Path | None) -> list[str]:
+    """Relative paths of the protected folder's regular files (symlinks are not followed)."""
+    from verifiers.tasks import iter_files
+    if protected is None:
+        return []
+    return [str(p.relative_to(protected)) for p in iter_files(protected) if not p.is_symlink()]
 
 
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _read_capped(path: Path, cap: int = OUTPUT_CAP_BYTES) -> str:
-    size = path.stat().st_size
-    with open(path, "rb") as fh:
-        if size <= cap:
-            data = fh.read()
-            return data.decode("utf-8", "replace")
-        head = fh.read(cap // 4)
-        fh.seek(size - (cap - cap // 4))
-        tail = fh.read()
-    return (head.decode("utf-8", "replace") + f"\n[... {size - cap} bytes cut ...]\n" + tail.decode("utf-8", "replace"))
+def quote(text: str) -> str:
+    return shlex.quote(text)
 
 
 def limits_for(language: str, timeout_s: float, memory_mb: int | None = None) -> Limits:
     return Limits(timeout_s=timeout_s, memory_mb=memory_mb or DEFAULT_MEMORY_MB.get(language, 4096))
+
+
+def sandbox_names() -> tuple[str, ...]:
+    return ("bwrap", "fallback")
+
+
+def make_sandbox(name: str | None = None, *, require: bool = False) -> Sandbox:
+    """The sandbox called `name`, or the best one this machine runs (bwrap, else fallback).
+
+    With `require`, a machine where bubblewrap cannot run raises SandboxUnavailable naming why.
+    """
+    from verifiers.bwrap import BwrapSandbox
+    from verifiers.fallback import FallbackSandbox
+    if name not in (None, *sandbox_names()):
+        raise VerifierError(f"unknown sandbox {name!r} — valid sandboxes: {', '.join(sandbox_names())}")
+    status = bwrap_status()
+    if name == "fallback":
+        if require:
+            raise SandboxUnavailable("the fallback sandbox was asked for, but the full sandbox is required")
+        return FallbackSandbox(reason="chosen explicitly")
+    if status.usable:
+        return BwrapSandbox(status)
+    if require or name == "bwrap":
+        raise SandboxUnavailable(f"the bubblewrap sandbox is required but unavailable: {status.problem}")
+    return FallbackSandbox(reason=status.problem or "bubblewrap unavailable")

@@ -6,6 +6,7 @@ A suite loads every valid task and reports each broken one as a `TaskProblem`
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import tomllib
@@ -71,7 +72,7 @@ class Task:
             h = hashlib.sha256()
             for f in iter_files(self.path):
                 h.update(str(f.relative_to(self.path)).encode() + b"\0")
-                h.update(f.read_bytes() + b"\0")
+                h.update((b"symlink:" + os.readlink(f).encode() if f.is_symlink() else f.read_bytes()) + b"\0")
             self._digest["sha256"] = h.hexdigest()
         return self._digest["sha256"]
 
@@ -94,10 +95,17 @@ class Suite:
 
 
 def iter_files(root: Path):
-    """Every regular file under root, sorted, skipping caches and build output."""
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and not (_JUNK & set(p.relative_to(root).parts)):
-            yield p
+    """Every regular file under root, sorted, skipping caches and build output. Symlinks are
+    never followed (a link to a folder is not walked); a symlink itself is yielded like a file
+    so callers can record it as a link, never read through it."""
+    root = Path(root)
+    found = []
+    for current, dirs, files in os.walk(root):
+        here = Path(current)
+        links = [d for d in dirs if (here / d).is_symlink()]
+        dirs[:] = sorted(d for d in dirs if d not in _JUNK and d not in links)
+        found += [here / name for name in (*files, *links) if name not in _JUNK]
+    yield from sorted(found)
 
 
 def _require_str(data: dict, key: str, toml_path: Path) -> str:
@@ -175,13 +183,28 @@ def load_suite(path: Path) -> Suite:
     return suite
 
 
-def copy_with_overlays(source: Path, dest: Path, *overlays: Path | None) -> Path:
-    """Copy source to dest (without caches and build output), then each overlay on top, in order."""
+def copy_with_overlays(source: Path, dest: Path, *overlays: Path | None, link: bool = False) -> Path:
+    """Copy source to dest (without caches and build output), then each overlay on top, in order.
+
+    Symlinks are copied as symlinks, never followed. With `link`, files are hard links where
+    the filesystem allows (a read-only staging tree for the sandbox: nothing may write through it).
+    """
     dest = Path(dest)
+    copy = _link_or_copy if link else shutil.copy2
     for folder in (source, *overlays):
         if folder is not None:
-            shutil.copytree(folder, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_JUNK))
+            shutil.copytree(folder, dest, symlinks=True, dirs_exist_ok=True, copy_function=copy,
+                            ignore=shutil.ignore_patterns(*_JUNK))
     return dest
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    if os.path.lexists(dst):
+        os.unlink(dst)
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(src, dst, follow_symlinks=False)
 
 
 def materialize(task: Task, dest: Path, *overlays: Path | None) -> Path:
