@@ -27,9 +27,10 @@ monitoring and optional stopping:
 * The confidence sequence for the acceptance gap mean(b - a) over all decided pairs is the
   hedged-capital betting CS of Waudby-Smith & Ramdas, "Estimating means of bounded random
   variables by betting", JRSS-B 86(1), 2024 (arXiv 2010.09686, section 4, predictable
-  plug-in bets truncated at 1/2), on (D + 1)/2 ∈ [0, 1] and mapped back to the gap. It assumes
-  the pairs are i.i.d. draws (a seeded shuffle of the suite) and covers the true gap at every
-  task at once with probability ≥ 1 - α. It is a separate guarantee from the test (another
+  plug-in bets truncated at 1/2), on (D + 1)/2 ∈ [0, 1] and mapped back to the gap. It takes
+  the pairs as i.i.d. draws from the population of tasks the suite stands for (the view seed
+  000's bootstrap over tasks takes) and covers the true gap at every task at once with
+  probability ≥ 1 - α. It is a separate guarantee from the test (another
   parameter, another martingale): near the threshold one may exclude 0 before the other.
 
 Pairs must come in an order fixed before outcomes are seen (the run's task order), as the
@@ -107,8 +108,9 @@ def log_e_path(d: np.ndarray, prior_a: float = PRIOR_A) -> np.ndarray:
 
 
 def _bets(y: np.ndarray, alpha: float) -> np.ndarray:
-    """Predictable plug-in bets λ_t = sqrt(2 log(2/α) / (σ̂²_{t-1} t log(1 + t))) (WSR eq. 26):
-    σ̂² is the running variance regularized by one pseudo-observation of variance 1/4.
+    """Waudby-Smith & Ramdas's predictable plug-in bets, λ_t = sqrt(2 log(2/α) / (σ̂²_{t-1} t log(1 + t))):
+    σ̂² is the running variance regularized by one pseudo-observation of variance 1/4, so λ_t
+    uses only the pairs before t.
     """
     n = y.shape[-1]
     t = np.arange(1, n + 1, dtype=float)
@@ -171,7 +173,7 @@ class Futility:
 
     `first_needs` is the fewest further pairs, all won by the first arm alone, that bring E to
     1/α (0 once decided); `first_best_e` is E if all `remaining` pairs go that way. The best
-    case for an arm is exactly that (E is order-free and convex in the split), so when both
+    case for an arm is exactly that (E is order-free, log E convex in the split), so when both
     needs exceed `remaining`, no outcome of the remaining tasks can decide: `futile`.
     Stopping for futility never raises the false-decision rate: it only forgoes a decision.
     """
