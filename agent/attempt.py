@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,8 @@ from agent.tokens import estimate_messages_tokens
 from agent.tools import ToolOutcome, Workspace
 from agent.workspace_diff import changed_files, unified_diff
 from verifiers.mechanics import check_workspace
-from verifiers.tasks import Task
+from verifiers.scratch import scratch_dir
+from verifiers.tasks import Task, copy_with_overlays
 
 if TYPE_CHECKING:
     from agent.engine import ArmRuntime, RunEngine
@@ -65,9 +65,9 @@ class AttemptRunner:
 
     async def run(self) -> AttemptResult:
         ledger = self.engine.ledger
-        scratch = Path(tempfile.mkdtemp(prefix=f"qb-{self.arm.name}-{self.task.id}-"))
+        scratch = scratch_dir(f"attempt-{self.arm.name}-{self.task.id}")
         work = self.work = scratch / "work"
-        shutil.copytree(self.task.workspace, work)
+        copy_with_overlays(self.task.workspace, work)  # symlinks stay links
         started = time.monotonic()
         await ledger.insert("attempts", {
             "id": self.id, "run_id": self.engine.run_id, "arm_id": self.arm.arm_id, "arm": self.arm.name,
@@ -232,6 +232,8 @@ async def grade_attempt(engine: "RunEngine", arm: str, attempt_id: str, task: Ta
         "failed": grade.failed, "output": grade.output, "isolation_json": to_json(grade.isolation),
         "failing_tests_json": to_json(list(grade.failing_tests)), "environment": grade.environment,
         "timeout_s": grade.timeout_s, "mechanics_json": to_json([f.to_dict() for f in findings]),
+        "sandbox": grade.isolation.get("sandbox"), "expected_tests": grade.expected_tests,
+        "integrity": grade.integrity, "restored_json": to_json(list(grade.restored)),
     })
     accepted = failure_class == "accepted"
     await engine.ledger.update("attempts", attempt_id, {

@@ -20,11 +20,13 @@ from agent.arms import ArmRuntime, open_arm
 from agent.attempt import AttemptRunner
 from agent.config import RunConfig
 from agent.endpoint import Completion
+from agent.ledger.counts import LedgerCounts
 from agent.ledger.store import Ledger, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
-from verifiers.grading import SandboxGrader
+from verifiers.grading import Grader, SandboxGrader
+from verifiers.sandbox import describe_sandbox, make_sandbox
 from verifiers.tasks import Task, load_suite
 
 
@@ -53,14 +55,16 @@ def preflight(config: RunConfig) -> None:
         if arm.api_key_env and not os.environ.get(arm.api_key_env):
             raise QuotabenchError(f"arm {arm.name}: environment variable {arm.api_key_env} is not set — "
                                   f"export {arm.api_key_env}=... or remove api_key_env from the config")
+    if config.require_sandbox:
+        make_sandbox(require=True)  # SandboxUnavailable names what is missing
 
 
 class RunEngine:
-    def __init__(self, config: RunConfig, ledger: Ledger, *, grader: SandboxGrader | None = None,
+    def __init__(self, config: RunConfig, ledger: Ledger, *, grader: Grader | None = None,
                  auto_pause: bool = False, config_text: str | None = None):
         self.config, self.ledger_sync = config, ledger
         self.ledger = AsyncLedger(ledger)
-        self.grader = grader or SandboxGrader()
+        self.grader = grader or SandboxGrader(make_sandbox(require=config.require_sandbox), counts=LedgerCounts(ledger))
         self.auto_pause = auto_pause
         self.config_text = config_text if config_text is not None else config.path.read_text()
         self.run_id = ""
@@ -165,6 +169,7 @@ class RunEngine:
         self.run_id = self.run_id or new_id()
         manifest = manifest_sha256(self.tasks, self.config, PROMPT_TEMPLATE_VERSION)
         constants = await anyio.to_thread.run_sync(observed_constants)
+        constants |= self._sandbox_constants()
         await self.ledger.insert("runs", {
             "id": self.run_id, "created_utc": utc_now(), "status": "running", "manifest_sha256": manifest,
             "config_path": str(self.config.path), "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
@@ -192,7 +197,7 @@ class RunEngine:
                 self.emit(ev.RunStarted(self.run_id, manifest_sha256=manifest, arms=tuple(self.arms),
                                         task_ids=tuple(t.id for t in self.tasks),
                                         caps={a.name: a.quota.cap for a in self.arms.values()},
-                                        isolation={"network": constants.get("isolation_network"), "pids": constants.get("isolation_pids")}))
+                                        isolation=self._isolation_event(constants)))
                 with anyio.CancelScope() as self._stop_now:
                     async with anyio.create_task_group() as tg:
                         for arm in self.arms.values():
@@ -205,6 +210,18 @@ class RunEngine:
                 self.emit(ev.RunFinished(self.run_id, status=status))
                 self._send.close()
         return self.run_id
+
+    def _sandbox_constants(self) -> dict:
+        sandbox = describe_sandbox(getattr(self.grader, "sandbox", None))
+        if sandbox["sandbox"] != "bwrap":
+            self.log(f"grading without the full sandbox ({sandbox['sandbox']}): {sandbox.get('missing')}", "warning")
+        return {"isolation_sandbox": sandbox["sandbox"], "isolation_json": to_json(sandbox)}
+
+    @staticmethod
+    def _isolation_event(constants: dict) -> dict:
+        sandbox = json.loads(constants.get("isolation_json") or "{}")
+        return {"network": constants.get("isolation_network"), "pids": constants.get("isolation_pids"),
+                "sandbox": constants.get("isolation_sandbox"), "missing": sandbox.get("missing")}
 
     async def _register_arm(self, arm: ArmRuntime, fresh: bool) -> None:
         listed = await arm.client.list_models()

@@ -11,9 +11,12 @@ def format_event(event: ev.Event) -> str | None:
     match event:
         case ev.RunStarted():
             caps = ", ".join(f"{k}={v:,}" for k, v in event.caps.items())
-            return (f"run {event.run_id} manifest={event.manifest_sha256[:12]} tasks={len(event.task_ids)} "
-                    f"arms={','.join(event.arms)} caps: {caps} isolation: network={event.isolation.get('network')} "
-                    f"pids={event.isolation.get('pids')}")
+            iso = event.isolation
+            line = (f"run {event.run_id} manifest={event.manifest_sha256[:12]} tasks={len(event.task_ids)} "
+                    f"arms={','.join(event.arms)} caps: {caps} sandbox: {iso.get('sandbox')}")
+            if iso.get("sandbox") != "bwrap":
+                line += f"\nWARNING: grading without the full sandbox: {iso.get('missing')}"
+            return line
         case ev.AttemptStarted():
             return f"[{event.arm}] {event.task_id} attempt {event.attempt} started"
         case ev.CallFinished() if event.status != "ok":

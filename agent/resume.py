@@ -90,5 +90,5 @@ async def resume_run(engine: RunEngine) -> str:
             shutil.rmtree(scratch, ignore_errors=True)
     engine.resume_state = resume_state(ledger, run_id)
     ledger.update("runs", run_id, {"status": "running", "finished_utc": None})
-    constants = observed_constants()
+    constants = observed_constants() | engine._sandbox_constants()
     return await engine.drive(manifest, constants, fresh=False)

@@ -9,6 +9,7 @@ turns it into native tool calls or text-protocol blocks (agent.text_protocol.for
     malformed     a call with invalid JSON arguments, an unknown tool, a call missing `path`; finish
                   (text protocol: an edit_file block without markers, a ```delete_file```, a bare ```read_file```)
     unparseable   the first reference file cut in the middle of a line; finish
+    saboteur      list_files; write every negative/ file (a known-wrong or hostile answer); run_tests; finish
     never-finish  list_files forever
     chatty        prose only, never an action
 """
@@ -133,6 +134,17 @@ def unparseable(task: TaskFiles, turn: int) -> Reply:
     return Reply("Writing the file.", (Action("write_file", {"path": path, "content": truncate_mid_line(content)}),))
 
 
+def saboteur(task: TaskFiles, turn: int) -> Reply:
+    if turn == 0:
+        return Reply("Let me look at the workspace first.", (Action("list_files", {}),))
+    if turn == 1:
+        writes = tuple(Action("write_file", {"path": p, "content": c}) for p, c in sorted(task.negative.items()))
+        return Reply("I will write my answer.", writes or (Action("list_files", {}),))
+    if turn == 2:
+        return Reply("Now I run the tests.", (Action("run_tests", {}),))
+    return Reply("Done.", (Action("finish", {"summary": "Wrote my answer."}),))
+
+
 def never_finish(task: TaskFiles, turn: int) -> Reply:
     return Reply(f"Listing the files again ({turn + 1}).", (Action("list_files", {}),))
 
@@ -144,7 +156,7 @@ def chatty(task: TaskFiles, turn: int) -> Reply:
 
 SCRIPTS: dict[str, Callable[[TaskFiles, int], Reply]] = {
     "solver": solver, "wrong": wrong, "malformed": malformed, "unparseable": unparseable,
-    "never-finish": never_finish, "chatty": chatty,
+    "saboteur": saboteur, "never-finish": never_finish, "chatty": chatty,
 }
 
 

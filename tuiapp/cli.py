@@ -13,11 +13,23 @@ from verifiers import VerifierError
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from verifiers.gate import format_row, gate_suites, header
+    from verifiers.isolation import clean_stale_cgroups
+    from verifiers.sandbox import describe_sandbox, make_sandbox
+    from verifiers.scratch import clean_stale
     for suite in args.suites:
         if not Path(suite).is_dir():
             raise VerifierError(f"suite {suite}: not a folder — pass a folder of tasks or one task folder")
+    sandbox = make_sandbox(require=args.require_sandbox)
+    clean_stale()
+    clean_stale_cgroups()
+    about = describe_sandbox(sandbox)
+    if about["sandbox"] == "bwrap":
+        print(f"sandbox: bubblewrap {about.get('bwrap_version') or ''}".rstrip(), flush=True)
+    else:
+        print(f"WARNING: gating without the full sandbox ({about['sandbox']}): {about.get('missing')}",
+              file=sys.stderr, flush=True)
     print(header(), flush=True)
-    results, problems = gate_suites([Path(p) for p in args.suites], jobs=args.jobs,
+    results, problems = gate_suites([Path(p) for p in args.suites], jobs=args.jobs, sandbox=sandbox,
                                     on_result=lambda g: print(format_row(g), flush=True))
     failed = [g for g in results if not g.ok]
     for problem in problems:
@@ -42,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("suites", nargs="+", help="suite folders (or single task folders)")
     p.add_argument("--jobs", "-j", type=int, default=1, help="tasks gated in parallel")
     p.add_argument("--verbose", "-v", action="store_true", help="print the test output tail of failing checks")
+    p.add_argument("--require-sandbox", action="store_true", help="refuse to run unless the bubblewrap sandbox runs here")
     p.set_defaults(func=_cmd_validate)
 
     from tuiapp import commands

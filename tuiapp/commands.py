@@ -72,11 +72,26 @@ def _after_run(ledger, run_id: str, db: str) -> None:
     print(f"\nNext: quotabench browse --db {db} {run_id[:10]}   (every task's verdict, diff and transcript)")
 
 
+def _guard_harness() -> None:
+    """Before any model-written code runs: hide this process from same-uid code and clear what
+    killed runs left behind (scratch folders, fallback cgroups)."""
+    from verifiers.isolation import clean_stale_cgroups, protect_harness
+    from verifiers.scratch import clean_stale
+    protect_harness()
+    clean_stale()
+    clean_stale_cgroups()
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    import dataclasses
+
     from agent.config import load_config
     from agent.engine import RunEngine, preflight
     config = load_config(args.config)
+    if getattr(args, "require_sandbox", False):
+        config = dataclasses.replace(config, require_sandbox=True)
     preflight(config)
+    _guard_harness()
     db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
     ledger = _open_ledger(db)
     if _want_tui(args):
@@ -94,6 +109,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id)
     engine = engine_for_resume(ledger, run_id)
+    _guard_harness()
     anyio.run(_headless, engine, lambda: resume_run(engine))
     _after_run(ledger, run_id, args.db or DEFAULT_DB)
     return 0
@@ -158,6 +174,8 @@ def register(sub) -> None:
     p.add_argument("config", help="run config TOML (see docs/config.md)")
     p.add_argument("--db", help=f"ledger file (default: run.db of the config, else ./{DEFAULT_DB})")
     p.add_argument("--headless", action="store_true", help="line printer instead of the live view")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to start unless the bubblewrap sandbox runs here (also: [run] require_sandbox = true)")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("resume", help="finish a killed or aborted run without re-running finished attempts")

@@ -17,4 +17,5 @@ def run_demo(args: argparse.Namespace) -> int:
         raise QuotabenchError(f"demo needs {', '.join(missing)} — install the local extra: pip install -e '.[local]' "
                               "(builds llama.cpp from source, about 7 minutes on 2 cores)")
     from tuiapp.commands import _cmd_run
-    return _cmd_run(argparse.Namespace(config=str(DEMO_CONFIG), db=args.db, headless=args.headless))
+    return _cmd_run(argparse.Namespace(config=str(DEMO_CONFIG), db=args.db, headless=args.headless,
+                                       require_sandbox=False))

@@ -124,6 +124,10 @@ class BwrapSandbox:
         self.status = status
         self.as_root = os.geteuid() == 0
 
+    def describe(self) -> dict:
+        return {"sandbox": "bwrap", "bwrap_version": self.status.version, "bwrap_path": self.status.path,
+                "uid": "unprivileged (setpriv)" if self.as_root else "caller (user namespace)"}
+
     def run(self, command: str, source: Path, limits: Limits, protected: Path | None = None) -> RunResult:
         hidden = protected_files(protected)
         staged = _stage(Path(source), hidden) if hidden else None

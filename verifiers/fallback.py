@@ -2,9 +2,11 @@
 
 What it still does: runs on a private scratch copy of the source (the host folders are never
 written), rlimits, a scrubbed environment, no network where `unshare -n` is allowed, a pids
-cgroup where one can be made, an unprivileged uid via `setpriv` when quotabench runs as root,
-and after the command: the process group, the cgroup and every process carrying this run's
-marker variable are killed (a `setsid` daemon does not outlive the run).
+cgroup where one can be made; as root, no capabilities (and uid nobody when the runtimes are
+reachable by it); and after the command: the process group, the cgroup and every process
+carrying this run's marker variable are killed (a `setsid` daemon does not outlive the run).
+Together with `protect_harness()` (quotabench non-dumpable) the API key in quotabench's
+environment stays out of reach.
 
 What it cannot do: hide the host's filesystem (same-uid code can read what that uid reads;
 the protected files are plain copies it could change), or bound the total bytes written.
@@ -37,6 +39,18 @@ class FallbackSandbox:
         self.drop_uid = (self.as_root and shutil.which("setpriv") is not None
                          and all(_others_can_reach(p) for p in host_paths().ro_binds))
 
+    def describe(self) -> dict:
+        return {"sandbox": "fallback", "missing": self.reason,
+                "network": "isolated" if self.as_root or network_isolation_available() else "shared",
+                "uid": self._uid_note()}
+
+    def _uid_note(self) -> str:
+        if self.drop_uid:
+            return f"{FALLBACK_UID} (setpriv)"
+        if self.as_root:
+            return "root without capabilities" if shutil.which("setpriv") else "root"
+        return "caller"
+
     def run(self, command: str, source: Path, limits: Limits, protected: Path | None = None) -> RunResult:
         root = scratch_dir("fallback")
         root.chmod(0o755)
@@ -65,9 +79,11 @@ class FallbackSandbox:
         nproc = limits.max_procs + uid_process_count(FALLBACK_UID if self.drop_uid else os.getuid())
         script = "\n".join([limit_script(limits, nproc), command])
         inner = ["/bin/bash", "--noprofile", "--norc", "-c", script]
-        if self.drop_uid:
-            inner = ["setpriv", f"--reuid={FALLBACK_UID}", f"--regid={FALLBACK_UID}", "--clear-groups",
-                     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *inner]
+        if self.as_root and shutil.which("setpriv"):
+            # Never root with capabilities: without CAP_SYS_PTRACE even uid 0 cannot read the
+            # (non-dumpable) harness's environment, where the API key is.
+            uid = [f"--reuid={FALLBACK_UID}", f"--regid={FALLBACK_UID}", "--clear-groups"] if self.drop_uid else []
+            inner = ["setpriv", *uid, "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *inner]
         if net_isolated:
             inner = ["unshare", "-n" if self.as_root else "-rn", "--", *inner]
         # Join the cgroup first, from a shell that then becomes the command chain.
@@ -88,8 +104,7 @@ class FallbackSandbox:
             "sandbox": "fallback", "missing": self.reason, "filesystem": "shared (host view, private copy)",
             "network": "isolated" if net_isolated else "shared", "pid_namespace": "off",
             "pids_cgroup": "on" if cgroup.path else "off", "rlimits": "on",
-            "uid": f"{FALLBACK_UID} (setpriv)" if self.drop_uid else ("root" if self.as_root else "caller"),
-            "protected_files": "copies (writable)",
+            "uid": self._uid_note(), "protected_files": "copies (writable)",
         }
         if done.start_error is not None:
             return RunResult(None, done.duration_ms, "", start_error=done.start_error, isolation=isolation)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifiers.grading import GradeResult, SandboxGrader
+from verifiers.sandbox import Sandbox
 from verifiers.mechanics import check_workspace
 from verifiers.tasks import Suite, Task, TaskProblem, iter_files, load_suite, materialize
 
@@ -65,19 +66,25 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
     checks = result.checks
     checks.append(_expect("untouched_fails", grader.grade_overlay(task, None), "fail",
                           "hidden tests", " on the untouched workspace — the task is already solved or the runner is broken"))
-    checks.append(_expect("reference_passes", grader.grade_overlay(task, task.reference), "pass",
-                          "hidden tests", " on workspace + reference"))
+    reference = grader.grade_overlay(task, task.reference)
+    grader.remember_reference(task, reference)
+    expected = reference.passed if reference.verdict == "pass" and not reference.failed else None
+    checks.append(_expect("reference_passes", reference, "pass", "hidden tests", " on workspace + reference"))
     checks.append(_expect("visible_passes", grader.grade_overlay(task, task.reference, hidden=False), "pass",
                           "visible tests", " on workspace + reference"))
     findings = _reference_findings(task)
     checks.append(CheckResult("reference_parses", not findings, "; ".join(map(str, findings[:3]))))
     if task.alternate:
-        checks.append(_expect("alternate_passes", grader.grade_overlay(task, task.alternate), "pass",
-                              "hidden tests", " on workspace + alternate"))
+        # The alternate must earn its pass like a model's answer: as many tests as the reference.
+        alternate = grader.grade_overlay(task, task.alternate, expected=expected)
+        checks.append(_expect("alternate_passes", alternate, "pass", "hidden tests", " on workspace + alternate"))
     else:
         checks.append(CheckResult("alternate_passes", None, "no alternate/"))
     if task.negative:
-        checks.append(_expect("negative_fails", grader.grade_overlay(task, task.negative), "fail",
+        # The known-wrong patch is graded as a model's answer would be (it may try to cheat).
+        negative = grader.grade_overlay(task, task.negative, expected=expected, reset=True)
+        rejected = negative.verdict == "fail" or (negative.verdict == "error" and negative.integrity is not None)
+        checks.append(_expect("negative_fails", negative, negative.verdict if rejected else "fail",
                               "hidden tests", " on workspace + negative — the known-wrong patch is accepted"))
     else:
         checks.append(CheckResult("negative_fails", None, "no negative/"))
@@ -101,12 +108,13 @@ def _reference_findings(task: Task):
     return findings
 
 
-def gate_suites(paths: list[Path], jobs: int = 1, on_result=None) -> tuple[list[TaskGate], list[TaskProblem]]:
+def gate_suites(paths: list[Path], jobs: int = 1, on_result=None,
+                sandbox: Sandbox | None = None) -> tuple[list[TaskGate], list[TaskProblem]]:
     """Gate every task of every suite; broken task folders come back as problems, never raise."""
     suites: list[Suite] = [load_suite(Path(p)) for p in paths]
     tasks = [t for s in suites for t in s.tasks]
     problems = [p for s in suites for p in s.problems]
-    grader = SandboxGrader()
+    grader = SandboxGrader(sandbox)
     results: list[TaskGate] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for gate in pool.map(lambda t: gate_task(t, grader), tasks):

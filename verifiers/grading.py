@@ -59,7 +59,7 @@ class Grader(Protocol):
 class CountStore(Protocol):
     """Where the reference's passed-test count per task version is kept (the ledger, in a run)."""
     def get(self, key: str) -> tuple[bool, int | None]: ...   # (known, count or None)
-    def put(self, key: str, count: int | None) -> None: ...
+    def put(self, key: str, task_id: str, count: int | None) -> None: ...
 
 
 def verdict_of(result: RunResult) -> str:
@@ -110,7 +110,7 @@ class _MemoryCounts:
     def get(self, key: str) -> tuple[bool, int | None]:
         return (key in self._counts, self._counts.get(key))
 
-    def put(self, key: str, count: int | None) -> None:
+    def put(self, key: str, task_id: str, count: int | None) -> None:
         self._counts[key] = count
 
 
@@ -146,10 +146,12 @@ class SandboxGrader:
         return self._run(task, (workspace,), task.visible_cmd, None, timeout_s=timeout_s)
 
     def grade_overlay(self, task: Task, overlay: Path | None, *, hidden: bool = True,
-                      expected: int | None = None) -> GradeResult:
-        """Grade workspace + overlay (reference, alternate, negative, or None for untouched)."""
+                      expected: int | None = None, reset: bool = False) -> GradeResult:
+        """Grade workspace + overlay (reference, alternate, negative, or None for untouched);
+        `expected` and `reset` grade it like a model's answer (the gate's negative/)."""
         if hidden:
-            return self._run(task, (task.workspace, overlay), task.hidden_cmd, task.hidden, expected=expected)
+            return self._run(task, (task.workspace, overlay), task.hidden_cmd, task.hidden, expected=expected,
+                             reset=reset)
         return self._run(task, (task.workspace, overlay), task.visible_cmd, None)
 
     def expected_tests(self, task: Task) -> int | None:
@@ -163,13 +165,13 @@ class SandboxGrader:
             if not known:
                 reference = self.grade_overlay(task, task.reference)
                 count = reference.passed if reference.verdict == "pass" and not reference.failed else None
-                self.counts.put(key, count)
+                self.counts.put(key, task.id, count)
             return count
 
     def remember_reference(self, task: Task, reference: GradeResult) -> None:
         """The gate already ran the reference: keep its count instead of running it again."""
         if reference.verdict == "pass" and not reference.failed:
-            self.counts.put(task_key(task), reference.passed)
+            self.counts.put(task_key(task), task.id, reference.passed)
 
 
 def restore_runner_files(task: Task, staged: Path) -> tuple[str, ...]:

@@ -100,6 +100,14 @@ def quote(text: str) -> str:
     return shlex.quote(text)
 
 
+def describe_sandbox(sandbox: object | None) -> dict:
+    """What a run records about the sandbox its grades ran in (runs.isolation_json)."""
+    if sandbox is None:
+        return {"sandbox": "none", "missing": "this grader runs no sandbox"}
+    describe = getattr(sandbox, "describe", None)
+    return describe() if describe else {"sandbox": getattr(sandbox, "name", type(sandbox).__name__)}
+
+
 def limits_for(language: str, timeout_s: float, memory_mb: int | None = None) -> Limits:
     return Limits(timeout_s=timeout_s, memory_mb=memory_mb or DEFAULT_MEMORY_MB.get(language, 4096))
 

@@ -94,5 +94,30 @@ def m007_create_grades(db: Database) -> None:
     db["grades"].create_index(["attempt_id"], unique=True)
 
 
+@migrations()
+def m008_grades_sandbox_and_integrity(db: Database) -> None:
+    # Which sandbox graded, the reference's test count a pass had to reach, why an exit 0 was
+    # not a pass, and the runner files put back to the fixture's version (issue 11).
+    db["grades"].add_column("sandbox", str)
+    db["grades"].add_column("expected_tests", int)
+    db["grades"].add_column("integrity", str)
+    db["grades"].add_column("restored_json", str)
+
+
+@migrations()
+def m009_runs_sandbox(db: Database) -> None:
+    # The sandbox a run graded in (bwrap, or fallback and why), shown by live view, report, browse.
+    db["runs"].add_column("isolation_sandbox", str)
+    db["runs"].add_column("isolation_json", str)
+
+
+@migrations()
+def m010_create_reference_counts(db: Database) -> None:
+    # Passed tests of each task version's reference solution: the count a hidden pass must
+    # reach (pass integrity). Kept across runs of one ledger; key = task files + hidden command.
+    db["reference_counts"].create({"task_key": str, "task_id": str, "passed": int, "created_utc": str},
+                                  pk="task_key")
+
+
 def apply(db: Database) -> None:
     migrations.apply(db)
