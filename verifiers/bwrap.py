@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import threading
 from pathlib import Path
 
-from verifiers.hostpaths import host_paths
+from verifiers.hostpaths import ETC_FILES, host_paths
 from verifiers.isolation import BwrapStatus
 from verifiers.process import run_process, uid_process_count
 from verifiers.sandbox import SANDBOX_ERROR_EXIT, Limits, RunResult, base_env, limit_script, protected_files
@@ -67,19 +68,32 @@ _etc_dir: Path | None = None
 
 
 def _synthetic_etc() -> Path:
-    """passwd, group and hosts for inside the sandbox (made once per process)."""
+    """The sandbox's /etc, made once per process: the loader's and timezone files copied from
+    the host, and a passwd, group and hosts of its own. Bound as one read-only folder."""
     global _etc_dir
     with _etc_lock:
         if _etc_dir is None or not _etc_dir.is_dir():
             folder = scratch_dir("etc")
             folder.chmod(0o755)
+            for name in ETC_FILES:
+                target = folder / Path(name).name
+                if os.path.islink(name):
+                    os.symlink(os.readlink(name), target)
+                elif os.path.isdir(name):
+                    shutil.copytree(name, target, symlinks=True)
+                elif os.path.isfile(name):
+                    shutil.copyfile(name, target)
             uids = ([] if os.getuid() == 0 else [os.getuid()]) + [UID_BASE + i for i in range(UID_POOL)]
             (folder / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n" + "".join(
                 f"sandbox:x:{u}:{u}:sandbox:{HOME}:/bin/sh\n" for u in uids))
             (folder / "group").write_text("root:x:0:\n" + "".join(f"sandbox:x:{u}:\n" for u in uids))
             (folder / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
-            for f in folder.iterdir():
-                f.chmod(0o644)
+            for current, dirs, files in os.walk(folder):
+                for d in dirs:
+                    os.chmod(os.path.join(current, d), 0o755)
+                for f in files:
+                    if not os.path.islink(os.path.join(current, f)):
+                        os.chmod(os.path.join(current, f), 0o644)
             _etc_dir = folder
         return _etc_dir
 
@@ -112,7 +126,6 @@ def _stage(source: Path, hidden: list[str]) -> Path:
             try:
                 os.link(src, target)
             except OSError:
-                import shutil
                 shutil.copy2(src, target)
     return dest
 
@@ -176,15 +189,14 @@ class BwrapSandbox:
         argv += ["--die-with-parent", "--new-session", "--info-fd", str(info_fd)]
         # bwrap makes missing parents of a mount point 0700 when it runs as root: make them
         # traversable for the unprivileged uid first.
-        destinations = [*paths.ro_binds, "/etc/passwd", WORK]
+        destinations = [*paths.ro_binds, WORK]
         for parent in sorted({str(p) for d in destinations for p in Path(d).parents if str(p) != "/"}, key=len):
             argv += ["--perms", "0755", "--dir", parent]
         for path in paths.ro_binds:
             argv += ["--ro-bind", path, path]
         for target, link in paths.symlinks:
             argv += ["--symlink", target, link]
-        for name in ("passwd", "group", "hosts"):
-            argv += ["--ro-bind", str(etc / name), f"/etc/{name}"]
+        argv += ["--ro-bind", str(etc), "/etc"]
         disk = str(limits.disk_mb * 1024 * 1024)
         argv += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", disk, "--tmpfs", TMP, "--perms", "0777", "--dir", HOME,

@@ -17,6 +17,7 @@ from pathlib import Path
 SYSTEM_DIRS = ("/usr",)
 # Merged-/usr systems have these as symlinks into /usr; others have real directories.
 TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Copied into the sandbox's own /etc (one mount); everything else of /etc stays out.
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
              "/etc/alternatives", "/etc/nsswitch.conf")
 
@@ -67,7 +68,6 @@ def host_paths() -> HostPaths:
             symlinks.append((os.readlink(top), top))
         elif os.path.isdir(top):
             binds.append(top)
-    binds += [f for f in ETC_FILES if os.path.exists(f)]
     path_dirs = [str(Path(sys.executable).parent)]
     binds += _python_dirs()
     if not _under(path_dirs[0], binds):

@@ -165,6 +165,15 @@ def _replicate_blocks(rep: dict) -> list[tuple]:
     return blocks
 
 
+def sandbox_warning(sandbox: dict) -> str:
+    """One line for a run that graded without the full (bubblewrap) sandbox."""
+    outside = {k: v for k, v in sandbox["grades"].items() if k != "bwrap"}
+    what = ", ".join(f"{n} {name}" for name, n in sorted(outside.items())) or "none yet"
+    why = f": {sandbox['missing']}" if sandbox.get("missing") else ""
+    return (f"WARNING: graded without the full sandbox (run declared {sandbox['declared']}{why}; "
+            f"grades outside bubblewrap: {what}) — model-written code could read or change the host")
+
+
 def _blocks(report: dict) -> list[tuple]:
     with_cost = report["with_cost"]
     blocks: list[tuple] = []
@@ -173,6 +182,8 @@ def _blocks(report: dict) -> list[tuple]:
         blocks.append(("heading", f"Run {run['id']} ({run['status'] or '—'}, created {run['created_utc'] or '—'}, "
                                   f"session {run['session_id'] or '—'}, manifest {run['manifest_sha256'] or '—'}, "
                                   f"n={section['n_tasks']} tasks)"))
+        if not section["sandbox"]["full"]:
+            blocks.append(("lines", [sandbox_warning(section["sandbox"])]))
         blocks.append(("table", DECISION_HEADERS, decision_rows(section, with_cost)))
         for arm in section["arms"]:
             blocks.append(("section", f"{arm['metrics']['name']}:", _arm_details(arm)))

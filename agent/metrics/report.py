@@ -4,6 +4,7 @@ into one JSON-ready dict. `render_report` (render.py) turns it into text, markdo
 """
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import asdict
 from itertools import combinations
@@ -88,12 +89,24 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
     section = {
         "run": {k: run.get(k) for k in ("id", "created_utc", "finished_utc", "status",
                                         "session_id", "manifest_sha256")},
+        "sandbox": sandbox_summary(ledger, run),
         "n_tasks": len(tasks),
         "arms": [{"metrics": asdict(m), "cost": asdict(costs[m.name]) if m.name in costs else None,
                   "read": read} for m, read in zip(metrics, reads)],
         "comparisons": comparison_dicts,
     }
     return section, outcomes
+
+
+def sandbox_summary(ledger: Ledger, run: dict) -> dict:
+    """Which sandbox the run's grades ran in; `full` is False when any ran without bubblewrap."""
+    counts = {r["sandbox"] or "unrecorded": r["n"] for r in ledger.query(
+        "select g.sandbox, count(*) as n from grades g join attempts a on a.id = g.attempt_id "
+        "where a.run_id = ? group by g.sandbox", [run["id"]])}
+    about = json.loads(run.get("isolation_json") or "{}")
+    declared = run.get("isolation_sandbox") or "unrecorded"
+    return {"declared": declared, "missing": about.get("missing"), "grades": counts,
+            "full": declared == "bwrap" and set(counts) <= {"bwrap"}}
 
 
 def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,

@@ -79,11 +79,12 @@ class RunRow:
     n_tasks: int
     n_attempts: int
     arms: tuple[tuple[str, str], ...]  # (name, model)
+    sandbox: str | None = None         # runs.isolation_sandbox: bwrap, fallback, or None (older runs)
 
 
 def list_runs(ledger: Ledger) -> list[RunRow]:
     rows = ledger.query(
-        "select r.id, r.created_utc, r.finished_utc, r.status, r.manifest_sha256,"
+        "select r.id, r.created_utc, r.finished_utc, r.status, r.manifest_sha256, r.isolation_sandbox,"
         " (select count(*) from tasks t where t.run_id = r.id) as n_tasks,"
         " (select count(*) from attempts a where a.run_id = r.id) as n_attempts"
         " from runs r order by r.created_utc desc")
@@ -91,7 +92,8 @@ def list_runs(ledger: Ledger) -> list[RunRow]:
     for arm in ledger.query("select run_id, name, model from arms order by name"):
         arms.setdefault(arm["run_id"], []).append((arm["name"], arm["model"] or ""))
     return [RunRow(r["id"], r["created_utc"] or "", r["finished_utc"], r["status"] or "?",
-                   r["manifest_sha256"] or "", r["n_tasks"], r["n_attempts"], tuple(arms.get(r["id"], ())))
+                   r["manifest_sha256"] or "", r["n_tasks"], r["n_attempts"], tuple(arms.get(r["id"], ())),
+                   r["isolation_sandbox"])
             for r in rows]
 
 

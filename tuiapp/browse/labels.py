@@ -67,3 +67,10 @@ def run_status(run: dict, short: bool = False) -> Text:
                     style="bold yellow")
     style = {"finished": "green", "aborted": "yellow", "crashed": "red"}.get(status, "")
     return Text(status, style=style)
+
+
+def sandbox_warning(sandbox: str | None) -> Text | None:
+    """A mark for a run that graded without the bubblewrap sandbox (None when it had it)."""
+    if sandbox == "bwrap":
+        return None
+    return Text(f"⚠ no full sandbox ({sandbox or 'unrecorded'})", style="bold yellow")

@@ -98,6 +98,10 @@ class RunScreen(BrowseScreen):
         title.append(f"  ·  created {labels.when(run.get('created_utc'))}  ·  manifest "
                      f"{(run.get('manifest_sha256') or '—')[:12]}  ·  {len(view.rows)} tasks  ·  arms: "
                      + ", ".join(f"{a['name']} = {a['model'] or '?'} ({a['protocol'] or '?'})" for a in view.arms))
+        warning = labels.sandbox_warning(run.get("isolation_sandbox"))
+        if warning is not None:
+            title.append("  ·  ")
+            title.append_text(warning)
         self.query_one("#run-title", Static).update(title)
         self.arm_names = [a["name"] for a in view.arms] or [c.arm for c in (view.rows[0].cells if view.rows else ())]
         self.rows = view.rows

@@ -86,10 +86,13 @@ class RunsScreen(BrowseScreen):
             arm_names = _lines([Text(name, style="bold") + Text(f" {model}", style="bright_black")
                                 for name, model in run.arms] or ["—"])
             status = labels.run_status({"status": run.status, "finished_utc": run.finished_utc}, short=True)
+            warning = labels.sandbox_warning(run.sandbox)
+            if warning is not None:
+                status = Text("\n").join([status, warning])
             numbers = headline_cells(headlines[run.id]) if headlines.get(run.id) else ["…"] * 4
             table.add_row(labels.when(run.created_utc)[:16], Text(run.id[:10]), status,
                           run.manifest_sha256[:12] or "—", str(run.n_tasks), str(run.n_attempts), arm_names,
-                          *numbers, key=run.id, height=max(1, len(run.arms)))
+                          *numbers, key=run.id, height=max(1, len(run.arms), 2 if warning else 1))
         if current is not None:
             table.move_cursor(row=table.get_row_index(current))
 

@@ -136,6 +136,8 @@ class LiveApp(App[str | None]):
                     self.post_message(AutoPaused(notice.arm or "", notice.text))
                 elif notice.kind == "finished":
                     self.post_message(RunEnded(notice.text))
+                elif notice.kind == "sandbox":
+                    self.notify(notice.text, title="Sandbox", severity="warning", timeout=15)
             await anyio.sleep(FRAME_S)
 
     def refresh_figures(self) -> None:

@@ -122,6 +122,7 @@ class RunState:
         self.last_at: float | None = None
         self.engine_state = "starting"  # starting | running | paused | aborting | finished | aborted | crashed
         self.status: str | None = None  # the run's final status once RunFinished arrived
+        self.sandbox_warning: str | None = None  # set when grades run without bubblewrap
         self.task_ids: list[str] = []
         self.arms: dict[str, ArmState] = {name: ArmState(name, caps.get(name, 0)) for name in arms}
         self.log: deque[str] = deque(maxlen=LOG_LINES)
@@ -190,7 +191,7 @@ class RunState:
                 arm.cells.setdefault(task_id, TaskCell())
         self.dirty.add("grid")
 
-    def _run_started(self, event: ev.RunStarted) -> None:
+    def _run_started(self, event: ev.RunStarted) -> Notice | None:
         self.run_id, self.manifest, self.started_at = event.run_id, event.manifest_sha256, event.at
         if self.engine_state == "starting":
             self.engine_state = "running"
@@ -203,6 +204,11 @@ class RunState:
         self._set_tasks(event.task_ids)
         caps = ", ".join(f"{k} {v:,}" for k, v in event.caps.items())
         self._log(event.at, f"run {event.run_id} started: {len(event.task_ids)} tasks, caps {caps}")
+        sandbox = event.isolation.get("sandbox")
+        if sandbox and sandbox != "bwrap":
+            self.sandbox_warning = f"no full sandbox ({sandbox})"
+            self._log(event.at, f"WARNING: grading without the full sandbox: {event.isolation.get('missing')}")
+            return Notice("sandbox", text=f"Grading without the full sandbox: {event.isolation.get('missing')}")
         self.dirty.add("header")
         return None
 

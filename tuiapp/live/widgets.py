@@ -156,6 +156,8 @@ class RunHeader(Static):
             if state.live:
                 parts.append(f"ETA {'~' + clock(figures.eta_s) if figures.eta_s is not None else '—'}")
             parts.append(f"{figures.done_units}/{figures.total_units} done")
+        if state.sandbox_warning:
+            parts.insert(1, f"⚠ {state.sandbox_warning}")
         self.update(Text(" · ".join(parts), no_wrap=True, overflow="ellipsis"), layout=False)
         for name in ("paused", "aborting", "finished", "aborted", "crashed"):
             self.set_class(state.engine_state == name, f"-{name}")

@@ -30,7 +30,7 @@ class LedgerBuilder:
         self.ledger.insert("runs", {
             "id": run_id, "created_utc": created, "finished_utc": finished, "status": "finished",
             "manifest_sha256": manifest, "config_json": json.dumps(config or {"max_attempts": 3}),
-            "harness_version": "0.1.0", "session_id": session})
+            "harness_version": "0.1.0", "session_id": session, "isolation_sandbox": "bwrap"})
         self.ledger.insert_many("tasks", [
             {"run_id": run_id, "task_id": t, "position": i, "language": "python", "kind": "bugfix",
              "files_sha256": f"sha-{t}"} for i, t in enumerate(task_ids)])

@@ -91,7 +91,7 @@ class _Writer:
         self.ledger.insert("grades", {
             "id": self.next_id("GR"), "attempt_id": attempt_id, "created_utc": _time(50), "verdict": verdict,
             "exit_status": exit_status, "duration_ms": int(timeout_s * 1000) if verdict == "timeout" else 900,
-            "passed": passed, "failed": failed, "output": output, "isolation_json": "{}",
+            "passed": passed, "failed": failed, "output": output, "isolation_json": "{}", "sandbox": "bwrap",
             "failing_tests_json": json.dumps(failing or []), "environment": None, "timeout_s": timeout_s,
             "mechanics_json": json.dumps(findings or [])})
 
@@ -99,7 +99,8 @@ class _Writer:
 def _run_rows(ledger: Ledger, run: str, status: str, created: str, finished: str | None, tasks: list[tuple]) -> None:
     ledger.insert("runs", {"id": run, "created_utc": created, "finished_utc": finished, "status": status,
                            "manifest_sha256": "9d90c2d2655c" + "0" * 52, "config_path": "demo.toml",
-                           "config_json": json.dumps(CONFIG), "suites_json": "[\"demo\"]", "session_id": "fixed"})
+                           "config_json": json.dumps(CONFIG), "suites_json": "[\"demo\"]", "session_id": "fixed",
+                           "isolation_sandbox": "bwrap"})
     for name, model, protocol in (("A", "solver", "tools"), ("B", "malformed", "text")):
         ledger.insert("arms", {
             "id": ARM_IDS[(run, name)], "run_id": run, "name": name, "kind": "scripted", "protocol": protocol,
