@@ -19,10 +19,7 @@ def _open_ledger(path: str | Path, must_exist: bool = False):
     path = Path(path)
     if must_exist and not path.is_file():
         raise QuotabenchError(f"ledger {path}: no such file — run `quotabench run CONFIG.toml` first or pass --db")
-    try:
-        return Ledger(path)
-    except Exception as exc:  # sqlite3.DatabaseError and friends: not a ledger
-        raise QuotabenchError(f"ledger {path}: cannot open it as a SQLite ledger ({exc}) — pass the right --db file") from None
+    return Ledger(path)  # a file that is not a ledger (or is damaged) is one LedgerError line
 
 
 async def _headless(engine, start) -> str:
@@ -62,6 +59,12 @@ def _want_tui(args) -> bool:
     return not args.headless and sys.stdout.isatty() and sys.stdin.isatty()
 
 
+def _exit_code(ledger, run_id: str) -> int:
+    """0 finished, 130 aborted or stopped, 1 crashed (see tuiapp/cli.py)."""
+    run = ledger.run(run_id) or {}
+    return {"finished": 0, "aborted": 130}.get(run.get("status"), 1)
+
+
 def _after_run(ledger, run_id: str, db: str) -> None:
     try:
         from agent.metrics.report import build_report, render_report
@@ -86,7 +89,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         engine = RunEngine(config, ledger)
         run_id = anyio.run(_headless, engine, engine.run)
     _after_run(ledger, run_id, db)
-    return 0
+    return _exit_code(ledger, run_id)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
@@ -96,7 +99,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     engine = engine_for_resume(ledger, run_id)
     anyio.run(_headless, engine, lambda: resume_run(engine))
     _after_run(ledger, run_id, args.db or DEFAULT_DB)
-    return 0
+    return _exit_code(ledger, run_id)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

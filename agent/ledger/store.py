@@ -33,6 +33,8 @@ ROW_TEXT_CHARS = 64_000  # per text cell of calls/tool_calls/grades; longer text
 class LedgerError(QuotabenchError):
     """The ledger file cannot be read or written (disk full, damaged, locked)."""
 
+    exit_code = 1
+
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _id_lock = threading.Lock()
 _last_id = [0, 0]
