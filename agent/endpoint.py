@@ -225,8 +225,10 @@ class ChatClient:
         return call, retry_after
 
     async def _request(self, body: dict, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
-        async with self._http.stream("POST", f"{self._base}/chat/completions", json=body,
-                                     headers=self._headers()) as response:
+        # json.dumps escapes non-ASCII, so a lone surrogate a model sent earlier goes back as the
+        # \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
+        async with self._http.stream("POST", f"{self._base}/chat/completions", content=json.dumps(body).encode(),
+                                     headers={**self._headers(), "Content-Type": "application/json"}) as response:
             reply.http_status = response.status_code
             if self.settings.stream and response.is_success and "json" not in response.headers.get("content-type", ""):
                 await self._read_events(response, reply, on_delta)
