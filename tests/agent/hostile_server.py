@@ -69,6 +69,7 @@ class HostileServer:
     def __init__(self, key_padding: int = 250):
         self.key_padding = key_padding
         self.requests: list[dict] = []
+        self.authorizations: list[str] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -115,6 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
         server: HostileServer = self.server.hostile  # type: ignore[attr-defined]
         with server._lock:
             server.requests.append(body)
+            server.authorizations.append(self.headers.get("Authorization", ""))
         try:
             self._reply(server, body)
         except (BrokenPipeError, ConnectionResetError):
