@@ -199,6 +199,7 @@ class RunEngine:
                     arm = await stack.enter_async_context(open_arm(arm_cfg, list(self.config.suites), cap))
                     self.arms[arm.name] = arm
                     await self._register_arm(arm, fresh)
+                kill_point("arms_open")
                 self.emit(ev.RunStarted(self.run_id, manifest_sha256=manifest, arms=tuple(self.arms),
                                         task_ids=tuple(t.id for t in self.tasks),
                                         caps={a.name: a.quota.cap for a in self.arms.values()},

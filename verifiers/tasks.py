@@ -6,6 +6,7 @@ A suite loads every valid task and reports each broken one as a `TaskProblem`
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import tomllib
@@ -118,6 +119,20 @@ def load_task(path: Path) -> Task:
         raise TaskError(f"task {path}: cannot read the task folder ({exc}) — fix the files or links in it") from None
 
 
+def _check_links(path: Path) -> None:
+    """A symlink that loops or points nowhere would fail every copy of the task later: refuse it now."""
+    for folder, dirs, files in os.walk(path):
+        for name in dirs + files:
+            entry = Path(folder) / name
+            if entry.is_symlink():
+                try:
+                    entry.resolve(strict=True)
+                except (OSError, RuntimeError) as exc:
+                    reason = "loops" if "loop" in str(exc).lower() else "points to nothing"
+                    raise TaskError(f"task {path}: the symlink {entry.relative_to(path)} {reason} — "
+                                    "remove it or point it at a file in the task") from None
+
+
 def _load_task(path: Path) -> Task:
     toml_path = path / "task.toml"
     if not toml_path.is_file():
@@ -160,6 +175,7 @@ def _load_task(path: Path) -> Task:
         hidden_cmd=_require_str(data, "hidden_cmd", toml_path),
         timeout_s=float(timeout), trap=str(data.get("trap", "")).strip(), memory_mb=memory_mb,
     )
+    _check_links(path)
     for name, folder in (("workspace", task.workspace), ("hidden", task.hidden), ("reference", task.reference)):
         if not folder.is_dir():
             raise TaskError(f"task {path}: {name}/ is missing — add the {name}/ folder (see docs/tasks.md)")
