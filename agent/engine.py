@@ -79,6 +79,7 @@ class RunEngine:
         self._auto_paused: set[str] = set()
         self._stop_now: anyio.CancelScope | None = None
         self.resume_state: dict | None = None  # set by agent.resume for a resumed run
+        self._finished_arms: set[str] = set()  # arms whose final row is written
 
     # -- events -----------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
@@ -216,6 +217,9 @@ class RunEngine:
         finally:
             with anyio.CancelScope(shield=True):
                 try:
+                    for arm in self.arms.values():  # arms that never got to run (a crash while opening them)
+                        if arm.arm_id and arm.name not in self._finished_arms:
+                            await self._finish_arm(arm, [t.id for t in self.tasks], failed=True)
                     await self.ledger.update("runs", self.run_id, {"status": status, "finished_utc": utc_now(),
                                                                    "load_end": load_average()})
                 except LedgerError:
@@ -280,6 +284,7 @@ class RunEngine:
 
     async def _finish_arm(self, arm: ArmRuntime, unfinished: list[str], failed: bool) -> None:
         """The arm's final row, on every path (shielded by the caller)."""
+        self._finished_arms.add(arm.name)
         order = {t.id: i for i, t in enumerate(self.tasks)}
         unfinished = sorted(set(unfinished), key=order.get)
         if arm.state == "running":

@@ -98,7 +98,7 @@ def _fix_for(exc: sqlite3.Error) -> str:
     if "locked" in text or "busy" in text:
         return f"another process held the ledger for over {BUSY_TIMEOUT_S} s; retry, or use another --db"
     if "readonly" in text or "unable to open" in text or "i/o" in text:
-        return "check the file's permissions and the disk, or pass another file with --db"
+        return "check that the disk has space and the file is writable, then `quotabench resume`; or pass another --db"
     return "check the file with `sqlite3 FILE 'pragma integrity_check'`, or pass another file with --db"
 
 

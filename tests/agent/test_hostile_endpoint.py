@@ -45,6 +45,8 @@ def _run(tmp_path, hostile, healthy, names, *, protocol="tools", limits=None, ar
     for arm in ledger.arms(run_id):
         assert arm["state"] == "finished" and 0 <= arm["tokens_used"] < MAX_USAGE * 100
         assert json.loads(arm["unfinished_json"]) == []
+    size = sum(f.stat().st_size for f in tmp_path.glob("l.sqlite*"))
+    assert size < 8 * 1024 * 1024, size                                   # huge payloads are not stored whole
     by_arm = {a["arm"]: a for a in attempts if a["arm"] != "healthy"}
     assert set(by_arm) == set(names)
     for name, row in by_arm.items():
