@@ -61,8 +61,11 @@ def _want_tui(args) -> bool:
 
 def _exit_code(ledger, run_id: str) -> int:
     """0 finished, 130 aborted or stopped, 1 crashed (see tuiapp/cli.py)."""
-    run = ledger.run(run_id) or {}
-    return {"finished": 0, "aborted": 130}.get(run.get("status"), 1)
+    status = (ledger.run(run_id) or {}).get("status")
+    if status not in ("finished", "aborted"):  # the live view showed why; the terminal gets one line
+        print(f"quotabench: run {run_id} {status or 'did not start'} — `quotabench resume {run_id[:10]}` finishes it",
+              file=sys.stderr)
+    return {"finished": 0, "aborted": 130}.get(status, 1)
 
 
 def _after_run(ledger, run_id: str, db: str) -> None:
