@@ -168,6 +168,8 @@ class ChatClient:
                 if deadline is not None:
                     pause = min(pause, max(0.0, deadline - time.monotonic()))
                 await self._sleep(pause)
+        if deadline is not None and time.monotonic() >= deadline:
+            raise DeadlinePassed(f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries))
         raise EndpointError(f"{self._where}: {len(tries)} tries failed, the last with {tries[-1].status} "
                             f"({tries[-1].error}) — check that the server is up, or raise max_retries", tuple(tries))
 

@@ -137,3 +137,20 @@ def test_bounded_reads_and_shape_checks_in_isolation():
                 raise TryFailed("malformed_json", "no choices")
         assert caught.value.status == "malformed_json"
     assert set(RAW_PAYLOADS) >= {"deep_body", "huge_body"}
+
+
+@pytest.mark.anyio
+async def test_the_attempt_deadline_bounds_a_trickling_try_even_without_retries():
+    import time
+
+    from agent.endpoint import ChatClient, DeadlinePassed, EndpointSettings
+    with HostileServer() as server:
+        client = ChatClient(EndpointSettings(server.base_url, "trickle", request_timeout_s=3, max_retries=0))
+        started = time.monotonic()
+        try:
+            with pytest.raises(DeadlinePassed) as caught:
+                await client.complete([{"role": "user", "content": "hi"}], deadline=started + 2.0)
+        finally:
+            await client.aclose()
+    assert time.monotonic() - started < 3.5
+    assert [t.status for t in caught.value.tries] == ["read_timeout"]
