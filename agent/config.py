@@ -24,6 +24,7 @@ from agent import QuotabenchError
 ARM_KINDS = ("openai", "llamacpp", "scripted")
 PROTOCOLS = ("tools", "text")
 MAX_CONCURRENCY = 64
+MAX_CAP_TOKENS = 10**13
 _INT64 = 2**63 - 1
 _DAY_S = 86_400.0
 
@@ -72,7 +73,7 @@ class ArmConfig:
     backoff_cap_s: Annotated[float, Meta(ge=0, le=_DAY_S)] = 20.0
     stream: bool = True
     tool_choice: str | dict[str, Any] | None = None
-    cap_tokens: Annotated[int, Meta(ge=1, le=10**13)] = 200_000
+    cap_tokens: Annotated[int, Meta(ge=1, le=MAX_CAP_TOKENS)] = 200_000
     max_attempts: Annotated[int, Meta(ge=1, le=100)] | None = None
     price: dict[str, Annotated[float, Meta(ge=0, le=1e9)]] = field(default_factory=dict)
     llamacpp: LlamaCppSettings | None = None
