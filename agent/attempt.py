@@ -77,7 +77,8 @@ class AttemptRunner:
         try:
             return await self._run(scratch)
         finally:
-            await anyio.to_thread.run_sync(remove, scratch)
+            with anyio.CancelScope(shield=True):  # a stop-now must not leave the folder behind
+                await anyio.to_thread.run_sync(remove, scratch)
 
     async def _run(self, scratch: Path) -> AttemptResult:
         ledger = self.engine.ledger
