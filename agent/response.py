@@ -227,7 +227,10 @@ async def read_body(response: httpx.Response) -> str:
         if size > MAX_BODY_BYTES:
             raise TryFailed("malformed_json", f"the response body passed {MAX_BODY_BYTES} bytes; it was not read further")
         chunks.append(chunk)
-    return b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
+    try:
+        return b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        return b"".join(chunks).decode("utf-8", errors="replace")
 
 
 async def read_lines(response: httpx.Response) -> AsyncIterator[str]:
