@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 
 import pytest
@@ -56,5 +55,5 @@ def test_a_damaged_file_is_a_ledger_error_with_a_fix(tmp_path):
     path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 5000)
     with pytest.raises(LedgerError) as caught:
         Ledger(path)
-    assert str(path) in str(caught.value) and " — " in str(caught.value)
-    assert isinstance(caught.value.__context__, sqlite3.Error) or caught.value.__cause__ is None
+    assert str(path) in str(caught.value) and " — " in str(caught.value) and "\n" not in str(caught.value)
+    assert caught.value.exit_code == 1
