@@ -6,4 +6,7 @@ __version__ = "0.1.0"
 
 
 class QuotabenchError(Exception):
-    """Base for errors raised by agent/; the message names what failed, the value and the fix."""
+    """Base for errors raised by agent/; the message names what failed, the value and the fix.
+    `exit_code` is what the CLI exits with: 2 for bad input (config, task, arguments)."""
+
+    exit_code = 2

@@ -42,7 +42,8 @@ def settings_for(arm: ArmConfig, base_url: str, model: str | None = None) -> End
     return EndpointSettings(
         base_url=base_url, model=model or arm.model, api_key_env=arm.api_key_env,
         temperature=arm.temperature, top_p=arm.top_p, max_tokens=arm.max_tokens, seed=arm.seed,
-        headers=dict(arm.headers), request_timeout_s=arm.request_timeout_s, max_concurrency=arm.max_concurrency,
+        headers=dict(arm.headers), request_timeout_s=arm.request_timeout_s, request_deadline_s=arm.request_deadline_s,
+        max_concurrency=arm.max_concurrency,
         max_retries=arm.max_retries, backoff_base_s=arm.backoff_base_s, backoff_cap_s=arm.backoff_cap_s,
         stream=arm.stream, tool_choice=arm.tool_choice)
 

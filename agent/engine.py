@@ -4,6 +4,10 @@ Both arms walk the same task order concurrently (seed 002: paired arms, same win
 task gets up to max_attempts attempts per arm, stopping at the first accepted one. Commands
 (pause, resume, abort, stop an arm, raise a cap) come from the headless printer or the TUI;
 events go out on an anyio memory stream. The engine never imports the TUI.
+
+Every way a run ends — finished, aborted, stopped now (cancelled), crashed — writes each arm's
+final row (state, unfinished tasks including the one in flight, tokens_used, busy_ms) and the
+run's status under a shielded finally.
 """
 from __future__ import annotations
 
@@ -20,13 +24,15 @@ from agent.arms import ArmRuntime, open_arm
 from agent.attempt import AttemptRunner
 from agent.config import RunConfig
 from agent.endpoint import Completion
+from agent.killpoints import kill_point
 from agent.ledger.counts import LedgerCounts
-from agent.ledger.store import Ledger, new_id, to_json, utc_now
+from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.sandbox import describe_sandbox, make_sandbox
+from verifiers.scratch import clean_stale
 from verifiers.tasks import Task, load_suite
 
 
@@ -64,7 +70,8 @@ class RunEngine:
                  auto_pause: bool = False, config_text: str | None = None):
         self.config, self.ledger_sync = config, ledger
         self.ledger = AsyncLedger(ledger)
-        self.grader = grader or SandboxGrader(make_sandbox(require=config.require_sandbox), counts=LedgerCounts(ledger))
+        self.grader: Grader = grader or SandboxGrader(make_sandbox(require=config.require_sandbox),
+                                                      counts=LedgerCounts(ledger))
         self.auto_pause = auto_pause
         self.config_text = config_text if config_text is not None else config.path.read_text()
         self.run_id = ""
@@ -77,6 +84,7 @@ class RunEngine:
         self._auto_paused: set[str] = set()
         self._stop_now: anyio.CancelScope | None = None
         self.resume_state: dict | None = None  # set by agent.resume for a resumed run
+        self._finished_arms: set[str] = set()  # arms whose final row is written
 
     # -- events -----------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
@@ -95,12 +103,18 @@ class RunEngine:
             self.pause(reason=f"auto-pause: arm {arm.name} at {q.share:.0%} of its cap")
             self.emit(ev.AutoPaused(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap, share=q.share))
 
-    def observe_server(self, arm: ArmRuntime, completion: Completion) -> None:
+    def mask(self, text: str) -> str:
+        """`text` with every arm's api key masked (for tracebacks and messages that reach the ledger)."""
+        for arm in self.arms.values():
+            text = arm.client.mask(text) or ""
+        return text
+
+    async def observe_server(self, arm: ArmRuntime, completion: Completion) -> None:
         if arm.model_reported is None and completion.model_reported:
             arm.model_reported = completion.model_reported
             arm.system_fingerprint = completion.system_fingerprint
-            self.ledger_sync.update("arms", arm.arm_id, {"model_reported": arm.model_reported,
-                                                         "system_fingerprint": arm.system_fingerprint})
+            await self.ledger.update("arms", arm.arm_id, {"model_reported": arm.model_reported,
+                                                          "system_fingerprint": arm.system_fingerprint})
 
     # -- commands ---------------------------------------------------------------------------
     def pause(self, reason: str = "paused") -> None:
@@ -165,21 +179,19 @@ class RunEngine:
     async def run(self) -> str:
         """Start a new run and drive it to the end; returns the run id."""
         preflight(self.config)
+        await anyio.to_thread.run_sync(clean_stale)  # scratch folders of killed runs
         self.tasks = load_tasks(self.config, log=lambda text: self.log(text, "warning"))
         self.run_id = self.run_id or new_id()
         manifest = manifest_sha256(self.tasks, self.config, PROMPT_TEMPLATE_VERSION)
         constants = await anyio.to_thread.run_sync(observed_constants)
         constants |= self._sandbox_constants()
-        await self.ledger.insert("runs", {
+        await self.ledger.batch([("insert", "runs", {
             "id": self.run_id, "created_utc": utc_now(), "status": "running", "manifest_sha256": manifest,
             "config_path": str(self.config.path), "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
             "suites_json": to_json([str(s) for s in self.config.suites]), "prompt_template_version": PROMPT_TEMPLATE_VERSION,
             "load_start": load_average(), "session_id": _session_id(), **constants,
-        })
-        await self.ledger.run(self.ledger_sync.insert_many, "tasks", [
-            {"run_id": self.run_id, "task_id": t.id, "position": i, "suite": str(t.path.parent), "path": str(t.path),
-             "language": t.language, "kind": t.kind, "files_sha256": t.files_sha256(), "prompt": t.prompt}
-            for i, t in enumerate(self.tasks)])
+        }), ("insert_all", "tasks", task_rows(self.run_id, self.tasks))])
+        kill_point("run_row")
         return await self.drive(manifest, constants, fresh=True)
 
     async def drive(self, manifest: str, constants: dict, fresh: bool) -> str:
@@ -194,6 +206,7 @@ class RunEngine:
                     arm = await stack.enter_async_context(open_arm(arm_cfg, list(self.config.suites), cap))
                     self.arms[arm.name] = arm
                     await self._register_arm(arm, fresh)
+                kill_point("arms_open")
                 self.emit(ev.RunStarted(self.run_id, manifest_sha256=manifest, arms=tuple(self.arms),
                                         task_ids=tuple(t.id for t in self.tasks),
                                         caps={a.name: a.quota.cap for a in self.arms.values()},
@@ -203,12 +216,24 @@ class RunEngine:
                         for arm in self.arms.values():
                             tg.start_soon(self._run_arm, arm)
                 status = "aborted" if self.state == "aborting" or self._stop_now.cancel_called else "finished"
+        except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                status = "aborted"
+            raise
         finally:
             with anyio.CancelScope(shield=True):
-                await self.ledger.update("runs", self.run_id, {"status": status, "finished_utc": utc_now(),
-                                                               "load_end": load_average()})
-                self.emit(ev.RunFinished(self.run_id, status=status))
-                self._send.close()
+                try:
+                    for arm in self.arms.values():  # arms that never got to run (a crash while opening them)
+                        if arm.arm_id and arm.name not in self._finished_arms:
+                            await self._finish_arm(arm, [t.id for t in self.tasks], failed=True)
+                    await self.ledger.update("runs", self.run_id, {"status": status, "finished_utc": utc_now(),
+                                                                   "load_end": load_average()})
+                except LedgerError:
+                    if status != "crashed":
+                        raise  # else the error that crashed the run is the one to report
+                finally:
+                    self.emit(ev.RunFinished(self.run_id, status=status))
+                    self._send.close()
         return self.run_id
 
     def _sandbox_constants(self) -> dict:
@@ -234,11 +259,11 @@ class RunEngine:
             "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
             "max_attempts": self.config.max_attempts, "state": "running", "censored": 0, "busy_ms": 0, "tokens_used": 0,
         }
-        if fresh:
+        existing = None if fresh else self.resume_state["arms"].get(arm.name)
+        if existing is None:  # a new run, or one killed before this arm's row was written
             arm.arm_id = new_id()
             await self.ledger.insert("arms", {"id": arm.arm_id, **row})
         else:
-            existing = self.resume_state["arms"][arm.name]
             arm.arm_id = existing["id"]
             arm.quota.used = existing["tokens_used"]
             arm.busy_ms = existing["busy_ms"] or 0
@@ -256,20 +281,39 @@ class RunEngine:
                 if arm.state != "running" or self.state == "aborting":
                     unfinished.append(task.id)
                     continue
-                if not await self._run_task(arm, task):
-                    unfinished.append(task.id)
+                done = False
+                try:
+                    done = await self._run_task(arm, task)
+                finally:  # a task in flight when the run is stopped now is unfinished too
+                    if not done:
+                        unfinished.append(task.id)
 
-        async with anyio.create_task_group() as tg:
-            for _ in range(max(1, arm.config.max_concurrency)):
-                tg.start_soon(worker)
+        ended = "ok"
+        try:
+            async with anyio.create_task_group() as tg:
+                for _ in range(max(1, arm.config.max_concurrency)):
+                    tg.start_soon(worker)
+        except BaseException:
+            ended = "failed"
+            raise
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._finish_arm(arm, unfinished + [t.id for t in queue], failed=ended == "failed")
+
+    async def _finish_arm(self, arm: ArmRuntime, unfinished: list[str], failed: bool) -> None:
+        """The arm's final row, on every path (shielded by the caller)."""
+        self._finished_arms.add(arm.name)
         order = {t.id: i for i, t in enumerate(self.tasks)}
-        unfinished.sort(key=order.get)
+        unfinished = sorted(set(unfinished), key=order.get)
         if arm.state == "running":
-            arm.state = "aborted" if self.state == "aborting" else "finished"
-        tokens = await self.ledger.run(self._arm_tokens, arm.arm_id)
-        with anyio.CancelScope(shield=True):
+            arm.state = "aborted" if failed or self.state == "aborting" else "finished"
+        try:
+            tokens = await self.ledger.run(self._arm_tokens, arm.arm_id)
             await self.ledger.update("arms", arm.arm_id, {
                 "state": arm.state, "unfinished_json": json.dumps(unfinished), "tokens_used": tokens, "busy_ms": arm.busy_ms})
+        except LedgerError:
+            if not failed:
+                raise  # else the error that ended the arm is the one to report
         self.emit(ev.ArmStateChanged(self.run_id, arm=arm.name, state=arm.state, unfinished=tuple(unfinished)))
 
     def _arm_tokens(self, arm_id: str) -> int:
@@ -292,6 +336,12 @@ class RunEngine:
             if result.failure_class in ("censored", "aborted"):
                 return False
         return True
+
+
+def task_rows(run_id: str, tasks: list[Task]) -> list[dict]:
+    return [{"run_id": run_id, "task_id": t.id, "position": i, "suite": str(t.path.parent), "path": str(t.path),
+             "language": t.language, "kind": t.kind, "files_sha256": t.files_sha256(), "prompt": t.prompt}
+            for i, t in enumerate(tasks)]
 
 
 def _session_id() -> str:

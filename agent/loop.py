@@ -3,6 +3,11 @@
 `run` calls `step`; `step` is "query the model, execute its actions". Stop conditions are
 exceptions carrying the reason (after mini-swe-agent). The loop knows nothing about ledgers,
 quotas or HTTP: the engine hands it a `query` function and callbacks.
+
+Two kinds of errors, as in mini-swe-agent: whatever is wrong with a tool call (bad JSON, a bad
+path, an OS error on the file) is shown to the model as a refused call and the loop goes on;
+`AttemptEnded` ends the attempt. The attempt's time limit holds inside a turn too: the model
+call and run_tests get only the time that is left, and tool calls after it has passed are refused.
 """
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from typing import Awaitable, Callable
 from agent.config import Limits
 from agent.endpoint import Completion
 from agent.text_protocol import INSTRUCTIONS, parse_actions
-from agent.tools import TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
+from agent.tools import MAX_ARGUMENT_CHARS, TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
 from verifiers.tasks import Task
 
 PROMPT_TEMPLATE_VERSION = "v1"
@@ -23,6 +28,9 @@ Read the relevant files, make the change the task asks for, run the visible test
 when you are done. The visible tests cover only the happy path: reviewers will run stricter tests,
 so handle edge cases and errors the way a demanding reviewer expects. Paths are relative to the workspace."""
 NUDGE = "You did not call any tool. Use the tools to inspect and edit files, run_tests to check, and finish when done."
+MAX_CALLS_PER_TURN = 32
+# A file tool that fails in a way the Workspace did not foresee is still the model's bad call.
+_TOOL_FAULTS = (ToolError, OSError, ValueError, RuntimeError, RecursionError, OverflowError, MemoryError)
 
 
 class AttemptEnded(Exception):
@@ -34,8 +42,8 @@ class AttemptEnded(Exception):
         self.detail = detail
 
 
-QueryFn = Callable[[list[dict], list[dict] | None, int], Awaitable[Completion]]
-RunTestsFn = Callable[[], Awaitable[tuple[bool, str]]]
+QueryFn = Callable[[list[dict], list[dict] | None, int, float], Awaitable[Completion]]  # ..., turn, deadline
+RunTestsFn = Callable[[float], Awaitable[tuple[bool, str]]]  # seconds left
 ToolHook = Callable[[int, str, str, ToolOutcome], Awaitable[None]]
 
 
@@ -47,6 +55,10 @@ class LoopState:
     edits: int = 0
     visible_passed: bool | None = None
     started: float = field(default_factory=time.monotonic)
+    deadline: float = float("inf")  # time.monotonic() at which the attempt's time is up
+
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
 
 
 def initial_messages(task: Task, protocol: str, files: str) -> list[dict]:
@@ -61,6 +73,7 @@ class AgentLoop:
         self.task, self.workspace, self.protocol, self.limits = task, workspace, protocol, limits
         self.query, self.run_tests, self.on_tool = query, run_tests, on_tool
         self.state = LoopState()
+        self.state.deadline = self.state.started + limits.attempt_timeout_s
         self.messages = initial_messages(task, protocol, workspace.list_files())
 
     async def run(self) -> tuple[str, str]:
@@ -75,20 +88,32 @@ class AgentLoop:
         self._check_limits()
         self.state.turns += 1
         tools = TOOL_SCHEMAS if self.protocol == "tools" else None
-        completion = await self.query(self.messages, tools, self.state.turns)
+        completion = await self.query(self.messages, tools, self.state.turns, self.state.deadline)
         self.state.tokens += completion.prompt_tokens + completion.completion_tokens
         if self.protocol == "tools":
             await self._execute_tool_calls(completion)
         else:
             await self._execute_text_actions(completion)
+        self._check_time()
 
     def _check_limits(self) -> None:
         if self.state.turns >= self.limits.max_turns:
             raise AttemptEnded("turn_limit", f"{self.state.turns} turns")
         if self.state.tokens >= self.limits.max_tokens_per_attempt:
             raise AttemptEnded("token_limit", f"{self.state.tokens} tokens")
-        if time.monotonic() - self.state.started >= self.limits.attempt_timeout_s:
-            raise AttemptEnded("time_limit", f"{self.limits.attempt_timeout_s:.0f} s")
+        self._check_time()
+
+    def _check_time(self) -> None:
+        if self.state.time_left() <= 0:
+            raise AttemptEnded("time_limit", f"{self.limits.attempt_timeout_s:g} s")
+
+    def _refusal(self, index: int) -> str | None:
+        """Why the index-th call of a turn is not run, or None."""
+        if index >= MAX_CALLS_PER_TURN:
+            return f"skipped: at most {MAX_CALLS_PER_TURN} tool calls run per turn"
+        if self.state.time_left() <= 0:
+            return f"refused: the attempt's time limit ({self.limits.attempt_timeout_s:g} s) has passed"
+        return None
 
     async def _execute_tool_calls(self, completion: Completion) -> None:
         calls = completion.tool_calls
@@ -101,9 +126,12 @@ class AgentLoop:
             self.messages.append({"role": "user", "content": NUDGE})
             return
         finished = False
-        for call in calls:
+        for index, call in enumerate(calls):
+            refusal = self._refusal(index)
             if finished:
                 result = "skipped: finish was already called"
+            elif refusal:
+                result = refusal
             else:
                 outcome = await self._execute(call.name, call.arguments)
                 finished = outcome.tool == "finish" and outcome.ok
@@ -120,6 +148,10 @@ class AgentLoop:
             return
         results = []
         for i, action in enumerate(actions, 1):
+            refusal = self._refusal(i - 1)
+            if refusal:
+                results.append(f"[{i}] {action.tool}: {refusal}")
+                continue
             outcome = await self._execute(action.tool, action.arguments, preset_error=action.error)
             results.append(f"[{i}] {action.tool}: {outcome.output}")
             if outcome.tool == "finish" and outcome.ok:
@@ -132,14 +164,17 @@ class AgentLoop:
             if preset_error:
                 raise ToolError(preset_error)
             args = parse_arguments(tool, raw_args)
-            outcome = await self._dispatch(tool, args)
-        except ToolError as exc:
+            outcome = None if tool == "run_tests" else self._file_tool(tool, args)
+        except _TOOL_FAULTS as exc:
             self.state.malformed += 1
-            outcome = ToolOutcome(tool, False, f"error: {exc}", _path_of(raw_args), malformed=True)
+            message = str(exc) if isinstance(exc, ToolError) else f"{tool} failed: {type(exc).__name__}: {exc}"
+            outcome = ToolOutcome(tool, False, f"error: {message}", _path_of(raw_args), malformed=True)
+        if outcome is None:  # outside the try: a failure of the test runner is the harness's, not the model's
+            outcome = await self._run_tests()
         await self.on_tool(self.state.turns, tool, raw_text, outcome)
         return outcome
 
-    async def _dispatch(self, tool: str, args: dict) -> ToolOutcome:
+    def _file_tool(self, tool: str, args: dict) -> ToolOutcome:
         ws = self.workspace
         if tool == "list_files":
             return ToolOutcome(tool, True, ws.list_files())
@@ -153,21 +188,24 @@ class AgentLoop:
             out = ws.edit_file(args["path"], args["old"], args["new"])
             self.state.edits += 1
             return ToolOutcome(tool, True, out, args["path"])
-        if tool == "run_tests":
-            passed, output = await self.run_tests()
-            self.state.visible_passed = passed
-            cap = self.limits.tool_output_chars
-            text = output if len(output) <= cap else output[:cap // 3] + "\n[...]\n" + output[-(2 * cap) // 3:]
-            return ToolOutcome(tool, True, ("PASSED\n" if passed else "FAILED\n") + text)
         return ToolOutcome("finish", True, "finished")
+
+    async def _run_tests(self) -> ToolOutcome:
+        passed, output = await self.run_tests(max(0.0, self.state.time_left()))
+        self.state.visible_passed = passed
+        cap = self.limits.tool_output_chars
+        text = output if len(output) <= cap else output[:cap // 3] + "\n[...]\n" + output[-(2 * cap) // 3:]
+        return ToolOutcome("run_tests", True, ("PASSED\n" if passed else "FAILED\n") + text)
 
 
 def _path_of(raw_args: str | dict) -> str | None:
     if isinstance(raw_args, dict):
         value = raw_args.get("path")
-        return value if isinstance(value, str) else None
-    try:
-        value = json.loads(raw_args).get("path")
-        return value if isinstance(value, str) else None
-    except (ValueError, AttributeError):
-        return None
+    else:
+        if not raw_args or len(raw_args) > MAX_ARGUMENT_CHARS:
+            return None
+        try:
+            value = json.loads(raw_args).get("path")
+        except (ValueError, AttributeError, RecursionError):
+            return None
+    return value[:1024] if isinstance(value, str) else None

@@ -1,10 +1,22 @@
-"""The headless line printer: one line per meaningful engine event, for pipes and CI logs."""
+"""The headless line printer: one line per meaningful engine event, for pipes and CI logs.
+
+Text that came from a model (a tool's path, an error) is printed with control characters and
+lone surrogates replaced, so no reply can move the cursor, clear the terminal or fail the write.
+"""
 from __future__ import annotations
 
+import re
 import sys
 from typing import TextIO
 
 from agent import events as ev
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    text = _CONTROL.sub("?", text.replace("\n", " "))
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def format_event(event: ev.Event) -> str | None:
@@ -44,4 +56,4 @@ async def print_events(events, out: TextIO = sys.stdout) -> None:
         async for event in events:
             line = format_event(event)
             if line:
-                print(line, file=out, flush=True)
+                print(printable(line), file=out, flush=True)

@@ -9,6 +9,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from agent import QuotabenchError
+from agent.config import MAX_CAP_TOKENS
 
 
 class QuotaExhausted(QuotabenchError):
@@ -40,9 +41,11 @@ class Quota:
 
     def settle(self, handle: int, actual: int) -> None:
         self.reservations.pop(handle, None)
-        self.used += actual
+        self.used += max(0, actual)
 
     def raise_cap(self, new_cap: int) -> None:
+        if new_cap > MAX_CAP_TOKENS:
+            raise QuotabenchError(f"new cap {new_cap} is above the largest cap, {MAX_CAP_TOKENS} — type a smaller number")
         if new_cap <= self.cap:
             raise QuotabenchError(f"new cap {new_cap} is not above the current cap {self.cap} — type a larger number")
         self.cap = new_cap

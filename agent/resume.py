@@ -3,29 +3,36 @@
 Recovery: a call row still `in_flight` was lost with the process and is charged at its
 reservation; an attempt still `running` becomes `lost` (kept, not counted against
 max_attempts); an attempt whose loop ended but whose grade never landed is graded now from
-its recorded files. Finished attempts are never re-run or charged again.
+its recorded files (one that has a grade already, from a ledger written before grades and
+attempt updates were one transaction, takes its class from that grade). A run killed before
+its tasks or arms rows were written gets them now. Finished attempts are never re-run or
+charged again. Any kill point leaves a ledger that resumes (tests/agent/test_kill_resume.py).
 """
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
+import traceback
 from pathlib import Path
 
+import anyio
+
 from agent import QuotabenchError
+from agent import events as ev
 from agent.attempt import grade_attempt
+from agent.classify import classify
 from agent.config import RunConfig, load_config_text
-from agent.engine import RunEngine, load_tasks
-from agent.ledger.store import Ledger
+from agent.engine import RunEngine, load_tasks, task_rows
+from agent.ledger.store import Ledger, LedgerError, capped
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import manifest_sha256, observed_constants
 from agent.workspace_diff import apply_changes
-from verifiers.tasks import materialize
+from verifiers.scratch import clean_stale, remove, scratch_dir
+from verifiers.tasks import Task, materialize
 
 
 def recover(ledger: Ledger, run_id: str) -> None:
     """Mark what the killed process left half-written (idempotent)."""
-    with ledger.lock, ledger.db.atomic():
+    with ledger.transaction():
         ledger.db.execute(
             "update calls set status = 'lost', prompt_tokens = reserved_tokens, completion_tokens = 0, "
             "usage_source = 'reserved' where run_id = ? and status = 'in_flight'", [run_id])
@@ -37,6 +44,42 @@ def recover(ledger: Ledger, run_id: str) -> None:
             "completion_tokens = (select coalesce(sum(completion_tokens), 0) from calls c where c.attempt_id = attempts.id), "
             "calls = (select count(*) from calls c where c.attempt_id = attempts.id) where run_id = ?", [run_id])
         ledger.db.execute("update attempts set total_tokens = prompt_tokens + completion_tokens where run_id = ?", [run_id])
+        # graded, but killed before the attempt's update landed (ledgers from before the two were one transaction)
+        ledger.db.execute(
+            "update attempts set verdict = (select g.verdict from grades g where g.attempt_id = attempts.id), "
+            "accepted = 0, status = 'graded' where run_id = ? and status = 'ended' "
+            "and exists (select 1 from grades g where g.attempt_id = attempts.id)", [run_id])
+
+
+def _class_from_grade(ledger: Ledger, row: dict) -> None:
+    grade = ledger.grade(row["id"])
+    findings = len(json.loads(grade["mechanics_json"] or "[]"))
+    failure_class = classify(row["end_reason"], grade["verdict"], findings=findings, edited=bool(row["edited"]),
+                             malformed=row["malformed_tool_calls"] or 0, environment=grade["environment"])
+    ledger.update("attempts", row["id"], {"failure_class": failure_class, "accepted": int(failure_class == "accepted"),
+                                          "status": "done"})
+
+
+async def _regrade(engine: RunEngine, row: dict, task: Task) -> None:
+    """Grade an attempt whose loop ended before the kill, from its recorded files."""
+    changes = json.loads(row["files_json"] or "{}")
+    scratch = scratch_dir(f"regrade-{row['arm']}-{task.id}")
+    try:
+        work = materialize(task, scratch / "work")
+        apply_changes(work, changes)
+        await grade_attempt(engine, row["arm"], row["id"], task, work, row["attempt_no"], end_reason=row["end_reason"],
+                            edited=bool(changes), malformed=row["malformed_tool_calls"] or 0,
+                            changed=[k for k, v in changes.items() if v is not None], tokens=row["total_tokens"] or 0)
+    except LedgerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — as in a live attempt: this attempt's harness error, not the run's
+        engine.ledger_sync.update("attempts", row["id"], {
+            "end_reason": "harness_error", "failure_class": "harness_error", "status": "done", "accepted": 0,
+            "end_detail": capped(f"regrading failed: {type(exc).__name__}: {exc}", 300),
+            "error_traceback": capped(engine.mask(traceback.format_exc()))})
+        engine.emit(ev.LogMessage(engine.run_id, level="warning", text=f"regrading {row['id']} failed: {exc}"))
+    finally:
+        remove(scratch)
 
 
 def resume_state(ledger: Ledger, run_id: str) -> dict:
@@ -74,20 +117,16 @@ async def resume_run(engine: RunEngine) -> str:
     if manifest != run["manifest_sha256"]:
         raise QuotabenchError(f"run {run_id}: the task files or harness config changed since it started "
                               f"(manifest {run['manifest_sha256'][:12]} then, {manifest[:12]} now) — resuming would mix two benchmarks; start a new run")
+    await anyio.to_thread.run_sync(clean_stale)  # scratch folders of the killed process
     recover(ledger, run_id)
+    if not ledger.tasks(run_id):  # killed between the runs row and the tasks rows
+        ledger.insert_many("tasks", task_rows(run_id, engine.tasks))
     by_id = {t.id: t for t in engine.tasks}
-    for row in ledger.query("select * from attempts where run_id = ? and status = 'ended'", [run_id]):
-        task = by_id[row["task_id"]]
-        changes = json.loads(row["files_json"] or "{}")
-        scratch = Path(tempfile.mkdtemp(prefix="qb-regrade-"))
-        try:
-            work = materialize(task, scratch / "work")
-            apply_changes(work, changes)
-            await grade_attempt(engine, row["arm"], row["id"], task, work, row["attempt_no"], end_reason=row["end_reason"],
-                                edited=bool(changes), malformed=row["malformed_tool_calls"] or 0,
-                                changed=[k for k, v in changes.items() if v is not None], tokens=row["total_tokens"] or 0)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+    for row in ledger.query("select * from attempts where run_id = ? and status in ('ended', 'graded')", [run_id]):
+        if row["status"] == "graded":
+            _class_from_grade(ledger, row)
+        else:
+            await _regrade(engine, row, by_id[row["task_id"]])
     engine.resume_state = resume_state(ledger, run_id)
     ledger.update("runs", run_id, {"status": "running", "finished_utc": None})
     constants = observed_constants() | engine._sandbox_constants()

@@ -19,17 +19,20 @@ so code never has to be escaped inside JSON:
     ```run_tests```  ```list_files```  ```read_file path=words.py```  ```finish```
 
 A fence may be longer than three backticks so content can itself hold ``` lines.
+Parsing is linear in the reply's length (a line scan, no backtracking regex over the whole
+reply), so no reply can stall the event loop.
 """
 from __future__ import annotations
 
+import bisect
 import re
 import shlex
 from dataclasses import dataclass
 
 TOOL_NAMES = ("list_files", "read_file", "write_file", "edit_file", "run_tests", "finish")
-_FENCE = re.compile(r"^(?P<fence>`{3,})(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_OPENER = re.compile(r"(?P<fence>`{3,})(?P<info>[^`]*)")
 _INLINE = re.compile(r"(?<!`)```(?P<info>[A-Za-z_]+(?: [^`\n]*)?)```")
-_EDIT = re.compile(r"<<<<<<< OLD\n(?P<old>.*?)\n?=======\n(?P<new>.*?)\n?>>>>>>> NEW", re.S)
+_OLD, _MID, _NEW = "<<<<<<< OLD\n", "=======\n", ">>>>>>> NEW"
 
 INSTRUCTIONS = """You act by writing fenced blocks. The info string is the tool name and its arguments.
 Available actions:
@@ -72,28 +75,74 @@ def _parse_info(info: str) -> tuple[str, dict]:
     return parts[0], args
 
 
+def _fenced_blocks(text: str):
+    """(start, end, info, body) of every fenced block: an opener line of 3+ backticks and an info
+    string, up to the next line that is exactly the same fence (trailing blanks allowed)."""
+    lines = text.split("\n")
+    offsets, position = [], 0
+    for line in lines:
+        offsets.append(position)
+        position += len(line) + 1
+    closers: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        bare = line.rstrip(" \t")
+        if bare.startswith("```") and not bare.strip("`"):
+            closers.setdefault(bare, []).append(i)
+    i = 0
+    while i < len(lines):
+        m = _OPENER.fullmatch(lines[i])
+        candidates = closers.get(m.group("fence"), []) if m else []
+        k = bisect.bisect_right(candidates, i)
+        if m is None or k == len(candidates):
+            i += 1
+            continue
+        j = candidates[k]
+        body = "\n".join(lines[i + 1:j]) + "\n" if j > i + 1 else ""
+        yield offsets[i], offsets[j] + len(lines[j]), m.group("info"), body
+        i = j + 1
+
+
+def _split_edit(body: str) -> tuple[str, str] | None:
+    """(old, new) from the <<<<<<< OLD / ======= / >>>>>>> NEW markers, or None."""
+    start = body.find(_OLD)
+    if start < 0:
+        return None
+    start += len(_OLD)
+    mid = body.find(_MID, start)
+    if mid < 0:
+        return None
+    old = body[start:mid - 1] if mid - 1 >= start and body[mid - 1] == "\n" else body[start:mid]
+    start = mid + len(_MID)
+    end = body.find(_NEW, start)
+    if end < 0:
+        return None
+    new = body[start:end - 1] if end - 1 >= start and body[end - 1] == "\n" else body[start:end]
+    return old, new
+
+
 def parse_actions(text: str) -> list[TextAction]:
     """Every action block in a reply, in order. Blocks in other languages (```python) are ignored."""
     found: list[tuple[int, TextAction]] = []
-    for m in _FENCE.finditer(text):
-        tool, args = _parse_info(m.group("info").strip())
+    blocks = list(_fenced_blocks(text))
+    for start, _end, info, body in blocks:
+        tool, args = _parse_info(info.strip())
         if tool not in TOOL_NAMES:
             if args:  # `name key=value` looks like an action, not a code block: an unknown tool
-                found.append((m.start(), TextAction(tool, args, f"unknown action {tool!r}; actions are {', '.join(TOOL_NAMES)}")))
+                found.append((start, TextAction(tool, args, f"unknown action {tool!r}; actions are {', '.join(TOOL_NAMES)}")))
             continue
-        body = m.group("body")
         if tool == "write_file":
             args["content"] = body
         elif tool == "edit_file":
-            em = _EDIT.search(body)
-            if em is None:
-                found.append((m.start(), TextAction(tool, args, "edit_file body needs <<<<<<< OLD / ======= / >>>>>>> NEW markers")))
+            pair = _split_edit(body)
+            if pair is None:
+                found.append((start, TextAction(tool, args, "edit_file body needs <<<<<<< OLD / ======= / >>>>>>> NEW markers")))
                 continue
-            args["old"], args["new"] = em.group("old"), em.group("new")
-        found.append((m.start(), TextAction(tool, args)))
-    covered = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+            args["old"], args["new"] = pair
+        found.append((start, TextAction(tool, args)))
+    covered = [(start, end) for start, end, _info, _body in blocks]
     for m in _INLINE.finditer(text):
-        if any(a <= m.start() < b for a, b in covered):
+        k = bisect.bisect_right(covered, (m.start(), float("inf"))) - 1
+        if k >= 0 and covered[k][0] <= m.start() < covered[k][1]:
             continue
         tool, args = _parse_info(m.group("info").strip())
         if tool in TOOL_NAMES:

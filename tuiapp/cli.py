@@ -1,14 +1,26 @@
-"""`quotabench` — the command line. Each subcommand is a thin function over agent/ and verifiers/."""
+"""`quotabench` — the command line. Each subcommand is a thin function over agent/ and verifiers/.
+
+Exit codes: 0 done (a run finished); 2 bad input (config, task folder, arguments), one line;
+130 a run aborted or stopped (Ctrl-C, q, SIGTERM); 1 a run crashed, or the ledger could not be
+read or written (disk full, damaged file): one line, and for a crash the path of a log file
+holding the traceback — never a traceback on the terminal.
+"""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import sqlite3
 import sys
+import tempfile
+import time
+import traceback
 from pathlib import Path
 
 from agent import QuotabenchError
 from verifiers import VerifierError
 
+EXIT_OK, EXIT_CRASHED, EXIT_BAD_INPUT, EXIT_STOPPED = 0, 1, 2, 130
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -67,27 +79,57 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
-    except (QuotabenchError, VerifierError) as exc:
-        print(f"quotabench: {exc}", file=sys.stderr)
-        return 2
-    except BaseExceptionGroup as group:  # an error raised inside a task group
-        known, rest = group.split((QuotabenchError, VerifierError))
-        if rest is not None or known is None:
-            raise
-        print(f"quotabench: {_first_leaf(known)}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # `quotabench export | head`: the reader is gone, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
         print("quotabench: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_STOPPED
+    except BaseException as exc:  # noqa: BLE001 — the one place that turns any failure into one line
+        if isinstance(exc, SystemExit):
+            raise
+        return _report_failure(exc)
 
 
-def _first_leaf(group: BaseExceptionGroup) -> BaseException:
-    while isinstance(group, BaseExceptionGroup):
-        group = group.exceptions[0]
-    return group
+def _report_failure(exc: BaseException) -> int:
+    leaf = _first_leaf(exc)
+    if isinstance(leaf, (QuotabenchError, VerifierError)):
+        print(f"quotabench: {leaf}", file=sys.stderr)
+        return getattr(leaf, "exit_code", EXIT_BAD_INPUT)
+    if isinstance(leaf, sqlite3.DatabaseError):
+        print(f"quotabench: the ledger cannot be read or written ({leaf}) — free disk space if it is full; "
+              "if the file is damaged, restore it from a copy or pass another --db", file=sys.stderr)
+        return EXIT_CRASHED
+    if isinstance(leaf, OSError) and leaf.errno in (errno.ENOSPC, errno.EDQUOT):
+        print(f"quotabench: the disk is full ({leaf.filename or leaf}) — free space, then `quotabench resume`",
+              file=sys.stderr)
+        return EXIT_CRASHED
+    log = _write_crash_log(exc)
+    print(f"quotabench: crashed: {type(leaf).__name__}: {' '.join(str(leaf).split())[:200]} — "
+          f"the traceback is in {log}; `quotabench resume` finishes the run", file=sys.stderr)
+    return EXIT_CRASHED
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first error inside task groups (an ExceptionGroup's first leaf), else `exc` itself."""
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _write_crash_log(exc: BaseException) -> Path:
+    text = "".join(traceback.format_exception(exc))
+    name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "quotabench"
+    for folder in (state, Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / name
+            path.write_text(text)
+            return path
+        except OSError:
+            continue
+    return Path("(no writable folder for the log)")
 
 
 if __name__ == "__main__":

@@ -19,10 +19,7 @@ def _open_ledger(path: str | Path, must_exist: bool = False):
     path = Path(path)
     if must_exist and not path.is_file():
         raise QuotabenchError(f"ledger {path}: no such file — run `quotabench run CONFIG.toml` first or pass --db")
-    try:
-        return Ledger(path)
-    except Exception as exc:  # sqlite3.DatabaseError and friends: not a ledger
-        raise QuotabenchError(f"ledger {path}: cannot open it as a SQLite ledger ({exc}) — pass the right --db file") from None
+    return Ledger(path)  # a file that is not a ledger (or is damaged) is one LedgerError line
 
 
 async def _headless(engine, start) -> str:
@@ -60,6 +57,15 @@ async def _headless(engine, start) -> str:
 
 def _want_tui(args) -> bool:
     return not args.headless and sys.stdout.isatty() and sys.stdin.isatty()
+
+
+def _exit_code(ledger, run_id: str) -> int:
+    """0 finished, 130 aborted or stopped, 1 crashed (see tuiapp/cli.py)."""
+    status = (ledger.run(run_id) or {}).get("status")
+    if status not in ("finished", "aborted"):  # the live view showed why; the terminal gets one line
+        print(f"quotabench: run {run_id} {status or 'did not start'} — `quotabench resume {run_id[:10]}` finishes it",
+              file=sys.stderr)
+    return {"finished": 0, "aborted": 130}.get(status, 1)
 
 
 def _after_run(ledger, run_id: str, db: str) -> None:
@@ -101,7 +107,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         engine = RunEngine(config, ledger)
         run_id = anyio.run(_headless, engine, engine.run)
     _after_run(ledger, run_id, db)
-    return 0
+    return _exit_code(ledger, run_id)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
@@ -112,7 +118,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     _guard_harness()
     anyio.run(_headless, engine, lambda: resume_run(engine))
     _after_run(ledger, run_id, args.db or DEFAULT_DB)
-    return 0
+    return _exit_code(ledger, run_id)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

@@ -21,6 +21,8 @@ KNOWN_KINDS = (
     "refactor", "multi-file", "perf", "control",
 )
 DEFAULT_TIMEOUT_S = 60
+MAX_TIMEOUT_S = 24 * 3600
+MAX_MEMORY_MB = 256 * 1024
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _JUNK = {"__pycache__", ".pytest_cache", "node_modules", "target", ".git"}
 
@@ -118,6 +120,27 @@ def _require_str(data: dict, key: str, toml_path: Path) -> str:
 def load_task(path: Path) -> Task:
     """Load one task folder; raise TaskError with a one-line message if it is broken."""
     path = Path(path)
+    try:
+        return _load_task(path)
+    except (OSError, RuntimeError, RecursionError) as exc:  # unreadable files, symlink loops
+        raise TaskError(f"task {path}: cannot read the task folder ({exc}) — fix the files or links in it") from None
+
+
+def _check_links(path: Path) -> None:
+    """A symlink that loops or points nowhere would fail every copy of the task later: refuse it now."""
+    for folder, dirs, files in os.walk(path):
+        for name in dirs + files:
+            entry = Path(folder) / name
+            if entry.is_symlink():
+                try:
+                    entry.resolve(strict=True)
+                except (OSError, RuntimeError) as exc:
+                    reason = "loops" if "loop" in str(exc).lower() else "points to nothing"
+                    raise TaskError(f"task {path}: the symlink {entry.relative_to(path)} {reason} — "
+                                    "remove it or point it at a file in the task") from None
+
+
+def _load_task(path: Path) -> Task:
     toml_path = path / "task.toml"
     if not toml_path.is_file():
         raise TaskError(f"task {path}: no task.toml — add one (see docs/tasks.md)")
@@ -133,23 +156,33 @@ def load_task(path: Path) -> Task:
         raise TaskError(f"task {path}: language {language!r} is not one of {', '.join(LANGUAGES)} — pick one of them")
     kind = _require_str(data, "kind", toml_path)
     prompt = data.get("prompt")
+    if prompt is not None and not isinstance(prompt, str):
+        raise TaskError(f"task {path}: prompt = {prompt!r:.40} is not a string — write prompt = \"...\" or use prompt.md")
     if not prompt:
         prompt_md = path / "prompt.md"
         if not prompt_md.is_file():
             raise TaskError(f"task {path}: no prompt — add prompt = \"...\" to task.toml or a prompt.md beside it")
-        prompt = prompt_md.read_text(encoding="utf-8")
+        try:
+            prompt = prompt_md.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise TaskError(f"task {path}: prompt.md is not UTF-8 text (byte {exc.start}) — save it as UTF-8") from None
     timeout = data.get("timeout_s", DEFAULT_TIMEOUT_S)
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-        raise TaskError(f"task {path}: timeout_s = {timeout!r} is not a positive number of seconds — e.g. timeout_s = 60")
+    if (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= MAX_TIMEOUT_S):
+        raise TaskError(f"task {path}: timeout_s = {timeout!r} is not a number of seconds in (0, {MAX_TIMEOUT_S}] "
+                        "— e.g. timeout_s = 60")
     memory_mb = data.get("memory_mb")
-    if memory_mb is not None and (not isinstance(memory_mb, int) or memory_mb <= 0):
-        raise TaskError(f"task {path}: memory_mb = {memory_mb!r} is not a positive integer — e.g. memory_mb = 2048")
+    if memory_mb is not None and (not isinstance(memory_mb, int) or isinstance(memory_mb, bool)
+                                  or not 0 < memory_mb <= MAX_MEMORY_MB):
+        raise TaskError(f"task {path}: memory_mb = {memory_mb!r} is not an integer in [1, {MAX_MEMORY_MB}] — e.g. memory_mb = 2048")
+    if not isinstance(data.get("trap", ""), str):
+        raise TaskError(f"task {path}: trap is not a string — write trap = \"...\" or leave it out")
     task = Task(
         id=task_id, path=path, language=language, kind=kind, prompt=prompt.strip(),
         visible_cmd=_require_str(data, "visible_cmd", toml_path),
         hidden_cmd=_require_str(data, "hidden_cmd", toml_path),
         timeout_s=float(timeout), trap=str(data.get("trap", "")).strip(), memory_mb=memory_mb,
     )
+    _check_links(path)
     for name, folder in (("workspace", task.workspace), ("hidden", task.hidden), ("reference", task.reference)):
         if not folder.is_dir():
             raise TaskError(f"task {path}: {name}/ is missing — add the {name}/ folder (see docs/tasks.md)")
@@ -164,7 +197,11 @@ def load_suite(path: Path) -> Suite:
     if not path.is_dir():
         raise TaskError(f"suite {path}: not a folder — pass a folder of tasks or one task folder")
     suite = Suite(path=path)
-    candidates = [path] if (path / "task.toml").is_file() else sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    try:
+        candidates = [path] if (path / "task.toml").is_file() else sorted(
+            p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError as exc:
+        raise TaskError(f"suite {path}: cannot list the folder ({exc.strerror}) — check its permissions") from None
     seen: dict[str, Path] = {}
     for folder in candidates:
         try:

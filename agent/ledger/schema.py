@@ -119,5 +119,17 @@ def m010_create_reference_counts(db: Database) -> None:
                                   pk="task_key")
 
 
+@migrations()
+def m011_attempt_end_detail(db: Database) -> None:
+    # Why an attempt ended, in one line (the endpoint's last error, the cap it hit, ...), and for
+    # `harness_error` the traceback of the unexpected exception, so the bug can be found later.
+    db["attempts"].add_column("end_detail", str)
+    db["attempts"].add_column("error_traceback", str)
+
+
+def pending(db: Database) -> bool:
+    return bool(migrations.pending(db))
+
+
 def apply(db: Database) -> None:
     migrations.apply(db)

@@ -1,11 +1,17 @@
 """`Ledger`: open (and migrate) the SQLite file, write rows, read them back.
 
 Every write is its own small transaction in WAL mode, so a SIGKILL at any point leaves a file
-that opens and reads, holding everything up to the last completed call. The engine calls these
-methods from one worker thread (see agent/ledger/writer.py), never on the event loop.
+that opens and reads, holding everything up to the last completed call. Write transactions
+start with BEGIN IMMEDIATE: they take the write lock up front and wait on the busy timeout, so
+several `quotabench run` processes (and `browse` reading) share one ledger. The engine calls
+these methods from one worker thread (see agent/ledger/writer.py), never on the event loop.
+Any SQLite failure (disk full, a damaged file, a lock held too long) is a `LedgerError` with
+one line saying what to do.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import sqlite3
@@ -13,11 +19,21 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from sqlite_utils import Database
 
+from agent import QuotabenchError
 from agent.ledger import schema
+
+BUSY_TIMEOUT_S = 60
+ROW_TEXT_CHARS = 64_000  # per text cell of calls/tool_calls/grades; longer text is cut (length + sha256 kept)
+
+
+class LedgerError(QuotabenchError):
+    """The ledger file cannot be read or written (disk full, damaged, locked)."""
+
+    exit_code = 1
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _id_lock = threading.Lock()
@@ -45,46 +61,132 @@ def to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def capped(text: str | None, limit: int = ROW_TEXT_CHARS) -> str | None:
+    """`text` if it fits, else its head and a note with the full length and sha256: a row keeps
+    a bounded amount of what a model or endpoint sent (the final files live in files_json)."""
+    if text is None or len(text) <= limit:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{text[:limit]}\n[cut by quotabench: {len(text)} characters in all, sha256 {digest}]"
+
+
+def clean_text(text: str) -> str:
+    """Text SQLite (and a terminal) can take: lone surrogates become `?`."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _clean_row(row: dict) -> dict:
+    return {k: clean_text(v) if isinstance(v, str) else v for k, v in row.items()}
+
+
+def _clean_op(op: tuple) -> tuple:
+    if op[0] == "insert":
+        return (op[0], op[1], _clean_row(op[2]))
+    return (*op[:3], _clean_row(op[3]))
+
+
+def _fix_for(exc: sqlite3.Error) -> str:
+    text = str(exc).lower()
+    if "full" in text:
+        return "free disk space, then finish the run with `quotabench resume`"
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return "the file is damaged: restore it from a copy, or pass a new file with --db"
+    if "locked" in text or "busy" in text:
+        return f"another process held the ledger for over {BUSY_TIMEOUT_S} s; retry, or use another --db"
+    if "readonly" in text or "unable to open" in text or "i/o" in text:
+        return "check that the disk has space and the file is writable, then `quotabench resume`; or pass another --db"
+    return "check the file with `sqlite3 FILE 'pragma integrity_check'`, or pass another file with --db"
+
+
 class Ledger:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         # One connection shared by the writer thread and the event loop: every use is serialized.
         self.lock = threading.RLock()
-        conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        self.db = Database(conn)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        schema.apply(self.db)
+        with self._guard("open"):
+            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            self.db = Database(conn)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            if schema.pending(self.db):
+                with self.transaction():  # two processes opening a new file: one migrates, the other waits
+                    schema.apply(self.db)
 
     def close(self) -> None:
         self.db.conn.close()
 
+    @contextlib.contextmanager
+    def _guard(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise LedgerError(f"ledger {self.path}: cannot {what} ({exc}) — {_fix_for(exc)}") from None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Database]:
+        """A write transaction that holds the write lock from its first statement (BEGIN IMMEDIATE),
+        so a read-then-write inside it never fails with "database is locked" under another writer."""
+        with self.lock, self._guard("write"):
+            conn = self.db.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                if conn.in_transaction:
+                    conn.rollback()
+                raise
+            conn.execute("COMMIT")
+
+    def _write(self, ops: list[tuple]) -> None:
+        try:
+            self._apply(ops)
+        except UnicodeEncodeError:  # a lone surrogate from a model: store it replaced, once
+            self._apply([_clean_op(op) for op in ops])
+
+    def _apply(self, ops: list[tuple]) -> None:
+        with self.transaction() as db:
+            for op in ops:
+                kind, table = op[0], op[1]
+                if kind == "insert":
+                    db[table].insert(op[2])
+                elif kind == "insert_all":
+                    db[table].insert_all(op[2])
+                elif kind == "update":
+                    db[table].update(op[2], op[3])
+                elif kind == "update_if":  # no error when the row is not there
+                    assignments = ", ".join(f"[{k}] = ?" for k in op[3])
+                    db.execute(f"update [{table}] set {assignments} where id = ?", [*op[3].values(), op[2]])
+                else:
+                    raise ValueError(f"unknown ledger op {kind!r}")
+
     # -- writes ----------------------------------------------------------------------------
     def insert(self, table: str, row: dict) -> None:
-        with self.lock, self.db.atomic():
-            self.db[table].insert(row)
+        self._write([("insert", table, row)])
 
     def insert_many(self, table: str, rows: Iterable[dict]) -> None:
-        with self.lock, self.db.atomic():
-            self.db[table].insert_all(rows)
+        self._write([("insert_all", table, list(rows))])
 
     def update(self, table: str, pk: Any, fields: dict) -> None:
-        with self.lock, self.db.atomic():
-            self.db[table].update(pk, fields)
+        self._write([("update", table, pk, fields)])
 
     def batch(self, ops: Iterable[tuple]) -> None:
-        """Several ("insert", table, row) / ("update", table, pk, fields) ops in one transaction."""
-        with self.lock, self.db.atomic():
-            for op in ops:
-                if op[0] == "insert":
-                    self.db[op[1]].insert(op[2])
-                else:
-                    self.db[op[1]].update(op[2], op[3])
+        """Several ("insert", table, row) / ("insert_all", table, rows) / ("update", table, pk, fields)
+        / ("update_if", table, id, fields) ops in one transaction."""
+        self._write(list(ops))
+
+    def execute(self, sql: str, params: Iterable | dict = ()) -> None:
+        """One write statement in its own IMMEDIATE transaction."""
+        with self.transaction() as db:
+            db.execute(sql, params)
 
     # -- reads -----------------------------------------------------------------------------
     def query(self, sql: str, params: Iterable | dict = ()) -> list[dict]:
-        with self.lock:
+        with self.lock, self._guard("read"):
             return list(self.db.query(sql, params))
 
     def runs(self) -> list[dict]:
@@ -102,7 +204,7 @@ class Ledger:
             if not rows:
                 raise QuotabenchError(f"ledger {self.path}: holds no runs yet — start one with `quotabench run CONFIG.toml`")
             return rows[0]["id"]
-        rows = self.query("select id from runs where id like ? order by created_utc desc", [prefix + "%"])
+        rows = self.query("select id from runs where substr(id, 1, ?) = ? order by created_utc desc", [len(prefix), prefix])
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
             raise QuotabenchError(f"ledger {self.path}: {what} with id starting {prefix!r} — list runs with `quotabench report --list`")

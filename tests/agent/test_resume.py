@@ -1,4 +1,5 @@
 """SIGKILL mid-run, then `quotabench resume`: same accepted set, nothing counted twice, no key leaked."""
+import json
 import os
 import signal
 import subprocess
@@ -120,7 +121,9 @@ def test_resume_refuses_a_finished_run(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
-    for presses in (1, 2):
+    """Every stop leaves final arms rows: state, the unfinished tasks (the one in flight too),
+    tokens_used equal to the calls rows, busy_ms; and the run exits 130."""
+    for presses in (1, 2, "term"):
         folder = tmp_path / f"presses-{presses}"
         folder.mkdir()
         cfg = write_config(folder, [arm_toml("A", "never-finish", base_url=slow_server.base_url),
@@ -135,13 +138,17 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
                     break
             except Exception:
                 continue
-        for _ in range(presses):
+        if presses == "term":
+            proc.send_signal(signal.SIGTERM)
+        for _ in range(presses if presses != "term" else 0):
             proc.send_signal(signal.SIGINT)
             time.sleep(0.05)
         out, _ = proc.communicate(timeout=60)
-        assert proc.returncode == 0, out
-        assert "aborting after in-flight calls finish" in out
-        if presses == 2:
+        assert proc.returncode == 130, out
+        assert "Traceback" not in out
+        if presses != "term":
+            assert "aborting after in-flight calls finish" in out
+        if presses != 1:
             assert "stopping now" in out
         ledger = Ledger(db)
         run = ledger.runs()[0]
@@ -149,6 +156,13 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
         attempts = ledger.attempts(run["id"])
         assert attempts and all(a["status"] == "done" and a["failure_class"] == "aborted" for a in attempts)
         assert not ledger.query("select * from calls where status = 'in_flight'")
+        task_ids = [t["task_id"] for t in ledger.tasks(run["id"])]
+        for arm in ledger.arms(run["id"]):
+            assert arm["state"] == "aborted", arm
+            assert json.loads(arm["unfinished_json"]) == task_ids          # the in-flight task included
+            calls = ledger.query("select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
+                                 "where run_id = ? and arm = ?", [run["id"], arm["name"]])[0]["n"]
+            assert arm["tokens_used"] == calls > 0 and arm["busy_ms"] > 0
 
 
 def test_unset_api_key_is_one_line_and_records_nothing(tmp_path):

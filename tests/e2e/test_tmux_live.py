@@ -95,7 +95,7 @@ price = {{ input_per_mtok = 0.10, output_per_mtok = 0.40 }}
             wait_for_text(session, "■ aborted", "q quits and prints the report")
 
             tmux("send-keys", "-t", session, "q")
-            after = wait_for_text(session, "QB-EXIT=0")
+            after = wait_for_text(session, "QB-EXIT=130")   # an aborted run exits 130 (issue 12)
             assert "(aborted, created" in after and "Next: quotabench browse" in after
         finally:
             subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

@@ -1,0 +1,128 @@
+"""Bad config and bad task input: one line naming the file, the key, the value and the fix,
+exit 2, nothing written to the ledger; a broken task folder breaks only itself."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from agent.config import MAX_CONCURRENCY, load_config
+from tuiapp.cli import main
+from verifiers.tasks import load_suite
+
+from tests.conftest import FIXTURES
+
+SMOKE = FIXTURES / "smoke"
+RUN = f'[run]\nsuites = ["{SMOKE}"]\n'
+ARM = '[[arms]]\nname = "A"\nkind = "scripted"\nmodel = "solver"\n'
+
+# (case, config text, key named in the message, a word of the problem)
+CASES = [
+    ("tasks is a string", RUN + 'tasks = "py-add"\n' + ARM, "run.tasks", "array"),
+    ("stream is a word", RUN + ARM + 'stream = "yes"\n', "arms[0].stream", "bool"),
+    ("temperature is a word", RUN + ARM + 'temperature = "hot"\n', "arms[0].temperature", "float"),
+    ("extra_args is a string", RUN + ARM + '[arms.llamacpp]\nmodel_path = "m.gguf"\nextra_args = "--foo"\n',
+     "arms[0].llamacpp.extra_args", "array"),
+    ("max_turns zero", RUN + "[run.limits]\nmax_turns = 0\n" + ARM, "run.limits.max_turns", ">= 1"),
+    ("max_turns negative", RUN + "[run.limits]\nmax_turns = -5\n" + ARM, "run.limits.max_turns", ">= 1"),
+    ("cap_tokens a float", RUN + ARM + "cap_tokens = 1.5e3\n", "arms[0].cap_tokens", "int"),
+    ("max_concurrency huge", RUN + ARM + "max_concurrency = 1000000\n", "arms[0].max_concurrency", f"<= {MAX_CONCURRENCY}"),
+    ("cap past 2**63", RUN + ARM + "cap_tokens = 9223372036854775808\n", "arms[0].cap_tokens", "<="),
+    ("seed past 2**64", RUN + ARM + "seed = 36893488147419103232\n", "arms[0].seed", "<="),
+    ("header value an int", RUN + ARM + "headers = {X = 5}\n", "arms[0].headers", "str"),
+    ("max_retries negative", RUN + ARM + "max_retries = -1\n", "arms[0].max_retries", ">= 0"),
+    ("suites of numbers", "[run]\nsuites = [123]\n" + ARM, "run.suites[0]", "path"),
+    ("arms of numbers", "arms = [1, 2]\n" + RUN, "arms[0]", "not a table"),
+    ("timeout inf", RUN + "[run.limits]\nattempt_timeout_s = inf\n" + ARM, "run.limits.attempt_timeout_s", "<="),
+    ("timeout nan", RUN + "[run.limits]\nattempt_timeout_s = nan\n" + ARM, "run.limits.attempt_timeout_s", "> 0"),
+    ("max_attempts a bool", RUN + "max_attempts = true\n" + ARM, "run.max_attempts", "int"),
+    ("price a word", RUN + ARM + 'price = { input_per_mtok = "cheap" }\n', "arms[0].price", "float"),
+    ("a name with a newline", RUN + '[[arms]]\nname = "A\\nB"\nkind = "scripted"\nmodel = "solver"\n', "arms[0].name", "regex"),
+    ("base_url without scheme", RUN + '[[arms]]\nname = "A"\nmodel = "m"\nbase_url = "localhost:8000"\n',
+     "arms[0].base_url", "regex"),
+    ("unknown key", RUN + ARM + "temprature = 0.2\n", "arms[0].temprature", "unknown key"),
+]
+
+
+@pytest.mark.parametrize("case,text,key,problem", CASES, ids=[c[0] for c in CASES])
+def test_bad_config_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, case, text, key, problem):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text)
+    db = tmp_path / "l.sqlite"
+    assert main(["run", str(cfg), "--db", str(db), "--headless"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert str(cfg) in err and f"{key}" in err and problem in err and " — " in err, err
+    assert not db.exists()
+
+
+def test_a_config_that_is_not_utf8_is_one_line(tmp_path, capsys):
+    cfg = tmp_path / "latin1.toml"
+    cfg.write_bytes((RUN + ARM).encode() + b'# caf\xe9\n')
+    assert main(["run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--headless"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "UTF-8" in err and not (tmp_path / "l.sqlite").exists()
+
+
+def test_a_good_config_still_loads_with_its_types(tmp_path):
+    cfg = tmp_path / "ok.toml"
+    cfg.write_text(RUN + 'tasks = ["py-word-count"]\n[run.limits]\nattempt_timeout_s = 30\n' + ARM
+                   + 'headers = { "X-Team" = "qb" }\nprice = { input_per_mtok = 1, output_per_mtok = 2.5 }\n')
+    config = load_config(cfg)
+    assert config.tasks == ("py-word-count",) and config.limits.attempt_timeout_s == 30.0
+    assert config.arms[0].headers == {"X-Team": "qb"} and config.arms[0].price["input_per_mtok"] == 1.0
+    assert config.suites == (SMOKE,) and config.path == cfg
+
+
+def _task(root, name, **files):
+    folder = root / name
+    for rel, content in {"task.toml": f'id = "{name}"\nlanguage = "python"\nkind = "bugfix"\n'
+                         'visible_cmd = "true"\nhidden_cmd = "true"\n', "workspace/a.py": "x = 1\n",
+                         "hidden/test_a.py": "def test(): pass\n", "reference/a.py": "x = 2\n", **files}.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return folder
+
+
+def test_broken_task_folders_break_only_themselves(tmp_path):
+    suite = tmp_path / "suite"
+    base = 'language = "python"\nkind = "bugfix"\nvisible_cmd = "true"\nhidden_cmd = "true"\n'
+    _task(suite, "good", **{"task.toml": 'id = "good"\nprompt = "fix it"\n' + base})
+    _task(suite, "latin1", **{"task.toml": 'id = "latin1"\n' + base, "prompt.md": b"caf\xe9 au lait\n"})
+    _task(suite, "nan", **{"task.toml": 'id = "nan"\nprompt = "p"\ntimeout_s = nan\n' + base})
+    _task(suite, "inf", **{"task.toml": 'id = "inf"\nprompt = "p"\ntimeout_s = inf\n' + base})
+    _task(suite, "intprompt", **{"task.toml": 'id = "intprompt"\nprompt = 5\n' + base})
+    _task(suite, "memory", **{"task.toml": 'id = "memory"\nprompt = "p"\nmemory_mb = 99999999999\n' + base})
+    looped = _task(suite, "looped", **{"task.toml": 'id = "looped"\nprompt = "p"\n' + base})
+    os.symlink(looped / "workspace" / "loop", looped / "workspace" / "loop")
+    os.symlink("prompt.md", looped / "prompt.md")
+    loaded = load_suite(suite)
+    assert [t.id for t in loaded.tasks] == ["good"]
+    problems = {p.path.name: str(p) for p in loaded.problems}
+    assert set(problems) == {"latin1", "nan", "inf", "intprompt", "memory", "looped"}, problems
+    assert "UTF-8" in problems["latin1"] and "timeout_s" in problems["nan"] and "memory_mb" in problems["memory"]
+    assert all("\n" not in text and " — " in text for text in problems.values())
+
+
+def test_validate_lists_broken_tasks_as_broken_lines(tmp_path, capsys):
+    suite = tmp_path / "suite"
+    _task(suite, "latin1", **{"task.toml": 'id = "latin1"\nlanguage = "python"\nkind = "bugfix"\n'
+                               'visible_cmd = "true"\nhidden_cmd = "true"\n', "prompt.md": b"\xff\xfe\n"})
+    assert main(["validate", str(suite)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("BROKEN ") and "UTF-8" in err and "Traceback" not in err
+
+
+def test_percent_and_underscore_in_a_run_id_prefix_are_literal(tmp_path):
+    from agent.ledger import Ledger
+    ledger = Ledger(tmp_path / "l.sqlite")
+    ledger.insert("runs", {"id": "01ABC", "created_utc": "2026-01-01", "status": "finished"})
+    ledger.insert("runs", {"id": "01ABD", "created_utc": "2026-01-02", "status": "finished"})
+    assert ledger.resolve_run_id("01ABC") == "01ABC"
+    for prefix in ("%", "01AB_", "_"):
+        with pytest.raises(Exception, match="no run with id starting"):
+            ledger.resolve_run_id(prefix)

@@ -1,0 +1,154 @@
+"""SIGKILL `quotabench run` / `resume` anywhere — at named windows and at random moments — then
+resume until the run finishes: the accepted set is the uninterrupted run's, every token the
+arms and attempts report is the sum of their calls rows, nothing is counted twice, and the
+killed processes' scratch folders are gone."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from agent.ledger import Ledger
+from agent.scripted_server import ScriptedServer
+from verifiers import scratch
+
+from tests.agent.engine_helpers import arm_toml, write_config
+from tests.conftest import FIXTURES, ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def cli(*args, env=None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tuiapp.cli", *map(str, args)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ScriptedServer([FIXTURES / "smoke"], delay_s=0.1) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory, server):
+    folder = tmp_path_factory.mktemp("clean")
+    cfg = _config(folder, server)
+    proc = cli("run", cfg, "--db", folder / "l.sqlite", "--headless")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out
+    ledger = Ledger(folder / "l.sqlite")
+    return cfg, _accepted(ledger, ledger.resolve_run_id(None))
+
+
+def _config(folder, server):
+    return write_config(folder, [arm_toml("A", "solver", base_url=server.base_url),
+                                 arm_toml("B", "wrong", base_url=server.base_url)], max_attempts=2)
+
+
+def _accepted(ledger: Ledger, run_id: str) -> set:
+    return {(r["arm"], r["task_id"]) for r in ledger.attempts(run_id) if r["accepted"]}
+
+
+def _status(db) -> str | None:
+    try:
+        runs = Ledger(db).runs()
+    except Exception:  # noqa: BLE001 — not created yet
+        return None
+    return runs[0]["status"] if runs else None
+
+
+def _resume_until_finished(db, kills: list[int], rng: random.Random | None = None, max_kills: int = 0) -> None:
+    for _ in range(12):
+        if _status(db) == "finished":
+            return
+        proc = cli("resume", "--db", db)
+        if rng is not None and len(kills) < max_kills:
+            time.sleep(rng.uniform(0.5, 3.0))
+            if proc.poll() is None:
+                kills.append(proc.pid)
+                proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate(timeout=300)
+        assert proc.returncode in (0, -signal.SIGKILL), out
+        assert "Traceback" not in out, out
+    assert _status(db) == "finished"
+
+
+def _check(db, expected_accepted: set, killed: list[int]) -> None:
+    ledger = Ledger(db)
+    run_id = ledger.resolve_run_id(None)
+    assert ledger.run(run_id)["status"] == "finished"
+    assert _accepted(ledger, run_id) == expected_accepted
+    rows = ledger.attempts(run_id)
+    keys = [(r["arm"], r["task_id"], r["attempt_no"]) for r in rows]
+    assert len(keys) == len(set(keys))
+    assert all(r["status"] == "done" for r in rows)
+    counted: dict = {}
+    for r in rows:
+        if r["failure_class"] not in ("aborted", "censored"):
+            counted[(r["arm"], r["task_id"])] = counted.get((r["arm"], r["task_id"]), 0) + 1
+    assert max(counted.values()) <= 2                                      # no attempt counted twice
+    assert not ledger.query("select id from calls where status = 'in_flight'")
+    for r in rows:
+        summed = ledger.query("select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
+                              "where attempt_id = ?", [r["id"]])[0]["n"]
+        assert r["total_tokens"] == summed, r
+    for arm in ledger.arms(run_id):
+        summed = ledger.query("select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
+                              "where run_id = ? and arm = ?", [run_id, arm["name"]])[0]["n"]
+        assert arm["tokens_used"] == summed, arm
+        assert arm["state"] == "finished"
+    assert len(ledger.query("select id from grades g where attempt_id in (select id from attempts where run_id = ?)",
+                            [run_id])) == len([r for r in rows if r["verdict"]])
+    leftovers = [p.name for p in scratch.root().iterdir() if p.name.split(".")[0] in {str(k) for k in killed}]
+    assert not leftovers                                                    # cleaned on the next start
+
+
+@pytest.mark.parametrize("point", ["run_row", "call_row:3", "attempt_ended:2", "graded:2", "graded:5"])
+def test_kill_at_a_named_window_then_resume(tmp_path, clean, point):
+    cfg, expected = clean
+    db = tmp_path / "l.sqlite"
+    proc = cli("run", cfg, "--db", db, "--headless", env=dict(os.environ, QUOTABENCH_KILL_AT=point))
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL, out
+    assert _status(db) == "running"
+    if point == "run_row":
+        assert not Ledger(db).query("select id from arms")                 # the window: a run without arms rows
+    killed = [proc.pid]
+    _resume_until_finished(db, killed)
+    _check(db, expected, killed)
+
+
+def test_kill_loop_at_random_moments_then_resume(tmp_path, clean):
+    cfg, expected = clean
+    rng = random.Random(12)
+    db = tmp_path / "l.sqlite"
+    proc = cli("run", cfg, "--db", db, "--headless")
+    time.sleep(rng.uniform(1.0, 3.0))
+    killed = [proc.pid]
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    _resume_until_finished(db, killed, rng, max_kills=4)
+    _check(db, expected, killed)
+
+
+def test_a_ledger_graded_before_the_attempt_update_resumes(tmp_path, clean):
+    """Ledgers written before grade+attempt became one transaction can hold a grade for an
+    attempt still `ended`: resume must take the class from it, not insert a second grade."""
+    cfg, expected = clean
+    db = tmp_path / "l.sqlite"
+    proc = cli("run", cfg, "--db", db, "--headless")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out
+    ledger = Ledger(db)
+    run_id = ledger.resolve_run_id(None)
+    graded = ledger.query("select a.id from attempts a join grades g on g.attempt_id = a.id where a.run_id = ?", [run_id])
+    for row in graded[:3]:
+        ledger.update("attempts", row["id"], {"status": "ended", "failure_class": None, "accepted": 0, "verdict": None})
+    ledger.update("runs", run_id, {"status": "running"})
+    _resume_until_finished(db, [])
+    _check(db, expected, [])
