@@ -43,7 +43,7 @@ def test_text_markdown_json_share_content(ledger, two_arm_run):
     for out in (text, markdown):
         assert "0.62 [0.31, 0.86] n=8" in out  # A: 5 of 8, Wilson
         assert "seed 20261130" in out and "McNemar exact" in out and "break-even utilization" in out
-    assert "| arm | acceptance [95% CI] |" in markdown
+    assert "| arm | acceptance within 3 attempts [95% CI] |" in markdown
     assert "\x1b[" not in text
 
 
@@ -72,9 +72,9 @@ def test_censored_arm_is_not_comparable(build, ledger):
     build.arm(run, "B", PLAN_B)
     report = build_report(ledger, [run], resamples=200)
     arm_a = report["runs"][0]["arms"][0]
-    assert arm_a["read"].startswith("censored: not comparable")
+    assert arm_a["read"] == "not comparable (cap hit: 2 of 8 tasks unfinished)"
     assert report["runs"][0]["comparisons"][0]["n_paired"] == 6
-    assert "not comparable (0.50" in render_report(report, "text")
+    assert "not comparable (0.67 [0.30, 0.90] n=6 of 8 finished)" in render_report(report, "text")
 
 
 def test_replicates_across_runs(build, ledger):
