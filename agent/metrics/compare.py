@@ -30,6 +30,7 @@ class Verdict:
     points: float           # |gap| in percentage points
     text: str               # one line, e.g. "no detectable difference at n=20 paired tasks (...)"
     reasons: tuple[str, ...]  # why there is no winner (empty when there is one)
+    short: str = ""         # the same read for a status line, e.g. "B wins by 20 pts (McNemar p = 0.002)"
 
 
 @dataclass(frozen=True)
@@ -64,15 +65,19 @@ def decide(first: str, second: str, interval: PairedInterval, mcnemar: McNemar, 
         reasons.append(f"McNemar p ≥ {alpha:g}")
     if discordant < min_discordant:
         reasons.append(f"fewer than {min_discordant} decided pairs")
+    p = f"McNemar p = {mcnemar.p_value:.3g}"
     if not reasons:
         winner, loser = (second, first) if gap > 0 else (first, second)
-        return Verdict(winner, loser, points, f"{winner} wins on acceptance by {points:.0f} pts ({evidence})", ())
+        return Verdict(winner, loser, points, f"{winner} wins on acceptance by {points:.0f} pts ({evidence})", (),
+                       f"{winner} wins on acceptance by {points:.0f} pts ({p})")
     if tasks_needed is None:
         need = "no gap was observed, so no study size would show one"
     else:
         need = f"a {points:.0f}-pt gap would need ~{tasks_needed:,} tasks per arm at 80% power"
     text = (f"no detectable difference at n={interval.n} paired tasks ({evidence}; {', '.join(reasons)}); {need}")
-    return Verdict(None, None, points, text, tuple(reasons))
+    short_need = "no gap observed" if tasks_needed is None else f"~{tasks_needed:,} tasks for {points:.0f} pts"
+    short = f"no detectable difference ({p}; {short_need})"
+    return Verdict(None, None, points, text, tuple(reasons), short)
 
 
 def compare_arms(first: str, first_outcomes: list[TaskOutcome], second: str,
