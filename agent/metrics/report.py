@@ -151,15 +151,16 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
 
 def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
                  bootstrap_seed: int = DEFAULT_SEED, resamples: int = 10_000,
-                 grading_cpu_hour: float = DEFAULT_GRADING_CPU_HOUR) -> dict:
+                 grading_cpu_hour: float | None = DEFAULT_GRADING_CPU_HOUR) -> dict:
     """The report over `run_ids` (prefixes accepted; none means the newest run).
 
     Several runs must share one manifest hash (ReportError naming both hashes and what
     differs); they are then also summarized as replicates. With `with_cost`, an arm without
     a price raises PriceError naming it; without, cost fields are None ("no price").
-    Grading compute is priced at `grading_cpu_hour` $ per CPU-hour and published.
+    Grading compute is priced at `grading_cpu_hour` $ per CPU-hour (None: the default) and published.
     """
-    if not (isinstance(grading_cpu_hour, (int, float)) and grading_cpu_hour >= 0):
+    grading_cpu_hour = DEFAULT_GRADING_CPU_HOUR if grading_cpu_hour is None else grading_cpu_hour
+    if not (isinstance(grading_cpu_hour, (int, float)) and 0 <= grading_cpu_hour < float("inf")):
         raise ReportError(f"grading CPU price {grading_cpu_hour!r} is not a number >= 0 — "
                           "pass --grading-cpu-hour with dollars per CPU-hour, e.g. 0.05")
     ids = _resolve(ledger, run_ids)

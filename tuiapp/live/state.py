@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from agent import events as ev
-from agent.metrics.outcome import AttemptRecord, TaskOutcome, outcomes_of
 from agent.printer import format_event
+
+if TYPE_CHECKING:  # agent.metrics loads numpy: imported where the figures thread needs it, not at startup
+    from agent.metrics.outcome import AttemptRecord, TaskOutcome
 
 BUCKET_S = 10  # burn-rate buckets: tokens charged per 10 seconds of event time
 TEXT_TAIL = 600  # characters of streamed model text kept per arm
@@ -113,6 +115,7 @@ class ArmSnapshot:
     def records(self) -> list[AttemptRecord]:
         """The arm's attempts as agent.metrics.outcome reads them; the attempt in progress is
         one record without a class, holding the tokens its calls have used so far."""
+        from agent.metrics.outcome import AttemptRecord
         out = []
         for c in self.cells:
             graded = sum(t for _, _, t in c.attempts)
@@ -124,6 +127,7 @@ class ArmSnapshot:
 
     def outcomes(self) -> list[TaskOutcome]:
         """One outcome per task, in grid order: the report's own function, run live."""
+        from agent.metrics.outcome import outcomes_of
         return outcomes_of([c.task_id for c in self.cells], self.records(), max_attempts=self.max_attempts,
                            arm_state=self.state, cap_hit=self.state == "censored", live=True,
                            unfinished=[c.task_id for c in self.cells if c.status in UNFINISHED])
