@@ -4,6 +4,7 @@ each; every number is printed next to its n (seed 000's checklist). No colours.
 from __future__ import annotations
 
 import json
+import math
 
 from agent.classify import CLASS_LABELS
 from agent.metrics.errors import ReportError
@@ -37,7 +38,9 @@ def _money(x: float | None) -> str:
         return "—"
     if x >= 1:
         return f"${x:,.2f}"
-    return f"${x:.4f}" if x >= 1e-3 else f"${x:.2g}"
+    if x >= 1e-3:
+        return f"${x:.4f}"
+    return f"${x:.{1 - math.floor(math.log10(x))}f}" if x > 0 else "$0"  # two significant digits
 
 
 def _percent(x: float) -> str:
