@@ -31,6 +31,7 @@ _ENVIRONMENT_PATTERNS = (
     re.compile(r"(?:use of undeclared crate or module|use of unresolved module or unlinked crate) `([^`]+)`"),
     re.compile(r"(?:^|\s)([\w.-]+): command not found$", re.M),    # bash
     re.compile(r"^\S*sh: (?:line )?\d+: ([\w.-]+): not found$", re.M),  # dash / sh
+    re.compile(r"FileNotFoundError: \[Errno 2\] No such file or directory: b'([^']+)'"),  # the launcher's exec
 )
 _COMPILED_CRATE = re.compile(r"could not compile `([^`]+)`")
 

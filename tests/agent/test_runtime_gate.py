@@ -17,8 +17,9 @@ from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 def test_a_task_without_its_runtime_is_environment_and_costs_nothing(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for tool in ("bash", "node"):
-        (bin_dir / tool).symlink_to(shutil.which(tool))
+    for tool in ("bash", "node", "unshare"):  # unshare: the sandbox's network isolation
+        if shutil.which(tool):
+            (bin_dir / tool).symlink_to(shutil.which(tool))
     (bin_dir / "python").symlink_to(sys.executable)
     monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.path.dirname(sys.executable))
     cfg = write_config(tmp_path, [arm_toml("A", "solver"), arm_toml("B", "solver", protocol="text")],

@@ -80,7 +80,8 @@ def test_validate_without_tsx_says_so_once_and_skips_those_tasks(tmp_path):
     suite = tmp_path / "suite"
     python_task(suite, HIDDEN, id="py-fine")
     shutil.copytree(FIXTURES / "core" / "ts-add-months", suite / "ts-add-months")
-    env = dict(os.environ, PATH=path_with(tmp_path, "bash", "node", "python"))
+    tools = ["bash", "node", "python"] + (["unshare"] if shutil.which("unshare") else [])
+    env = dict(os.environ, PATH=path_with(tmp_path, *tools))
     done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "validate", str(suite)], capture_output=True,
                           text=True, timeout=600, cwd=ROOT, env=env)
     assert done.returncode == 1
@@ -138,6 +139,8 @@ error: could not compile `saturating_sum` (lib) due to 1 previous error
     ("bash: line 1: tsx: command not found", "tsx: command not found"),
     ("sh: 1: tsx: not found", "sh: 1: tsx: not found"),
     ("config.yaml: not found", None),
+    ("  File \"<frozen os>\", line 607, in _execvpe\nFileNotFoundError: [Errno 2] No such file or directory: "
+     "b'/tmp/bin/unshare'", "FileNotFoundError: [Errno 2] No such file or directory: b'/tmp/bin/unshare'"),
 ])
 def test_environment_fault(output, expected):
     assert environment_fault(output) == expected
