@@ -9,6 +9,7 @@ task; `quotabench validate` and the run engine both skip those tasks (class `env
 from __future__ import annotations
 
 import importlib.util
+import os
 import shlex
 import shutil
 import subprocess
@@ -53,10 +54,14 @@ class MissingRuntime:
 
 
 def sandbox_path() -> str:
-    """The PATH the sandbox gives test commands (verifiers.sandbox builds it)."""
-    from verifiers.sandbox import scrubbed_env
-    scratch = Path(tempfile.gettempdir())
-    return scrubbed_env(scratch, scratch)["PATH"]
+    """The PATH the sandbox gives test commands (verifiers.sandbox builds it); this process's
+    PATH with the interpreter's folder first if the sandbox does not say."""
+    try:
+        from verifiers.sandbox import scrubbed_env
+        scratch = Path(tempfile.gettempdir())
+        return scrubbed_env(scratch, scratch)["PATH"]
+    except (ImportError, KeyError, TypeError):
+        return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "/usr/bin:/bin")])
 
 
 def tools_of(task: Task) -> list[str]:
