@@ -6,7 +6,10 @@ harness_error  the endpoint failed after its retries: not the model's fault
 censored       the arm's cap ran out during the attempt
 aborted        the user aborted or the run was killed (lost)
 timeout        the hidden tests hit the grade timeout
-environment    a missing module / crate / command, or the runner could not start
+environment    the machine lacks something: a runner or command, a module or crate that is not part of
+               the workspace, a loader for .ts; or the runner could not start. Never the model's
+               own symbols or files (a renamed export, a removed module file): those are reasoning,
+               or mechanics when the file does not parse (verifiers/runners.py says which is which)
 mechanics      an edited file no longer parses, no edit at all, or >= 3 malformed tool calls
 reasoning      everything else that fails the hidden tests
 """
@@ -21,7 +24,7 @@ CLASS_MEANINGS = {
     "reasoning": "the code parses but the hidden tests fail",
     "mechanics": f"an edited file no longer parses, nothing was edited, or >= {MALFORMED_THRESHOLD} malformed tool calls",
     "timeout": "the hidden tests ran past their time limit",
-    "environment": "a module, crate or command the tests need is missing",
+    "environment": "the machine lacks a runner, module or crate the tests need (not the model's own code)",
     "harness_error": "the endpoint kept failing after its retries: not the model's fault",
     "censored": "the arm's token cap ran out",
     "aborted": "the user aborted the run or it was killed",

@@ -30,6 +30,7 @@ from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
+from agent.runtime_gate import skip_missing_runtime
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.sandbox import describe_sandbox, make_sandbox
 from verifiers.scratch import clean_stale
@@ -322,6 +323,8 @@ class RunEngine:
 
     async def _run_task(self, arm: ArmRuntime, task: Task) -> bool:
         """Attempts until accepted or the budget is spent. False if the task was left unfinished."""
+        if await skip_missing_runtime(self, arm, task):  # no runtime here: class environment, no tokens spent
+            return True
         first, budget = 1, self.config.max_attempts
         if self.resume_state:
             done = self.resume_state["progress"].get((arm.name, task.id))

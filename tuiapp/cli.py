@@ -40,10 +40,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     else:
         print(f"WARNING: gating without the full sandbox ({about['sandbox']}): {about.get('missing')}",
               file=sys.stderr, flush=True)
-    print(header(), flush=True)
-    results, problems = gate_suites([Path(p) for p in args.suites], jobs=args.jobs, sandbox=sandbox,
-                                    on_result=lambda g: print(format_row(g), flush=True))
-    failed = [g for g in results if not g.ok]
+    width = [32]
+
+    def start(tasks, missing) -> None:
+        # what this machine lacks, once per tool, before any check runs
+        for m in missing:
+            print(f"MISSING {m}", file=sys.stderr, flush=True)
+        width[0] = max([len(t.id) for t in tasks] + [4])
+        print(header(width[0]), flush=True)
+
+    results, problems = gate_suites([Path(p) for p in args.suites], jobs=args.jobs, on_start=start, sandbox=sandbox,
+                                    on_result=lambda g: print(format_row(g, width[0]), flush=True))
+    skipped = [g for g in results if g.skipped is not None]
+    failed = [g for g in results if not g.ok and g.skipped is None]
     for problem in problems:
         print(f"BROKEN {problem}", file=sys.stderr)
     for gate in failed:
@@ -53,9 +62,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             if args.verbose:
                 for line in rest:
                     print(f"    {line}", file=sys.stderr)
-    print(f"{len(results) - len(failed)} of {len(results)} tasks gate cleanly; "
-          f"{len(failed)} failed; {len(problems)} broken task folders")
-    return 1 if failed or problems else 0
+    not_gated = f"{len(skipped)} not gated (runtime missing, see MISSING above); " if skipped else ""
+    print(f"{len(results) - len(failed) - len(skipped)} of {len(results)} tasks gate cleanly; "
+          f"{len(failed)} failed; {not_gated}{len(problems)} broken task folders")
+    return 1 if failed or problems or skipped else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -130,7 +130,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return 0
     run_ids = [ledger.resolve_run_id(r) for r in args.run_ids] or [ledger.resolve_run_id(None)]
     fmt = "markdown" if args.markdown else "json" if args.json else "text"
-    print(render_report(build_report(ledger, run_ids, with_cost=not args.no_cost), fmt))
+    print(render_report(build_report(ledger, run_ids, with_cost=not args.no_cost,
+                                     grading_cpu_hour=args.grading_cpu_hour), fmt))
     return 0
 
 
@@ -195,6 +196,8 @@ def register(sub) -> None:
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--no-cost", action="store_true", help="leave out cost columns when arms have no price table")
+    p.add_argument("--grading-cpu-hour", type=float, metavar="DOLLARS",
+                   help="price of the grader's compute per CPU-hour, a line of its own in the cost (default 0.05)")
     p.add_argument("--list", action="store_true", help="list the runs in the ledger")
     p.set_defaults(func=_cmd_report)
 

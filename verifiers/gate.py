@@ -4,6 +4,9 @@ Per task: hidden FAILS on the untouched workspace; hidden PASSES on workspace + 
 visible PASSES on workspace + reference; the reference has no edit-mechanics findings;
 hidden PASSES on workspace + alternate (where present); hidden FAILS on workspace + negative
 (where present). Test-first gating after seed 003.
+
+Before any of that, the runtime check (verifiers/runtimes.py): a task whose runner this machine
+lacks is not gated at all, and what is missing is said once per tool.
 """
 from __future__ import annotations
 
@@ -14,12 +17,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import Callable
+
 from verifiers.grading import GradeResult, SandboxGrader
 from verifiers.sandbox import Sandbox
 from verifiers.mechanics import check_workspace
+from verifiers.runtimes import MissingRuntime, Probe, missing_runtimes
 from verifiers.tasks import Suite, Task, TaskProblem, iter_files, load_suite, materialize
 
 CHECKS = ("untouched_fails", "reference_passes", "visible_passes", "reference_parses", "alternate_passes", "negative_fails")
+SHORT = ("untouched", "ref", "visible", "parses", "alt", "neg")
+MARKS = {True: "ok", False: "FAIL", None: "-"}
 
 
 @dataclass
@@ -34,10 +42,11 @@ class TaskGate:
     task: Task
     checks: list[CheckResult] = field(default_factory=list)
     seconds: float = 0.0
+    skipped: str | None = None  # why the task was not gated: its runtime is missing here
 
     @property
     def ok(self) -> bool:
-        return all(c.ok is not False for c in self.checks)
+        return self.skipped is None and all(c.ok is not False for c in self.checks)
 
     def failed(self) -> list[CheckResult]:
         return [c for c in self.checks if c.ok is False]
@@ -108,28 +117,52 @@ def _reference_findings(task: Task):
     return findings
 
 
-def gate_suites(paths: list[Path], jobs: int = 1, on_result=None,
-                sandbox: Sandbox | None = None) -> tuple[list[TaskGate], list[TaskProblem]]:
-    """Gate every task of every suite; broken task folders come back as problems, never raise."""
+def gate_suites(paths: list[Path], jobs: int = 1, on_result: Callable[[TaskGate], None] | None = None,
+                on_start: Callable[[list[Task], list[MissingRuntime]], None] | None = None,
+                probe: Probe | None = None, sandbox: Sandbox | None = None) -> tuple[list[TaskGate], list[TaskProblem]]:
+    """Gate every task of every suite; broken task folders come back as problems, never raise.
+
+    `on_start(tasks, missing)` is called once, after loading and the runtime check; a task whose
+    runtime is missing comes back skipped, without running a single check.
+    """
     suites: list[Suite] = [load_suite(Path(p)) for p in paths]
     tasks = [t for s in suites for t in s.tasks]
     problems = [p for s in suites for p in s.problems]
+    missing, per_task = missing_runtimes(tasks, probe)
+    if on_start:
+        on_start(tasks, missing)
     grader = SandboxGrader(sandbox)
     results: list[TaskGate] = []
+
+    def gate(task: Task) -> TaskGate:
+        if task.id in per_task:
+            return TaskGate(task, skipped=per_task[task.id])
+        return gate_task(task, grader)
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for gate in pool.map(lambda t: gate_task(t, grader), tasks):
-            results.append(gate)
+        for result in pool.map(gate, tasks):
+            results.append(result)
             if on_result:
-                on_result(gate)
+                on_result(result)
     return results, problems
 
 
-def format_row(gate: TaskGate) -> str:
-    marks = {True: "ok", False: "FAIL", None: "-"}
-    cells = " ".join(f"{marks[c.ok]:<6}" for c in gate.checks)
-    return f"{gate.task.id:<32} {gate.task.language:<10} {cells} {gate.seconds:6.1f}s"
+def _widths(task_width: int) -> list[int]:
+    return [max(task_width, 4), len("language")] + [max(len(s), len("FAIL")) for s in SHORT]
 
 
-def header() -> str:
-    short = ("untouched", "ref", "visible", "parses", "alt", "neg")
-    return f"{'task':<32} {'language':<10} " + " ".join(f"{s:<6}" for s in short) + "   time"
+def format_row(gate: TaskGate, task_width: int = 32) -> str:
+    """One line of `quotabench validate`'s table, aligned with `header(task_width)`."""
+    widths = _widths(task_width)
+    if gate.skipped is not None:
+        cells = ["skipped: runtime missing"]
+    else:
+        cells = [f"{MARKS[c.ok]:<{w}}" for c, w in zip(gate.checks, widths[2:])]
+        cells.append(f"{gate.seconds:6.1f}s")
+    return " ".join([f"{gate.task.id:<{widths[0]}}", f"{gate.task.language:<{widths[1]}}", *cells]).rstrip()
+
+
+def header(task_width: int = 32) -> str:
+    widths = _widths(task_width)
+    names = ["task", "language", *SHORT]
+    return " ".join([*(f"{n:<{w}}" for n, w in zip(names, widths)), f"{'time':>7}"])

@@ -85,7 +85,12 @@ def host_paths() -> HostPaths:
     if shutil.which("cargo") and os.path.isdir(rustup):
         binds.append(os.path.realpath(rustup))
         env.append(("RUSTUP_HOME", os.path.realpath(rustup)))
-    path_dirs += ["/usr/local/bin", "/usr/bin", "/bin"]
+    # Then the caller's own PATH, as far as the sandbox shows it: a tool the user's shell would
+    # not find is not found inside either.
+    symlinked = [link for _, link in symlinks]
+    for entry in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep):
+        if entry and os.path.isdir(entry) and (_under(os.path.realpath(entry), binds) or entry in symlinked):
+            path_dirs.append(entry)
     unique = list(dict.fromkeys(binds))
     outermost = [b for b in unique if not _under(b, [o for o in unique if o != b])]
     return HostPaths(tuple(outermost), tuple(symlinks), tuple(dict.fromkeys(path_dirs)), tuple(env))

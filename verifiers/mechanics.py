@@ -124,20 +124,64 @@ def check_file(name: str, after: bytes, before: bytes | None = None) -> list[Fin
     if before is not None and not parses_clean(before, grammar):
         return findings  # broken in the fixture already: not the model's doing
     error_bytes = sum(n.end_byte - n.start_byte for n in problems if n.is_error)
+    wrong = None
     if problems[0].start_point[0] < 3 or error_bytes >= 0.6 * len(after):
         wrong = _detect_other_language(after, grammar)  # only when the file fails from the top or mostly
         if wrong:
             findings.append(Finding(name, "wrong_language",
                                     message=f"{Path(name).suffix} file does not parse as {grammar} but parses as {wrong}"))
     lines = after.decode("utf-8", "replace").splitlines()
+    cut_short = before is not None and len(after) < len(before) and before.startswith(after.rstrip())
     for node in problems:
-        line, col = node.start_point[0] + 1, node.start_point[1] + 1
+        row, col0 = node.start_point if node.is_missing or wrong else where_it_breaks(node, after, before)
+        line, col = row + 1, col0 + 1
         if node.is_missing:
             flag, message = "missing_node", f"missing {node.type!r}"
         else:
-            flag, message = "syntax_error", f"unparseable {grammar} near {after[node.start_byte:node.start_byte + 40].decode('utf-8', 'replace')!r}"
+            near = lines[row][col0:col0 + 40].strip() if row < len(lines) else ""
+            if cut_short and row >= len(lines) - 1:
+                more = len(before.splitlines()) - len(lines)
+                message = f"unparseable {grammar}: the file breaks off here ({more} more lines in the fixture)"
+            else:
+                message = f"unparseable {grammar} near {near!r}" if near else f"unparseable {grammar} at the end of the line"
+            flag = "syntax_error"
         findings.append(Finding(name, flag, line, col, node.type, message, _context(lines, line)))
     return findings
+
+
+def _first_difference(before: bytes, after: bytes) -> tuple[int, int] | None:
+    """(row, column) of the first line where `after` departs from `before`, 0-based; a file cut
+    short departs on its last line."""
+    old, new = before.decode("utf-8", "replace").splitlines(), after.decode("utf-8", "replace").splitlines()
+    for row, (a, b) in enumerate(zip(old, new)):
+        if a != b:
+            col = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            return row, col
+    if len(new) < len(old):
+        return max(0, len(new) - 1), 0
+    return (len(old), 0) if len(new) > len(old) else None
+
+
+def where_it_breaks(node: Node, after: bytes, before: bytes | None) -> tuple[int, int]:
+    """Where the parse of an ERROR node really breaks, 0-based (row, column).
+
+    Tree-sitter wraps an item it cannot finish in one ERROR node that starts at the item (often
+    line 1). When the fixture parsed clean, the break lies where the model's change begins
+    inside that node; in a new file, an ERROR node that runs to the end of the file breaks where
+    the file stops (a truncated or unclosed file). Otherwise the node's start is the place.
+    """
+    start, end = node.start_point[0], node.end_point[0]
+    if before is not None:
+        first = _first_difference(before, after)
+        if first is not None and start < first[0] <= end:
+            return first
+        return node.start_point
+    content = after.rstrip()
+    if node.end_byte >= len(content) and content:
+        row = content.count(b"\n")
+        if row > start:
+            return row, len(content) - 1 - content.rfind(b"\n") - 1
+    return node.start_point
 
 
 def _detect_other_language(source: bytes, grammar: str) -> str | None:

@@ -17,15 +17,22 @@ _NODE_NOT_OK = re.compile(r"^\s*not ok \d+ - (.+?)(?: #.*)?$", re.M)
 _CARGO_RESULT = re.compile(r"test result: \w+\. (\d+) passed; (\d+) failed")
 _CARGO_FAILED = re.compile(r"^---- (\S+) stdout ----$", re.M)
 
+# What the machine lacks, by the runner's own words. The model's own symbols and files are not
+# here: a renamed export of the task's crate ("unresolved import `crate_name::f` ... no `f` in the
+# root"), a relative import of a workspace file the model removed, a missing name in its module
+# are the model's doing (reasoning, or mechanics when the file does not parse).
 _ENVIRONMENT_PATTERNS = (
     re.compile(r"ModuleNotFoundError: No module named '([^']+)'"),
-    re.compile(r"Cannot find (?:module|package) '([^']+)'"),
-    re.compile(r"ERR_MODULE_NOT_FOUND.*?'([^']+)'"),
+    re.compile(r"Cannot find package '([^']+)'"),
+    re.compile(r"Cannot find module '((?![./]|file:)[^']+)'"),  # a bare specifier: an npm package
+    re.compile(r"Unknown file extension \"(\.[cm]?tsx?)\""),   # node without a TypeScript loader
     re.compile(r"no matching package named `([^`]+)`"),
     re.compile(r"can't find crate for `([^`]+)`"),
-    re.compile(r"unresolved import `([^`:]+)"),
-    re.compile(r"(?:^|\s)([\w.-]+): command not found"),
+    re.compile(r"(?:use of undeclared crate or module|use of unresolved module or unlinked crate) `([^`]+)`"),
+    re.compile(r"(?:^|\s)([\w.-]+): command not found$", re.M),    # bash
+    re.compile(r"^\S*sh: (?:line )?\d+: ([\w.-]+): not found$", re.M),  # dash / sh
 )
+_COMPILED_CRATE = re.compile(r"could not compile `([^`]+)`")
 
 
 @dataclass(frozen=True)
@@ -56,9 +63,12 @@ def parse_counts(output: str) -> TestCounts:
 
 
 def environment_fault(output: str) -> str | None:
-    """Name the missing module, package, crate or command if the output shows one."""
+    """Name what the machine lacks (a module, package, crate, command or loader) if the runner's
+    output shows it; None when the failure is the code's own. A crate the build itself compiles
+    is never missing from the machine."""
+    local = {name.replace("-", "_") for name in _COMPILED_CRATE.findall(output)}
     for pattern in _ENVIRONMENT_PATTERNS:
-        match = pattern.search(output)
-        if match:
-            return match.group(0).strip()
+        for match in pattern.finditer(output):
+            if match.group(1).replace("-", "_") not in local:
+                return match.group(0).strip()
     return None

@@ -1,30 +1,20 @@
 """Per-arm metrics of one run: seed 002's acceptance, QAP, retry tax, censoring, plus spend
-and the failure taxonomy. Pure functions over ledger rows (dicts), no database access.
+and the failure taxonomy. Pure functions over ledger rows (dicts), no database access; the
+task outcomes and the seed 002 figures come from outcome.py, the one definition the live
+view and the browser use too.
 """
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from agent.metrics.stats import wilson
+from agent.classify import CLASSES
+from agent.metrics.outcome import AttemptRecord, TaskOutcome, arm_figures, outcomes_of
 
-FAILURE_CLASSES = ("accepted", "reasoning", "mechanics", "timeout", "environment",
-                   "harness_error", "censored", "aborted")
-
-
-@dataclass(frozen=True)
-class TaskOutcome:
-    """What one arm did with one task: accepted or not, on which attempt, and why not."""
-    task_id: str
-    accepted: bool
-    accepted_on: int | None
-    failure_class: str
-    censored: bool
-    attempts: int
-    tokens: int
+FAILURE_CLASSES = CLASSES
 
 
 @dataclass(frozen=True)
@@ -38,12 +28,19 @@ class Spread:
 
 @dataclass(frozen=True)
 class ArmMetrics:
-    """Seed 002's per-arm row, and the spend behind it. Every rate carries its n."""
+    """Seed 002's per-arm row, and the spend behind it. Every rate carries its n.
+
+    `censored` means "not comparable" (an unfinished task or the cap hit): acceptance is then
+    over the decided tasks only, and qap, retry_tax and first_try_share are None.
+    """
     name: str
     n_tasks: int
+    decided: int
     accepted: int
     acceptance: float | None
     acceptance_ci: tuple[float, float]
+    comparable: bool
+    not_comparable: str | None
     total_tokens: int
     qap: float | None
     wasted_tokens: int
@@ -54,10 +51,13 @@ class ArmMetrics:
     cap_hit: bool
     cap_tokens: int | None
     unfinished: list[str]
+    state: str
+    max_attempts: int | None
     n_attempts: int
     tokens_per_attempt: Spread
     wall_ms: int
     busy_ms: int | None
+    busy_source: str | None  # "calls" (union of their intervals) | "engine" (arms.busy_ms) | None
     calls: int
     transport_retries: int
     malformed_tool_calls: int
@@ -73,34 +73,18 @@ def unfinished_of(arm_row: dict) -> set[str]:
     return set(json.loads(raw)) if raw else set()
 
 
-def task_outcomes(tasks: list[dict], attempts: list[dict], unfinished: set[str]) -> list[TaskOutcome]:
-    """One outcome per task of the run, in task order, for the arm whose `attempts` these are.
+def records_of(attempts: list[dict]) -> list[AttemptRecord]:
+    """Ledger attempt rows as the outcome function reads them."""
+    return [AttemptRecord(r["task_id"], r["attempt_no"], r["failure_class"], bool(r["accepted"]),
+                          r["total_tokens"] or 0) for r in attempts]
 
-    Accepted if any attempt has accepted=1; otherwise censored if the task is unfinished, has
-    no attempts, or its last attempt is still unclassified; otherwise the failure class of
-    its last attempt (issue 5's ledger semantics).
-    """
-    by_task: dict[str, list[dict]] = defaultdict(list)
-    for row in attempts:
-        by_task[row["task_id"]].append(row)
-    outcomes = []
-    for task in tasks:
-        rows = sorted(by_task.get(task["task_id"], []), key=lambda r: r["attempt_no"])
-        hit = next((r for r in rows if r["accepted"]), None)
-        tokens = sum(r["total_tokens"] or 0 for r in rows)
-        last_class = rows[-1]["failure_class"] if rows else None
-        censored = hit is None and (task["task_id"] in unfinished or last_class in (None, "censored"))
-        if hit is not None:
-            cls = "accepted"
-        elif censored:
-            cls = "censored"
-        else:
-            cls = last_class
-        outcomes.append(TaskOutcome(
-            task_id=task["task_id"], accepted=hit is not None,
-            accepted_on=hit["attempt_no"] if hit else None, failure_class=cls,
-            censored=censored, attempts=len(rows), tokens=tokens))
-    return outcomes
+
+def task_outcomes(tasks: list[dict], attempts: list[dict], unfinished: set[str], *,
+                  max_attempts: int | None = None, arm_state: str = "finished",
+                  cap_hit: bool = False) -> list[TaskOutcome]:
+    """One outcome per task of the run, in task order, for the arm whose `attempts` these are."""
+    return outcomes_of([t["task_id"] for t in tasks], records_of(attempts), max_attempts=max_attempts,
+                       arm_state=arm_state, unfinished=unfinished, cap_hit=cap_hit)
 
 
 def spread(values: list[float]) -> Spread:
@@ -115,36 +99,35 @@ def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
 
-def arm_metrics(arm_row: dict, tasks: list[dict], attempts: list[dict]) -> tuple[ArmMetrics, list[TaskOutcome]]:
+def arm_metrics(arm_row: dict, tasks: list[dict], attempts: list[dict], *,
+                busy_ms: int | None = None) -> tuple[ArmMetrics, list[TaskOutcome]]:
     """Metrics of one arm (arms row, the run's tasks, this arm's attempts), seed 002.
 
-    acceptance = accepted tasks / tasks, Wilson 95%; QAP = total tokens / accepted tasks;
-    retry tax = tokens of attempts that did not produce the accepted patch / total tokens
-    (an attempt's total_tokens already holds its transport retries); first-try share =
-    tasks accepted on attempt 1 / accepted tasks. A censored arm is flagged not comparable.
+    The figures are outcome.arm_figures'; `busy_ms` is the endpoint's busy time as measured
+    from the calls (the union of their intervals), else the engine's arms.busy_ms.
     """
-    outcomes = task_outcomes(tasks, attempts, unfinished_of(arm_row))
-    accepted = sum(o.accepted for o in outcomes)
-    n_tasks = len(outcomes)
-    total = sum(r["total_tokens"] or 0 for r in attempts)
-    wasted = sum(r["total_tokens"] or 0 for r in attempts if not r["accepted"])
-    first = sum(o.accepted_on == 1 for o in outcomes)
-    unfinished = [o.task_id for o in outcomes if o.censored]
+    cap_hit = bool(arm_row.get("censored"))
+    state = arm_row.get("state") or "running"
+    records = records_of(attempts)
+    outcomes = outcomes_of([t["task_id"] for t in tasks], records, max_attempts=arm_row.get("max_attempts"),
+                           arm_state=state, unfinished=unfinished_of(arm_row), cap_hit=cap_hit)
+    f = arm_figures(arm_row["name"], outcomes, records, arm_state=state, cap_hit=cap_hit)
     visible = [r for r in attempts if r["visible_passed"] == 1 and r["verdict"] is not None]
     flattered = sum(r["verdict"] != "pass" for r in visible)
     counts = Counter(o.failure_class for o in outcomes)
     taxonomy = {cls: counts.get(cls, 0) for cls in FAILURE_CLASSES}
     taxonomy.update({cls: n for cls, n in counts.items() if cls not in taxonomy})
     metrics = ArmMetrics(
-        name=arm_row["name"], n_tasks=n_tasks, accepted=accepted,
-        acceptance=_ratio(accepted, n_tasks), acceptance_ci=wilson(accepted, n_tasks),
-        total_tokens=total, qap=_ratio(total, accepted), wasted_tokens=wasted,
-        retry_tax=_ratio(wasted, total), first_try=first, first_try_share=_ratio(first, accepted),
-        censored=bool(arm_row.get("censored")) or bool(unfinished), cap_hit=bool(arm_row.get("censored")),
-        cap_tokens=arm_row.get("cap_tokens"), unfinished=unfinished,
-        n_attempts=len(attempts),
+        name=f.name, n_tasks=f.n_tasks, decided=f.decided, accepted=f.accepted, acceptance=f.acceptance,
+        acceptance_ci=f.acceptance_ci, comparable=f.comparable, not_comparable=f.not_comparable,
+        total_tokens=f.total_tokens, qap=f.qap, wasted_tokens=f.wasted_tokens, retry_tax=f.retry_tax,
+        first_try=f.first_try, first_try_share=f.first_try_share, censored=not f.comparable, cap_hit=cap_hit,
+        cap_tokens=arm_row.get("cap_tokens"), unfinished=f.unfinished, state=state,
+        max_attempts=arm_row.get("max_attempts"), n_attempts=len(attempts),
         tokens_per_attempt=spread([r["total_tokens"] or 0 for r in attempts]),
-        wall_ms=sum(r["duration_ms"] or 0 for r in attempts), busy_ms=arm_row.get("busy_ms"),
+        wall_ms=sum(r["duration_ms"] or 0 for r in attempts),
+        busy_ms=busy_ms if busy_ms is not None else arm_row.get("busy_ms"),
+        busy_source="calls" if busy_ms is not None else "engine" if arm_row.get("busy_ms") is not None else None,
         calls=sum(r["calls"] or 0 for r in attempts),
         transport_retries=sum(r["transport_retries"] or 0 for r in attempts),
         malformed_tool_calls=sum(r["malformed_tool_calls"] or 0 for r in attempts),

@@ -56,7 +56,12 @@ def parse_price(arm: str, price_json: str | None) -> Price:
 
 @dataclass(frozen=True)
 class ArmCost:
-    """What an arm's attempts cost and what each solved task cost (seed 000's CPSP)."""
+    """What an arm's attempts and their grading cost, and what each solved task cost (seed 000).
+
+    total = model + grading; model is the tokens at their price, or for a self-hosted arm its
+    share of the machine's bill (by busy time, when arms share one server); cpsp = total /
+    solved, None when nothing was solved or the arm is not comparable.
+    """
     arm: str
     kind: str
     total: float
@@ -64,10 +69,18 @@ class ArmCost:
     per_attempt: float | None
     solved: int
     cpsp: float | None
+    model: float = 0.0
+    grading: float = 0.0
+    grading_cpu_s: float = 0.0
+    grading_cpu_hour: float = 0.0
     busy_hours: float | None = None
     utilization: float | None = None
     utilization_source: str | None = None
     gpu_cost_at_full_use: float | None = None
+    server: str | None = None
+    shared_with: tuple[str, ...] = ()
+    machine_total: float | None = None
+    machine_share: float | None = None
 
 
 def token_attempt_cost(price: Price, row: dict) -> float:
@@ -95,54 +108,117 @@ def run_wall_ms(run_row: dict, attempts: list[dict]) -> float | None:
     return (end - start).total_seconds() * 1000
 
 
-def _gpu_cost(arm: str, price: Price, arm_row: dict, run_row: dict, attempts: list[dict],
-              solved: int) -> ArmCost:
-    durations = [r["duration_ms"] or 0 for r in attempts]
-    busy_ms = arm_row.get("busy_ms") or sum(durations)
-    util, source = price.utilization, "configured"
-    if util is None:
-        wall = run_wall_ms(run_row, attempts)
-        if not wall or not busy_ms:
-            raise PriceError(f"arm {arm}: price has gpu_hour but no utilization, and the run has no "
-                             f"busy or wall time to measure it from — add utilization to the arm's price table")
-        util, source = min(1.0, busy_ms / wall), "measured"
-    busy_hours = busy_ms / 3.6e6
-    full_use = price.gpu_hour * busy_hours
-    infra = full_use / util
-    return ArmCost(arm=arm, kind="gpu", total=infra, n_attempts=len(attempts),
-                   per_attempt=infra / len(attempts) if attempts else None, solved=solved,
-                   cpsp=infra / solved if solved else None, busy_hours=busy_hours,
-                   utilization=util, utilization_source=source, gpu_cost_at_full_use=full_use)
+@dataclass(frozen=True)
+class ArmUse:
+    """One arm's inputs to the cost: its rows, what it solved, its busy time, its grading."""
+    arm_row: dict
+    attempts: list[dict]
+    solved: int | None           # None: not comparable, so no CPSP
+    busy_ms: int | None = None   # union of its call intervals; None: not measured
+    grading_cpu_s: float = 0.0
 
 
-def arm_cost(arm_row: dict, run_row: dict, attempts: list[dict], solved: int) -> ArmCost:
-    """Cost of one arm: CPSP = (Σ attempt cost + infra) / |tasks solved| (seed 000).
+def _busy_ms(use: ArmUse) -> int:
+    if use.busy_ms is not None:
+        return use.busy_ms
+    return use.arm_row.get("busy_ms") or sum(r["duration_ms"] or 0 for r in use.attempts)
 
-    Per-token arm: each attempt costs its tokens at the price; infra is 0. Self-hosted arm:
-    infra = gpu_hour × busy hours / utilization, so idle time is paid for too (seed 000);
-    each attempt's cost is its duration_ms share of that bill, so Σ attempt cost already is
-    infra and it enters the numerator once. Utilization absent from the price is measured
-    as busy_ms / run wall time, and `utilization_source` says so.
+
+def _finish(use: ArmUse, price: Price, model: float, grading_cpu_hour: float, **gpu) -> ArmCost:
+    grading = use.grading_cpu_s / 3600 * grading_cpu_hour
+    total = model + grading
+    n = len(use.attempts)
+    return ArmCost(arm=use.arm_row["name"], kind=price.kind, total=total, n_attempts=n,
+                   per_attempt=total / n if n else None, solved=use.solved or 0,
+                   cpsp=total / use.solved if use.solved else None, model=model, grading=grading,
+                   grading_cpu_s=use.grading_cpu_s, grading_cpu_hour=grading_cpu_hour, **gpu)
+
+
+def _machine(group: list[tuple[ArmUse, Price]], run_row: dict, machine_busy_ms: int | None,
+             grading_cpu_hour: float) -> list[ArmCost]:
+    """Self-hosted arms on one server: the machine's bill once, split by each arm's busy time.
+
+    bill = gpu_hour × machine busy hours / utilization, where utilization is configured or
+    measured as machine busy / run wall time (then the bill is the wall time: idle time is paid
+    too, seed 000). Machine busy is the union of all its arms' calls.
     """
-    arm = arm_row["name"]
-    price = parse_price(arm, arm_row.get("price_json"))
-    if price.kind == "gpu":
-        return _gpu_cost(arm, price, arm_row, run_row, attempts, solved)
-    total = sum(token_attempt_cost(price, r) for r in attempts)
-    return ArmCost(arm=arm, kind="tokens", total=total, n_attempts=len(attempts),
-                   per_attempt=total / len(attempts) if attempts else None, solved=solved,
-                   cpsp=total / solved if solved else None)
+    names = [use.arm_row["name"] for use, _ in group]
+    first = group[0][1]
+    for use, price in group[1:]:
+        if (price.gpu_hour, price.utilization) != (first.gpu_hour, first.utilization):
+            raise PriceError(f"arms {' and '.join(names)} share the server {group[0][0].arm_row.get('endpoint_url')} "
+                             f"but price it differently ({first.gpu_hour}/h vs {price.gpu_hour}/h, utilization "
+                             f"{first.utilization} vs {price.utilization}) — give them the same price table")
+    arm_busy = [_busy_ms(use) for use, _ in group]
+    busy = machine_busy_ms if machine_busy_ms is not None else sum(arm_busy)
+    util, source = first.utilization, "configured"
+    if util is None:
+        wall = run_wall_ms(run_row, [r for use, _ in group for r in use.attempts])
+        if not wall or not busy:
+            raise PriceError(f"arm {names[0]}: price has gpu_hour but no utilization, and the run has no "
+                             f"busy or wall time to measure it from — add utilization to the arm's price table")
+        util, source = min(1.0, busy / wall), "measured"
+    machine = first.gpu_hour * busy / 3.6e6 / util
+    costs = []
+    for (use, price), own in zip(group, arm_busy):
+        share = own / sum(arm_busy) if sum(arm_busy) else 1 / len(group)
+        busy_share_h = busy / 3.6e6 * share
+        others = tuple(n for n in names if n != use.arm_row["name"])
+        costs.append(_finish(use, price, machine * share, grading_cpu_hour, busy_hours=own / 3.6e6,
+                             utilization=util, utilization_source=source,
+                             gpu_cost_at_full_use=price.gpu_hour * busy_share_h,
+                             server=use.arm_row.get("endpoint_url"), shared_with=others,
+                             machine_total=machine, machine_share=share))
+    return costs
+
+
+def run_costs(uses: list[ArmUse], run_row: dict, *, grading_cpu_hour: float,
+              machine_busy_ms: dict[str, int] | None = None) -> dict[str, ArmCost]:
+    """Cost of every arm of a run: CPSP = (Σ attempt cost + infra + grading) / |solved| (seed 000).
+
+    Per-token arm: its tokens at the price. Self-hosted arms (gpu_hour) that call the same
+    endpoint_url share one machine, billed once and split by busy time (`machine_busy_ms`
+    maps the url to the union of all its calls); an arm alone on its server pays all of it.
+    Grading: grader CPU seconds at `grading_cpu_hour` $ per CPU-hour, its own line.
+    """
+    costs: dict[str, ArmCost] = {}
+    servers: dict[str, list[tuple[ArmUse, Price]]] = {}
+    for use in uses:
+        name = use.arm_row["name"]
+        price = parse_price(name, use.arm_row.get("price_json"))
+        if price.kind == "gpu":
+            servers.setdefault(use.arm_row.get("endpoint_url") or f"arm:{name}", []).append((use, price))
+        else:
+            costs[name] = _finish(use, price, sum(token_attempt_cost(price, r) for r in use.attempts),
+                                  grading_cpu_hour)
+    for url, group in servers.items():
+        for cost in _machine(group, run_row, (machine_busy_ms or {}).get(url), grading_cpu_hour):
+            costs[cost.arm] = cost
+    return {use.arm_row["name"]: costs[use.arm_row["name"]] for use in uses}
+
+
+def arm_cost(arm_row: dict, run_row: dict, attempts: list[dict], solved: int | None, *,
+             busy_ms: int | None = None, grading_cpu_s: float = 0.0, grading_cpu_hour: float = 0.0) -> ArmCost:
+    """Cost of one arm alone on its endpoint (run_costs with one arm).
+
+    Self-hosted: infra = gpu_hour × busy hours / utilization, so idle time is paid for too
+    (seed 000); utilization absent from the price is measured as busy / run wall time.
+    """
+    use = ArmUse(arm_row, attempts, solved, busy_ms, grading_cpu_s)
+    return run_costs([use], run_row, grading_cpu_hour=grading_cpu_hour)[arm_row["name"]]
 
 
 def break_even_utilization(gpu: ArmCost, priced: ArmCost) -> float | None:
     """Sustained utilization at which the self-hosted arm's CPSP equals the priced arm's.
 
     Busy hours are the work and stay fixed; only paid idle time moves with utilization, so
-    gpu_hour × busy_h / (u × solved_gpu) = CPSP_priced gives u* (seed 000: "about 64%").
-    Above 1 the self-hosted arm cannot break even; None when either side solved nothing.
+    (gpu_hour × busy_h / u + grading_gpu) / solved_gpu = CPSP_priced gives u* (seed 000:
+    "about 64%"). Above 1 the self-hosted arm cannot break even; None when either side solved
+    nothing or grading alone already costs the self-hosted arm more.
     """
     if gpu.kind != "gpu" or priced.kind != "tokens":
         raise ValueError("break_even_utilization: need a self-hosted arm and a per-token arm")
     if not gpu.solved or not priced.cpsp:
         return None
-    return gpu.gpu_cost_at_full_use / (gpu.solved * priced.cpsp)
+    room = gpu.solved * priced.cpsp - gpu.grading
+    return gpu.gpu_cost_at_full_use / room if room > 0 else None

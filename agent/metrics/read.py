@@ -16,16 +16,13 @@ MAX_PHRASES = 3
 
 
 def _acceptance_phrase(me: str, comparison: Comparison) -> str:
-    sign = 1 if me == comparison.second else -1
-    gap, lo, hi = (sign * comparison.bootstrap.gap, sign * comparison.bootstrap.lo,
-                   sign * comparison.bootstrap.hi)
-    lo, hi = min(lo, hi), max(lo, hi)
-    points = abs(gap) * 100
-    if lo > 0:
-        return f"wins on acceptance (+{points:.0f} pts)"
-    if hi < 0:
-        return f"loses {points:.0f} pts on acceptance"
-    return "acceptance tied within noise"
+    """compare.py's decision rule, from this arm's side."""
+    v = comparison.verdict
+    if v.winner == me:
+        return f"wins on acceptance (+{v.points:.0f} pts)"
+    if v.loser == me:
+        return f"loses {v.points:.0f} pts on acceptance"
+    return f"no detectable difference in acceptance at n={comparison.n_paired}"
 
 
 def _ratio_phrase(mine: float | None, theirs: float | None, cheaper: str, dearer: str) -> str | None:
@@ -39,17 +36,18 @@ def _ratio_phrase(mine: float | None, theirs: float | None, cheaper: str, dearer
 
 
 def practical_read(me: ArmMetrics, my_cost: ArmCost | None, other: ArmMetrics | None = None,
-                   other_cost: ArmCost | None = None, comparison: Comparison | None = None) -> str:
+                   other_cost: ArmCost | None = None, comparison: Comparison | None = None, *,
+                   same_accounting: bool = True) -> str:
     """One line for the decision table (seed 002's "Practical read" column).
 
-    A censored arm gets only "not comparable": a censored run is a missing measurement, not a
-    low score (seed 002). Otherwise, at most three of: acceptance against the other arm
-    (a win only when the paired bootstrap interval excludes 0), retry tax, cost per solved
-    task (quota per patch when unpriced), and whether the visible tests flatter it (seed 001).
+    An arm that is not comparable (censored, stopped, aborted) gets only that: a censored run
+    is a missing measurement, not a low score (seed 002). Otherwise, at most three of:
+    acceptance against the other arm (compare.py's decision rule), retry tax, cost per solved
+    task (quota per patch when unpriced, and only when both arms' tokens are counted the same
+    way), and whether the visible tests flatter it (seed 001).
     """
     if me.censored:
-        why = "cap hit" if me.cap_hit else "run stopped"
-        return f"censored: not comparable ({why}, {len(me.unfinished)} of {me.n_tasks} tasks unfinished)"
+        return f"not comparable ({me.not_comparable})"
     if me.accepted == 0:
         return "solved nothing: no QAP or CPSP"
     comparable = other is not None and not other.censored
@@ -63,7 +61,7 @@ def practical_read(me: ArmMetrics, my_cost: ArmCost | None, other: ArmMetrics | 
     if comparable and my_cost and other_cost:
         phrases.append(_ratio_phrase(my_cost.cpsp, other_cost.cpsp, "cheaper per solved task",
                                      "dearer per solved task"))
-    elif comparable:
+    elif comparable and same_accounting:
         phrases.append(_ratio_phrase(me.qap, other.qap, "less quota per patch", "more quota per patch"))
     if (me.visible_flatter_rate or 0) >= FLATTER_RATE and me.visible_pass_n >= FLATTER_MIN_N:
         phrases.append("visible tests flatter it")

@@ -4,12 +4,14 @@ each; every number is printed next to its n (seed 000's checklist). No colours.
 from __future__ import annotations
 
 import json
+import math
 
 from agent.classify import CLASS_LABELS
 from agent.metrics.errors import ReportError
 
 
 FORMATS = ("text", "markdown", "json")
+BUSY_SOURCES = {"calls": " (union of call intervals)", "engine": " (engine's sum of call latencies)"}
 MAX_FREQUENCY_ROWS = 15
 
 
@@ -36,7 +38,9 @@ def _money(x: float | None) -> str:
         return "—"
     if x >= 1:
         return f"${x:,.2f}"
-    return f"${x:.4f}" if x >= 1e-3 else f"${x:.2g}"
+    if x >= 1e-3:
+        return f"${x:.4f}"
+    return f"${x:.{1 - math.floor(math.log10(x))}f}" if x > 0 else "$0"  # two significant digits
 
 
 def _percent(x: float) -> str:
@@ -49,8 +53,10 @@ def _minutes(ms: float | None) -> str:
 
 def _acceptance(m: dict) -> str:
     lo, hi = m["acceptance_ci"]
-    value = f"{_rate(m['acceptance'])} [{lo:.2f}, {hi:.2f}] n={m['n_tasks']}"
-    return f"not comparable ({value})" if m["censored"] else value
+    value = f"{_rate(m['acceptance'])} [{lo:.2f}, {hi:.2f}] n={m['decided']}"
+    if m["censored"]:
+        return f"not comparable ({value} of {m['n_tasks']} finished)"
+    return value
 
 
 def _censored(m: dict) -> str:
@@ -63,22 +69,88 @@ def _cpsp(arm: dict, with_cost: bool) -> str:
     if not with_cost or arm["cost"] is None:
         return "no price"
     cost = arm["cost"]
+    if arm["metrics"]["censored"]:
+        return "—"
     return f"{_money(cost['cpsp'])} n={cost['solved']}"
 
 
+def _qap(m: dict, same_accounting: bool) -> str:
+    if m["qap"] is None and m["censored"]:
+        return "—"
+    return f"{_int(m['qap'])} n={m['accepted']}" + ("" if same_accounting else " †")
+
+
+def _or_dash(m: dict, text: str) -> str:
+    return "—" if m["censored"] else text
+
+
 def decision_rows(section: dict, with_cost: bool) -> list[list[str]]:
+    """One row per arm; a not-comparable arm shows — for QAP, retry tax, CPSP and first-try share."""
+    same = section.get("published", {}).get("same_accounting", True)
     rows = []
     for arm in section["arms"]:
         m = arm["metrics"]
         rows.append([
-            m["name"], _acceptance(m), f"{_int(m['qap'])} n={m['accepted']}",
-            f"{_rate(m['retry_tax'])} of {_tokens(m['total_tokens'])} tok", _censored(m),
-            _cpsp(arm, with_cost), f"{_rate(m['first_try_share'])} n={m['accepted']}", arm["read"]])
+            m["name"], _acceptance(m), _qap(m, same),
+            _or_dash(m, f"{_rate(m['retry_tax'])} of {_tokens(m['total_tokens'])} tok"), _censored(m),
+            _cpsp(arm, with_cost), _or_dash(m, f"{_rate(m['first_try_share'])} n={m['accepted']}"), arm["read"]])
     return rows
+
+
+def decision_headers(section: dict) -> list[str]:
+    budgets = {n for n in section.get("published", {}).get("max_attempts", {}).values() if n}
+    within = f"within {budgets.pop()} attempts " if len(budgets) == 1 else ""
+    return ["arm", f"acceptance {within}[95% CI]", *DECISION_HEADERS[2:]]
 
 
 DECISION_HEADERS = ["arm", "acceptance [95% CI]", "QAP tok/patch", "retry tax", "censored",
                     "CPSP", "first-try share", "practical read"]
+
+
+def _price(table: dict | None) -> str:
+    if not table:
+        return "no price"
+    if "gpu_hour" in table:
+        util = table.get("utilization")
+        how = f"utilization {util:.0%} as configured" if isinstance(util, (int, float)) else "utilization measured"
+        return f"${table['gpu_hour']:g} per GPU-hour ({how})"
+    return (f"${table.get('input_per_mtok', '?'):g} in / ${table.get('output_per_mtok', '?'):g} out "
+            "per million tokens") if all(isinstance(table.get(k), (int, float)) for k in
+                                         ("input_per_mtok", "output_per_mtok")) else json.dumps(table)
+
+
+def _accounting(a: dict) -> str:
+    total = a["reported"] + a["estimated"] + a["reserved"]
+    if not total:
+        return "no call tokens recorded"
+    parts = [f"{a['reported'] / total:.0%} reported", f"{a['estimated'] / total:.0%} estimated"]
+    if a["reserved"]:
+        parts.append(f"{a['reserved'] / total:.0%} charged at reservation (lost calls)")
+    return ", ".join(parts)
+
+
+def published_lines(section: dict, with_cost: bool) -> list[str]:
+    """What seed 000's checklist and seed 002 ask to publish with the numbers."""
+    pub = section["published"]
+    budgets = pub["max_attempts"]
+    if len(set(budgets.values())) == 1:
+        budget = f"max_attempts = {next(iter(budgets.values()))} per task on every arm (acceptance is within it)"
+    else:
+        budget = ("max_attempts differs between arms: " + ", ".join(f"{k} {v}" for k, v in budgets.items())
+                  + " — not one benchmark (seed 002: retry budget parity)")
+    lines = [f"attempt budget: {budget}",
+             "prices: " + "; ".join(f"{arm} {_price(t)}" for arm, t in pub["prices"].items()),
+             f"grading compute: ${pub['grading_cpu_hour']:g} per CPU-hour (hidden-test wall time read as one "
+             "core busy; set with --grading-cpu-hour)" if with_cost else
+             "grading compute: not priced (--no-cost)",
+             "token accounting: " + "; ".join(f"{arm} {_accounting(a)}" for arm, a in pub["accounting"].items())]
+    if not pub["same_accounting"]:
+        lines.append("† QAP not comparable between arms: their tokens were counted differently (reported vs "
+                     "estimated); seed 002 compares QAP only under the same accounting")
+    for server in pub["shared_servers"]:
+        lines.append(f"shared server {server['url']}: arms {', '.join(server['arms'])} use one machine; its cost "
+                     "is billed once and split between them by busy time")
+    return lines
 
 
 def _arm_details(arm: dict) -> list[str]:
@@ -89,19 +161,27 @@ def _arm_details(arm: dict) -> list[str]:
     lines = [
         f"tokens/attempt mean {_int(spread['mean'])}, median {_int(spread['median'])}, "
         f"p90 {_int(spread['p90'])} (n={spread['n']} attempts); wall {_minutes(m['wall_ms'])}, "
-        f"endpoint busy {_minutes(m['busy_ms'])}; calls {m['calls']:,}, transport retries "
-        f"{m['transport_retries']:,}, malformed tool calls {m['malformed_tool_calls']:,}",
+        f"endpoint busy {_minutes(m['busy_ms'])}{BUSY_SOURCES.get(m['busy_source'], '')}; calls {m['calls']:,}, transport "
+        f"retries {m['transport_retries']:,}, malformed tool calls {m['malformed_tool_calls']:,}",
         f"failure taxonomy (n={m['n_tasks']} tasks): {taxonomy}",
         f"visible pass but hidden fail: {_rate(m['visible_flatter_rate'])} "
         f"({m['visible_pass_hidden_fail']} of n={m['visible_pass_n']} visible-pass attempts)",
     ]
+    if m["censored"]:
+        lines.insert(0, f"not comparable: {m['not_comparable']} — acceptance is over the finished tasks only; "
+                        "QAP, retry tax, CPSP and first-try share are not reported")
     if cost is not None:
-        line = (f"cost {_money(cost['per_attempt'])}/attempt (n={cost['n_attempts']}), "
-                f"total {_money(cost['total'])}")
+        model = "tokens" if cost["kind"] == "tokens" else "machine"
+        lines.append(f"cost: {model} {_money(cost['model'])} + grading {_money(cost['grading'])} "
+                     f"({cost['grading_cpu_s']:,.1f} CPU s at ${cost['grading_cpu_hour']:g}/CPU-hour) = "
+                     f"total {_money(cost['total'])}; {_money(cost['per_attempt'])}/attempt (n={cost['n_attempts']})")
         if cost["kind"] == "gpu":
-            line += (f"; self-hosted, {cost['busy_hours']:.2f} busy h at "
-                     f"{_percent(cost['utilization'])} utilization ({cost['utilization_source']})")
-        lines.append(line)
+            line = (f"self-hosted: {cost['busy_hours']:.3f} busy h at {_percent(cost['utilization'])} utilization "
+                    f"({cost['utilization_source']})")
+            if cost["shared_with"]:
+                line += (f"; shares {cost['server']} with {', '.join(cost['shared_with'])}: "
+                         f"{_percent(cost['machine_share'])} of the machine's {_money(cost['machine_total'])}")
+            lines.append(line)
     if m["unfinished"]:
         shown = ", ".join(m["unfinished"][:10]) + (" ..." if len(m["unfinished"]) > 10 else "")
         lines.append(f"never finished (n={len(m['unfinished'])}): {shown}")
@@ -109,26 +189,34 @@ def _arm_details(arm: dict) -> list[str]:
 
 
 def comparison_lines(c: dict) -> list[str]:
-    b, mc = c["bootstrap"], c["mcnemar"]
+    iv, mc, bs = c["interval"], c["mcnemar"], c["bootstrap"]
     lines = [
-        f"acceptance gap {c['second']} − {c['first']}: {_signed(b['gap'])} 95% CI "
-        f"[{_signed(b['lo'])}, {_signed(b['hi'])}], P(gap > 0) = {b['p_positive']:.2f} "
-        f"(n={c['n_paired']} paired tasks: {c['first']} {c['first_accepted']}, {c['second']} "
-        f"{c['second_accepted']}; bootstrap over tasks, {b['resamples']:,} resamples, seed {b['seed']})",
+        f"read: {c['verdict']['text']}",
+        f"acceptance gap {c['second']} − {c['first']}: {_signed(iv['gap'])}, {iv['level']:.0%} CI "
+        f"[{_signed(iv['lo'])}, {_signed(iv['hi'])}] ({iv['method']} interval; n={c['n_paired']} paired tasks: "
+        f"{c['first']} {c['first_accepted']}, {c['second']} {c['second_accepted']})",
         f"McNemar exact: {mc['only_b']} tasks only {c['second']}, {mc['only_a']} only {c['first']} "
-        f"(n={mc['only_a'] + mc['only_b']} discordant), p = {mc['p_value']:.3g}",
-        "tasks per arm to detect this gap at 80% power, α = 0.05: "
-        + ("— (no gap)" if c["tasks_needed"] is None else f"{c['tasks_needed']:,}")
-        + f" (have n={c['n_paired']})",
+        f"(n={mc['only_a'] + mc['only_b']} decided pairs), p = {mc['p_value']:.3g}",
     ]
+    if bs:
+        lines.append(f"second view, paired bootstrap over tasks: [{_signed(bs['lo'])}, {_signed(bs['hi'])}], "
+                     f"P(gap > 0) = {bs['p_positive']:.2f} ({bs['resamples']:,} resamples, seed {bs['seed']}; "
+                     "under-covers at small n, decides nothing)")
+    lines.append("tasks per arm to detect this gap at 80% power, α = 0.05: "
+                 + ("— (no gap)" if c["tasks_needed"] is None else f"{c['tasks_needed']:,}")
+                 + f" (have n={c['n_paired']})")
     if c["excluded"]:
-        lines.append(f"excluded (n={len(c['excluded'])}): tasks censored in either arm")
+        lines.append(f"excluded (n={len(c['excluded'])}): tasks unfinished in either arm (censored, stopped, "
+                     "aborted or lost)")
+    if not c.get("qap_same_accounting", True):
+        lines.append("QAP: not compared — the arms' tokens were counted differently (†)")
     be = c.get("break_even")
     if be:
         now = f"now {_percent(be['current_utilization'])}, {be['utilization_source']}"
         if be["censored"]:
-            now += f"; not comparable: {', '.join(be['censored'])} censored"
-        if be["utilization"] is None:
+            lines.append(f"break-even utilization {be['self_hosted']} vs {be['priced']}: — (not comparable: "
+                         f"{', '.join(be['censored'])} did not finish every task)")
+        elif be["utilization"] is None:
             lines.append(f"break-even utilization {be['self_hosted']} vs {be['priced']}: — (a side solved nothing)")
         elif be["utilization"] > 1:
             lines.append(f"break-even utilization {be['self_hosted']} vs {be['priced']}: none — "
@@ -139,27 +227,45 @@ def comparison_lines(c: dict) -> list[str]:
     return lines
 
 
+def _pass_cell(a: dict, pk: dict) -> str:
+    if not a["pass_at_k"]:
+        return "—"
+    return ", ".join(f"pass@{k} {v['value']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" for k, v in a["pass_at_k"].items()) \
+        + f" n={pk['n_tasks']}"
+
+
 def _replicate_blocks(rep: dict) -> list[tuple]:
-    sched = rep["schedule"]
+    sched, pk = rep["schedule"], rep["pass_at_k"]
     blocks: list[tuple] = [("heading", f"Replicates: {rep['n_runs']} runs of manifest {rep['manifest_sha256']}")]
     blocks.append(("table", ["run", "created", "session"],
                    [[r["run_id"], r["created_utc"] or "—", r["session_id"] or "—"] for r in sched["runs"]]))
     rows = []
     for name, a in rep["arms"].items():
-        pk = a["pass_at_k"]
-        passes = ", ".join(f"pass@{k} {v:.2f}" for k, v in pk.items()) + f" n={a['pass_at_k_tasks']}" if pk else "—"
-        rows.append([name, ", ".join(map(str, a["scores"])) + f" (n={max(a['n_tasks'])} tasks)",
-                     f"{a['median']:g}", str(a["range"]), passes,
+        scores = ", ".join(map(str, a["scores"])) + f" (n={max(a['n_tasks'])} tasks)" if a["scores"] else "—"
+        left = ", ".join(f"{x['run_id'][:10]}" for x in a["left_out"]) or "none"
+        rows.append([name, scores, "—" if a["median"] is None else f"{a['median']:g}",
+                     "—" if a["range"] is None else str(a["range"]), left, _pass_cell(a, pk),
                      f"{a['failed_at_least_once']} / {a['failed_every_run']}"])
-    headers = ["arm", "accepted per run", "median", "range", "pass@k over runs", "tasks failed: any run / every run"]
+    headers = ["arm", "accepted per comparable run", "median", "range", "left out", "pass@k over runs [95% CI]",
+               "tasks failed: any run / every run"]
     blocks.append(("table", headers, rows))
+    lines = []
+    for name, a in rep["arms"].items():
+        for x in a["left_out"]:
+            lines.append(f"{name}: run {x['run_id']} left out of the spread and pass@k — {x['why']} "
+                         "(a censored run is a missing measurement, not a low score)")
+    lines.append(f"pass@k: k = {pk['k']} (the fewest comparable runs of any arm), over the same {pk['n_tasks']} tasks "
+                 f"for every arm; 95% CI by bootstrap over tasks ({pk['resamples']:,} resamples, seed {pk['seed']})")
+    if pk["note"]:
+        lines.append(pk["note"])
+    blocks.append(("lines", lines))
     frequencies = []
     for name, a in rep["arms"].items():
         freq = a["failure_frequency"]
         shown = ", ".join(f"{f['task_id']} {f['failed']}/{f['n']}" for f in freq[:MAX_FREQUENCY_ROWS])
         more = f" ... and {len(freq) - MAX_FREQUENCY_ROWS} more" if len(freq) > MAX_FREQUENCY_ROWS else ""
         frequencies.append(f"{name}: {shown or 'none'}{more}")
-    blocks.append(("section", "failure frequency per task (failed / runs that finished it):", frequencies))
+    blocks.append(("section", "failure frequency per task (failed / comparable runs that finished it):", frequencies))
     blocks.append(("lines", ["failure lists rotate between runs: read the frequencies, never one run's list "
                              "(seed 003 result 6)", sched["note"]]))
     return blocks
@@ -184,11 +290,14 @@ def _blocks(report: dict) -> list[tuple]:
                                   f"n={section['n_tasks']} tasks)"))
         if not section["sandbox"]["full"]:
             blocks.append(("lines", [sandbox_warning(section["sandbox"])]))
-        blocks.append(("table", DECISION_HEADERS, decision_rows(section, with_cost)))
+        blocks.append(("table", decision_headers(section), decision_rows(section, with_cost)))
+        blocks.append(("section", "published with these numbers:", published_lines(section, with_cost)))
         for arm in section["arms"]:
             blocks.append(("section", f"{arm['metrics']['name']}:", _arm_details(arm)))
         for c in section["comparisons"]:
             blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))
+        if section["comparisons"]:
+            blocks.append(("lines", [f"decision rule: {report['decision_rule']['text']}"]))
     if report["replicates"]:
         blocks.extend(_replicate_blocks(report["replicates"]))
     return blocks

@@ -1,6 +1,7 @@
 """Replicates: several runs of one manifest. Refuses runs whose manifests differ (saying what
 differs), then gives each arm's score median and range, each task's failure frequency and
-pass@k over runs, and whether the replicates ran in one session or on different days.
+pass@k over runs with an interval over tasks, and whether the replicates ran in one session
+or on different days. Runs in which an arm is not comparable are left out of its spread.
 
 Seed 003 results 4-6: the error bar belongs to the model, failure lists rotate between runs,
 and back-to-back replicates in one session understate the spread.
@@ -13,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from agent.metrics.arm import TaskOutcome
+from agent.metrics.outcome import TaskOutcome
 from agent.metrics.errors import ReportError
-from agent.metrics.stats import mean_pass_at_k
+from agent.metrics.stats import bootstrap_mean, pass_at_k
 
 HELD_CONSTANTS = ("suites_json", "harness_version", "prompt_template_version", "python_version",
                   "node_version", "cargo_version", "tsx_version", "isolation_network", "isolation_pids")
@@ -91,44 +92,92 @@ def schedule(runs: list[dict]) -> dict:
     return {"kind": kind, "sessions": len(sessions), "days": len(days), "runs": rows, "note": note}
 
 
-def _arm_replicates(outcomes_per_run: list[list[TaskOutcome]]) -> dict:
-    scores = [sum(o.accepted for o in run) for run in outcomes_per_run]
-    n_tasks = [len(run) for run in outcomes_per_run]
+def _spread(scores: list[int]) -> tuple[float | None, int | None]:
+    return (float(np.median(scores)), max(scores) - min(scores)) if scores else (None, None)
+
+
+def _frequency(outcomes_per_run: list[list[TaskOutcome]]) -> list[dict]:
     failed: dict[str, int] = defaultdict(int)
     finished: dict[str, int] = defaultdict(int)
-    accepted: dict[str, int] = defaultdict(int)
     for run in outcomes_per_run:
         for o in run:
-            if not o.censored:
+            if o.decided:
                 finished[o.task_id] += 1
                 failed[o.task_id] += not o.accepted
-                accepted[o.task_id] += o.accepted
-    frequency = sorted(({"task_id": t, "failed": failed[t], "n": finished[t]} for t in finished if failed[t]),
-                       key=lambda f: (-f["failed"] / f["n"], f["task_id"]))
-    k_runs = len(outcomes_per_run)
-    complete = [(k_runs, accepted[t]) for t in finished if finished[t] == k_runs]
-    return {
-        "scores": scores, "n_tasks": n_tasks, "median": float(np.median(scores)),
-        "range": max(scores) - min(scores), "failure_frequency": frequency,
-        "failed_every_run": sum(f["failed"] == f["n"] for f in frequency),
-        "failed_at_least_once": len(frequency),
-        "pass_at_k": {str(k): mean_pass_at_k(complete, k) for k in (1, k_runs)} if complete else {},
-        "pass_at_k_tasks": len(complete),
-    }
+    return sorted(({"task_id": t, "failed": failed[t], "n": finished[t]} for t in finished if failed[t]),
+                  key=lambda f: (-f["failed"] / f["n"], f["task_id"]))
 
 
-def replicate_summary(runs: list[dict], outcomes: dict[str, dict[str, list[TaskOutcome]]]) -> dict:
-    """Per arm: scores per run with median and range, failure frequency per task, pass@1 and
-    pass@k over runs (k = number of runs; tasks every run finished), plus the schedule.
+def _pass_at_k(outcomes_per_run: list[list[TaskOutcome]], tasks: list[str], ks: tuple[int, ...], *,
+               seed: int, resamples: int) -> dict:
+    """pass@k over runs (each run one sample per task), averaged over `tasks`, with a bootstrap
+    interval resampling tasks (seeds 000 and 001)."""
+    n = len(outcomes_per_run)
+    accepted = {t: 0 for t in tasks}
+    for run in outcomes_per_run:
+        for o in run:
+            if o.task_id in accepted and o.accepted:
+                accepted[o.task_id] += 1
+    out = {}
+    for k in ks:
+        values = [pass_at_k(n, accepted[t], k) for t in tasks]
+        lo, hi = bootstrap_mean(values, seed=seed, resamples=resamples)
+        out[str(k)] = {"value": float(np.mean(values)), "lo": lo, "hi": hi}
+    return out
 
-    `outcomes` maps run id -> arm name -> task outcomes. Never read one run's failure list as
-    the model's weak spots: the frequencies are the finding (seed 003 result 6).
+
+def replicate_summary(runs: list[dict], outcomes: dict[str, dict[str, list[TaskOutcome]]], *,
+                      not_comparable: dict[tuple[str, str], str] | None = None, seed: int = 1,
+                      resamples: int = 10_000) -> dict:
+    """Per arm: accepted tasks per comparable run with median and range, the runs left out
+    (censored, stopped or aborted: a missing measurement, never the bottom of the range),
+    each task's failure frequency, and pass@1 / pass@k over runs with a bootstrap interval
+    over tasks. pass@k uses the same k and the same tasks for every arm: k = the fewest
+    comparable runs of any arm, tasks = those every comparable run of every arm decided.
+
+    `outcomes` maps run id -> arm name -> task outcomes; `not_comparable` maps (run id, arm)
+    -> why. Never read one run's failure list as the model's weak spots: the frequencies are
+    the finding (seed 003 result 6).
     """
+    not_comparable = not_comparable or {}
     arm_names = sorted({arm for per_run in outcomes.values() for arm in per_run})
     ordered = [r["id"] for r in runs]
-    arms = {}
+    kept: dict[str, list[str]] = {}
+    arms: dict[str, dict] = {}
     for arm in arm_names:
-        present = [outcomes[run_id][arm] for run_id in ordered if arm in outcomes[run_id]]
-        arms[arm] = _arm_replicates(present) | {"runs": len(present)}
+        present = [run_id for run_id in ordered if arm in outcomes[run_id]]
+        kept[arm] = [r for r in present if (r, arm) not in not_comparable]
+        scores = [sum(o.accepted for o in outcomes[r][arm]) for r in kept[arm]]
+        median, spread = _spread(scores)
+        arms[arm] = {
+            "runs": len(kept[arm]), "run_ids": kept[arm], "scores": scores,
+            "n_tasks": [len(outcomes[r][arm]) for r in kept[arm]], "median": median, "range": spread,
+            "left_out": [{"run_id": r, "why": not_comparable[(r, arm)]} for r in present if r not in kept[arm]],
+            "failure_frequency": _frequency([outcomes[r][arm] for r in kept[arm]]),
+        }
+        freq = arms[arm]["failure_frequency"]
+        arms[arm]["failed_every_run"] = sum(f["failed"] == f["n"] for f in freq)
+        arms[arm]["failed_at_least_once"] = len(freq)
+    with_runs = [a for a in arm_names if kept[a]]
+    own: dict[str, set[str]] = {}
+    for arm in with_runs:
+        sets = [{o.task_id for o in outcomes[r][arm] if o.decided} for r in kept[arm]]
+        own[arm] = set.intersection(*sets)
+    common = set.intersection(*own.values()) if own else set()
+    task_order = [o.task_id for o in outcomes[ordered[0]][arm_names[0]]] if arm_names else []
+    tasks = [t for t in task_order if t in common] + sorted(common - set(task_order))
+    k = min((len(kept[a]) for a in with_runs), default=0)
+    for arm in arm_names:
+        arms[arm]["pass_at_k"] = (_pass_at_k([outcomes[r][arm] for r in kept[arm]], tasks,
+                                             tuple(dict.fromkeys((1, k))), seed=seed, resamples=resamples)
+                                  if arm in own and tasks else {})
+        arms[arm]["own_tasks"] = len(own.get(arm, ()))
+    differs = {a: len(own[a]) for a in with_runs if len(own[a]) != len(tasks)}
+    note = None
+    if differs:
+        note = (f"pass@k is over the {len(tasks)} tasks that every comparable run of every arm decided; "
+                + ", ".join(f"{a} alone decided {n}" for a, n in differs.items()))
     return {"n_runs": len(runs), "manifest_sha256": runs[0]["manifest_sha256"],
-            "schedule": schedule(runs), "arms": arms}
+            "schedule": schedule(runs), "arms": arms,
+            "pass_at_k": {"k": k, "n_tasks": len(tasks), "note": note, "resamples": resamples, "seed": seed,
+                          "unit": "task"}}

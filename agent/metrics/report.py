@@ -12,21 +12,26 @@ from itertools import combinations
 from agent import QuotabenchError
 from agent.ledger import Ledger
 from agent.metrics.arm import ArmMetrics, TaskOutcome, arm_metrics
-from agent.metrics.compare import Comparison, compare_arms
-from agent.metrics.cost import ArmCost, arm_cost, break_even_utilization
+from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
+from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
 from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
 from agent.metrics.replicates import check_same_manifest, replicate_summary
+from agent.metrics.usage import accounting, grading, intervals, same_accounting, union_ms
 
-__all__ = ["DEFAULT_SEED", "ReportError", "build_report", "render_report"]
+__all__ = ["DEFAULT_GRADING_CPU_HOUR", "DEFAULT_SEED", "ReportError", "build_report", "render_report"]
 
-REPORT_SCHEMA = "quotabench.report/1"
+REPORT_SCHEMA = "quotabench.report/2"
 DEFAULT_SEED = 20261130
+# $ per CPU-hour of grading (a general-purpose cloud vCPU-hour is a few cents); stated in every
+# report and set with `quotabench report --grading-cpu-hour`.
+DEFAULT_GRADING_CPU_HOUR = 0.05
 # Only the columns the metrics read: `a.*` (diffs included) took half the report's time at 5,000 attempts.
 ATTEMPT_COLUMNS = ("arm", "task_id", "attempt_no", "status", "end_reason", "verdict", "failure_class",
                    "accepted", "prompt_tokens", "completion_tokens", "total_tokens", "calls",
                    "transport_retries", "malformed_tool_calls", "duration_ms", "visible_passed", "ended_utc")
+CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "prompt_tokens", "completion_tokens", "usage_source")
 
 
 def _resolve(ledger: Ledger, run_ids: list[str]) -> list[str]:
@@ -48,54 +53,101 @@ def _break_even(costs: dict[str, ArmCost], first: str, second: str, censored: se
             "censored": sorted({first, second} & censored)}
 
 
-def _reads(metrics: list[ArmMetrics], costs: dict[str, ArmCost], comparisons: list[Comparison]) -> list[str]:
+def _reads(metrics: list[ArmMetrics], costs: dict[str, ArmCost], comparisons: list[Comparison],
+           same: bool) -> list[str]:
     if len(metrics) != 2:
         return [practical_read(m, costs.get(m.name)) for m in metrics]
     a, b = metrics
     comparison = comparisons[0] if comparisons else None
-    return [practical_read(a, costs.get(a.name), b, costs.get(b.name), comparison),
-            practical_read(b, costs.get(b.name), a, costs.get(a.name), comparison)]
+    return [practical_read(a, costs.get(a.name), b, costs.get(b.name), comparison, same_accounting=same),
+            practical_read(b, costs.get(b.name), a, costs.get(a.name), comparison, same_accounting=same)]
+
+
+def _price_table(arm_row: dict) -> dict | None:
+    try:
+        table = json.loads(arm_row.get("price_json") or "null")
+    except json.JSONDecodeError:
+        return None
+    return table if isinstance(table, dict) and table else None
+
+
+def _by_arm(rows: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        out[row["arm"]].append(row)
+    return out
+
+
+def _comparison_dict(c: Comparison, costs: dict[str, ArmCost], censored: set[str], same: bool) -> dict:
+    return asdict(c) | {"break_even": _break_even(costs, c.first, c.second, censored),
+                        "qap_same_accounting": same}
 
 
 def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: bool, seed: int,
-                 resamples: int) -> tuple[dict, dict[str, list[TaskOutcome]]]:
+                 resamples: int, grading_cpu_hour: float) -> tuple[dict, dict[str, list[TaskOutcome]], dict[str, str]]:
     run_id = run["id"]
     arm_rows = ledger.arms(run_id)
     if not arm_rows:
         raise ReportError(f"run {run_id}: has no arms in the ledger — was it started? "
                           "list runs with `quotabench report --list`")
-    by_arm: dict[str, list[dict]] = defaultdict(list)
-    sql = f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no"
-    for row in ledger.query(sql, [run_id]):
-        by_arm[row["arm"]].append(row)
-    metrics, outcomes, costs = [], {}, {}
+    attempts = _by_arm(ledger.query(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? "
+                                    "order by arm, task_id, attempt_no", [run_id]))
+    calls = _by_arm(ledger.query(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ?", [run_id]))
+    grades = _by_arm(ledger.query("select a.arm, g.duration_ms from grades g join attempts a on a.id = g.attempt_id "
+                                  "where a.run_id = ?", [run_id]))
+    busy = {a["name"]: union_ms(intervals(calls[a["name"]])) if calls.get(a["name"]) else None for a in arm_rows}
+    servers: dict[str, list[str]] = defaultdict(list)
+    for a in arm_rows:
+        if a.get("endpoint_url"):
+            servers[a["endpoint_url"]].append(a["name"])
+    machine_busy = {url: union_ms(intervals([c for n in names for c in calls.get(n, [])]))
+                    for url, names in servers.items() if any(calls.get(n) for n in names)}
+    usage = {a["name"]: accounting(calls.get(a["name"], [])) for a in arm_rows}
+    graded = {a["name"]: grading([g["duration_ms"] for g in grades.get(a["name"], [])], grading_cpu_hour)
+              for a in arm_rows}
+    metrics, outcomes = [], {}
     for arm_row in arm_rows:
         name = arm_row["name"]
-        m, outcomes[name] = arm_metrics(arm_row, tasks, by_arm[name])
+        m, outcomes[name] = arm_metrics(arm_row, tasks, attempts[name], busy_ms=busy[name])
         metrics.append(m)
-        if with_cost:
-            try:
-                costs[name] = arm_cost(arm_row, run, by_arm[name], m.accepted)
-            except PriceError as exc:
-                raise PriceError(f"run {run_id}: {exc}") from None
-    comparisons, comparison_dicts = [], []
+    costs: dict[str, ArmCost] = {}
+    if with_cost:
+        uses = [ArmUse(a, attempts[m.name], None if m.censored else m.accepted, busy[m.name], graded[m.name].cpu_s)
+                for a, m in zip(arm_rows, metrics)]
+        try:
+            costs = run_costs(uses, run, grading_cpu_hour=grading_cpu_hour, machine_busy_ms=machine_busy)
+        except PriceError as exc:
+            raise PriceError(f"run {run_id}: {exc}") from None
+    same = same_accounting(u.kind for u in usage.values())
     censored = {m.name for m in metrics if m.censored}
+    comparisons = []
     for first, second in combinations([m.name for m in metrics], 2):
         c = compare_arms(first, outcomes[first], second, outcomes[second], seed=seed, resamples=resamples)
         if c is not None:
             comparisons.append(c)
-            comparison_dicts.append(asdict(c) | {"break_even": _break_even(costs, first, second, censored)})
-    reads = _reads(metrics, costs, comparisons)
+    reads = _reads(metrics, costs, comparisons, same)
     section = {
         "run": {k: run.get(k) for k in ("id", "created_utc", "finished_utc", "status",
                                         "session_id", "manifest_sha256")},
         "sandbox": sandbox_summary(ledger, run),
         "n_tasks": len(tasks),
-        "arms": [{"metrics": asdict(m), "cost": asdict(costs[m.name]) if m.name in costs else None,
-                  "read": read} for m, read in zip(metrics, reads)],
-        "comparisons": comparison_dicts,
+        "published": {
+            "max_attempts": {m.name: m.max_attempts for m in metrics},
+            "prices": {a["name"]: _price_table(a) for a in arm_rows},
+            "grading_cpu_hour": grading_cpu_hour,
+            "accounting": {name: asdict(u) | {"share_reported": u.share_reported} for name, u in usage.items()},
+            "same_accounting": same,
+            "shared_servers": [{"url": url, "arms": names, "busy_ms": machine_busy.get(url)}
+                               for url, names in servers.items() if len(names) > 1],
+        },
+        "arms": [{"metrics": asdict(m), "comparable": not m.censored, "not_comparable": m.not_comparable,
+                  "cost": asdict(costs[m.name]) if m.name in costs else None,
+                  "grading": asdict(graded[m.name]) | {"cost": graded[m.name].cost},
+                  "accounting": usage[m.name].kind, "read": read} for m, read in zip(metrics, reads)],
+        "comparisons": [_comparison_dict(c, costs, censored, same) for c in comparisons],
     }
-    return section, outcomes
+    why = {m.name: m.not_comparable for m in metrics if m.censored}
+    return section, outcomes, why
 
 
 def sandbox_summary(ledger: Ledger, run: dict) -> dict:
@@ -110,27 +162,38 @@ def sandbox_summary(ledger: Ledger, run: dict) -> dict:
 
 
 def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
-                 bootstrap_seed: int = DEFAULT_SEED, resamples: int = 10_000) -> dict:
+                 bootstrap_seed: int = DEFAULT_SEED, resamples: int = 10_000,
+                 grading_cpu_hour: float | None = DEFAULT_GRADING_CPU_HOUR) -> dict:
     """The report over `run_ids` (prefixes accepted; none means the newest run).
 
     Several runs must share one manifest hash (ReportError naming both hashes and what
     differs); they are then also summarized as replicates. With `with_cost`, an arm without
     a price raises PriceError naming it; without, cost fields are None ("no price").
+    Grading compute is priced at `grading_cpu_hour` $ per CPU-hour (None: the default) and published.
     """
+    grading_cpu_hour = DEFAULT_GRADING_CPU_HOUR if grading_cpu_hour is None else grading_cpu_hour
+    if not (isinstance(grading_cpu_hour, (int, float)) and 0 <= grading_cpu_hour < float("inf")):
+        raise ReportError(f"grading CPU price {grading_cpu_hour!r} is not a number >= 0 — "
+                          "pass --grading-cpu-hour with dollars per CPU-hour, e.g. 0.05")
     ids = _resolve(ledger, run_ids)
     runs = [ledger.run(i) for i in ids]
     tasks_by_run = {i: ledger.tasks(i) for i in ids}
     if len(runs) > 1:
         check_same_manifest(runs, tasks_by_run)
-    sections, outcomes = [], {}
+    sections, outcomes, not_comparable = [], {}, {}
     for run in runs:
-        section, outcomes[run["id"]] = _run_section(ledger, run, tasks_by_run[run["id"]], with_cost=with_cost,
-                                                    seed=bootstrap_seed, resamples=resamples)
+        section, outcomes[run["id"]], why = _run_section(
+            ledger, run, tasks_by_run[run["id"]], with_cost=with_cost, seed=bootstrap_seed, resamples=resamples,
+            grading_cpu_hour=grading_cpu_hour)
+        not_comparable.update({(run["id"], arm): text for arm, text in why.items()})
         sections.append(section)
     return {
         "schema": REPORT_SCHEMA,
         "with_cost": with_cost,
+        "decision_rule": {"text": RULE, "alpha": ALPHA, "min_discordant": MIN_DISCORDANT,
+                          "interval": "Tango score interval for the paired difference", "test": "exact McNemar"},
         "bootstrap": {"seed": bootstrap_seed, "resamples": resamples, "unit": "task"},
         "runs": sections,
-        "replicates": replicate_summary(runs, outcomes) if len(runs) > 1 else None,
+        "replicates": (replicate_summary(runs, outcomes, not_comparable=not_comparable, seed=bootstrap_seed,
+                                         resamples=resamples) if len(runs) > 1 else None),
     }

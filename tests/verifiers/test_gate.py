@@ -77,3 +77,16 @@ def test_broken_task_folder_is_listed_not_crashed(tmp_path):
 def test_shipped_smoke_and_controls_gate_cleanly():
     done = validate(FIXTURES / "smoke", FIXTURES / "controls", "--jobs", "2")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_docs_single_script_verifier_example_works(tmp_path):
+    # docs/tasks.md: hidden/verify.sh lands at the workspace root, so the command is `bash verify.sh`
+    from tests.verifiers.helpers import make_task
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "tasks.md").read_text()
+    assert 'hidden_cmd = "bash verify.sh"' in docs and 'hidden_cmd = "bash hidden/verify.sh"' not in docs
+    verify = "python -c 'import mod, sys; sys.exit(0 if mod.add(2, 3) == 5 else 1)'\n"
+    root = make_task(tmp_path, workspace={"mod.py": "def add(a, b):\n    return a - b\n"},
+                     hidden={"verify.sh": verify}, reference={"mod.py": "def add(a, b):\n    return a + b\n"},
+                     visible_cmd="python -c 'import mod'", hidden_cmd="bash verify.sh")
+    gate = gate_task(load_task(root))
+    assert gate.ok, [(c.name, c.detail) for c in gate.checks]

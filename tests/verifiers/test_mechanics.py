@@ -111,3 +111,44 @@ def test_check_workspace_only_looks_at_changed_files(tmp_path):
     (final / "new.rs").write_text("fn main() { let x = 1 }")
     findings = check_workspace(fixture, final)
     assert {f.file for f in findings} == {"new.rs"}
+
+
+# -- a truncated file's finding points at the line where the parse breaks (issue 13) ----------
+TRUNCATED = [("core/rs-word-wrap/reference/src/lib.rs", 14), ("core/rs-semver-precedence/reference/src/lib.rs", 20),
+             ("core/js-format-bytes/reference/format.mjs", 14), ("core/ts-add-months/reference/dates.ts", 18),
+             ("core/ts-render-template/reference/template.ts", 9)]
+
+
+@pytest.mark.parametrize("rel, keep", TRUNCATED)
+def test_truncated_file_points_where_it_breaks_not_at_the_enclosing_item(rel, keep):
+    from tests.conftest import FIXTURES
+    before = (FIXTURES / rel).read_bytes()
+    lines = before.splitlines(keepends=True)
+    assert len(lines) > keep + 3
+    after = b"".join(lines[:keep]) + lines[keep][: len(lines[keep]) // 2]  # cut mid-line keep + 1
+    syntax = [f for f in check_file(rel.rsplit("/", 1)[-1], after, before)
+              if f.flag in ("syntax_error", "missing_node")]
+    assert syntax, "the cut file must not parse"
+    assert syntax[0].line == keep + 1, (syntax[0], syntax[0].context)
+    assert f"{keep + 1:>5}>" in syntax[0].context
+
+
+def test_truncated_new_file_points_at_its_last_line():
+    source = b"pub fn wrap(text: &str) -> Vec<String> {\n    let mut out = Vec::new();\n    for w in text.split(' ') {\n        out.push(w.to_string());\n"
+    (finding,) = [f for f in check_file("src/lib.rs", source, None) if f.flag == "syntax_error"]
+    assert finding.line == 4
+
+
+def test_broken_edit_inside_a_function_points_at_the_edit():
+    before = b"pub fn add(a: i32, b: i32) -> i32 {\n    let total = a + b;\n    let twice = total * 2;\n    twice - total\n}\n" * 3
+    after = before.replace(b"let twice = total * 2;", b"let twice = (total * 2;", 1)
+    syntax = [f for f in check_file("src/lib.rs", after, before) if f.flag in ("syntax_error", "missing_node")]
+    assert syntax and syntax[0].line == 3
+
+
+def test_cut_short_says_so():
+    from tests.conftest import FIXTURES
+    before = (FIXTURES / "core/rs-word-wrap/reference/src/lib.rs").read_bytes()
+    after = b"".join(before.splitlines(keepends=True)[:14])
+    (finding,) = [f for f in check_file("lib.rs", after, before) if f.flag == "syntax_error"]
+    assert finding.line == 14 and "the file breaks off here" in finding.message

@@ -18,8 +18,8 @@ from agent import QuotabenchError
 from agent.classify import CLASSES
 from agent.ledger import Ledger
 
-# agent.metrics pulls in scipy (a second or more to import): it is imported inside the two
-# functions that need it, which run in worker threads, so the first screen appears at once.
+# agent.metrics pulls in numpy: it is imported inside the two functions that need it, which run
+# in worker threads, so the first screen appears at once.
 
 T = TypeVar("T")
 NOT_RUN = "not run"
@@ -56,6 +56,8 @@ def loads(text: str | None, default: Any) -> Any:
 # -- runs ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ArmHeadline:
+    """The report's figures for one arm (agent.metrics.arm_metrics): qap and retry_tax are None
+    when the arm is not comparable, and acceptance is then over its `decided` tasks only."""
     name: str
     model: str
     accepted: int
@@ -67,6 +69,8 @@ class ArmHeadline:
     censored: bool
     unfinished: int
     cap_hit: bool
+    decided: int = 0
+    not_comparable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,8 @@ def headlines(ledger: Ledger, run_id: str) -> list[ArmHeadline]:
     for arm in ledger.arms(run_id):
         m, _ = arm_metrics(arm, tasks, by_arm.get(arm["name"], []))
         out.append(ArmHeadline(arm["name"], arm["model"] or "", m.accepted, m.n_tasks, m.acceptance, m.qap,
-                               m.retry_tax, m.total_tokens, m.censored, len(m.unfinished), m.cap_hit))
+                               m.retry_tax, m.total_tokens, m.censored, len(m.unfinished), m.cap_hit, m.decided,
+                               m.not_comparable))
     return out
 
 

@@ -43,9 +43,9 @@ def cell_text(cell: Cell) -> Text:
 def report_renderable(report: dict) -> RenderableType:
     # The report's own cell formatting, so the browser and `quotabench report` print the same
     # numbers. Imported here: agent.metrics is loaded by the worker that built `report`.
-    from agent.metrics.render import DECISION_HEADERS, comparison_lines, decision_rows
+    from agent.metrics.render import comparison_lines, decision_headers, decision_rows, published_lines
     section = report["runs"][0]
-    table = Table(*DECISION_HEADERS, title="Decision table", title_justify="left", title_style="bold",
+    table = Table(*decision_headers(section), title="Decision table", title_justify="left", title_style="bold",
                   show_edge=False, pad_edge=False, expand=True)
     for row in decision_rows(section, report["with_cost"]):
         table.add_row(*(Text(str(c)) for c in row))
@@ -53,6 +53,10 @@ def report_renderable(report: dict) -> RenderableType:
     for c in section["comparisons"]:
         parts.append(Text(f"Paired comparison {c['second']} vs {c['first']}", style="bold"))
         parts.extend(Text(f"  {line}") for line in comparison_lines(c))
+    if section["comparisons"]:
+        parts.append(Text(f"  decision rule: {report['decision_rule']['text']}", style="bright_black"))
+    parts.append(Text("Published with these numbers", style="bold"))
+    parts.extend(Text(f"  {line}") for line in published_lines(section, report["with_cost"]))
     if not section["comparisons"]:
         parts.append(Text("No paired comparison: fewer than two arms, or no task finished by both.", style="italic"))
     if not report["with_cost"]:
@@ -116,7 +120,7 @@ class RunScreen(BrowseScreen):
             table.add_column(f"arm {name} ({models[name]})" if models.get(name) else f"arm {name}", key=f"arm:{name}")
         self.refresh_grid()
         table.focus()
-        # The report (numpy, scipy, a bootstrap) starts once the grid is up, so it never delays it.
+        # The report (numpy, a bootstrap) starts once the grid is up, so it never delays it.
         self.call_after_refresh(self.load, load_report, self.run_id, show=self.show_report, group="report",
                                 description=f"computing the report of run {self.run_id}")
 

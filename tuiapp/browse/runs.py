@@ -24,14 +24,22 @@ def _lines(values: list[str | Text]) -> Text:
     return Text("\n").join(v if isinstance(v, Text) else Text(v) for v in values)
 
 
+def _acceptance(h: ArmHeadline) -> Text:
+    if h.censored:
+        return Text(f"not comparable ({h.accepted}/{h.decided} finished)", style="yellow")
+    return Text(f"{labels.rate(h.acceptance)}  ({h.accepted}/{h.n_tasks})")
+
+
 def headline_cells(arms: list[ArmHeadline]) -> list[Text]:
-    """Acceptance, QAP, retry tax, censored: one line per arm (a row is as tall as its run has arms)."""
+    """Acceptance, QAP, retry tax, censored: one line per arm (a row is as tall as its run has arms).
+    A censored, stopped or aborted arm is not comparable: its QAP and retry tax show —."""
     censored = [Text(f"yes: {h.unfinished} unfinished" + (", cap hit" if h.cap_hit else ""), style="yellow")
                 if h.censored else Text("no") for h in arms]
     return [
-        _lines([f"{labels.rate(h.acceptance)}  ({h.accepted}/{h.n_tasks})" for h in arms]),
+        _lines([_acceptance(h) for h in arms]),
         _lines([labels.tokens(round(h.qap)) if h.qap is not None else "—" for h in arms]),
-        _lines([f"{labels.rate(h.retry_tax)} of {labels.tokens(h.total_tokens)}" for h in arms]),
+        _lines(["—" if h.retry_tax is None else f"{labels.rate(h.retry_tax)} of {labels.tokens(h.total_tokens)}"
+                for h in arms]),
         _lines(censored),
     ]
 

@@ -1,10 +1,11 @@
 """Aggregate live figures (seed 002): acceptance so far with its Wilson interval, QAP, retry tax,
 first-try share, censoring, the burn rate and the cap projection per arm; the paired gap with
-its bootstrap interval; elapsed time and ETA.
+the report's decision rule; elapsed time and ETA.
 
-`compute_figures(snapshot)` is pure and is run in a thread on a timer, never per event (the
-bootstrap is numpy work). The statistics are agent.metrics' own (`wilson`, `paired_bootstrap`,
-the report's bootstrap seed), so the live numbers and the final report agree. No Textual here.
+`compute_figures(snapshot)` is pure and is run in a thread on a timer, never per event. Task
+outcomes, arm figures and the paired comparison are agent.metrics' own functions
+(`outcome.arm_figures`, `compare.compare_arms`), so the live numbers and the final report
+cannot disagree. No Textual here.
 """
 from __future__ import annotations
 
@@ -14,13 +15,12 @@ from typing import TYPE_CHECKING
 from tuiapp.live.state import BUCKET_S, ArmSnapshot, Snapshot
 
 if TYPE_CHECKING:
-    from agent.metrics.stats import PairedGap
+    from agent.metrics.compare import Comparison
+    from agent.metrics.outcome import ArmFigures as CoreFigures
 
 MIN_PAIRED = 5  # tasks decided on both arms before the paired gap is shown
-BOOTSTRAP_RESAMPLES = 2_000  # the report uses 10,000; the live view trades digits for speed
 SPARK_BUCKETS = 30  # the sparkline covers 30 buckets of 10 s: the last five minutes
 SPARK = "▁▂▃▄▅▆▇█"
-OUT = ("censored", "aborted")  # a task in one of these states will not run on this arm
 
 
 @dataclass(frozen=True)
@@ -32,25 +32,29 @@ class Projection:
 
 @dataclass(frozen=True)
 class ArmFigures:
-    name: str
-    decided: int
-    accepted: int
-    acceptance: float | None
-    ci: tuple[float, float]
-    qap: float | None
-    retry_tax: float | None
-    first_try_share: float | None
+    """The report's figures for this arm so far (`core`), plus what only the live view shows."""
+    core: CoreFigures
     burn_per_min: float
     spark: tuple[float, ...]
     projection: Projection
     censoring: str
+
+    name = property(lambda self: self.core.name)
+    decided = property(lambda self: self.core.decided)
+    accepted = property(lambda self: self.core.accepted)
+    acceptance = property(lambda self: self.core.acceptance)
+    ci = property(lambda self: self.core.acceptance_ci)
+    comparable = property(lambda self: self.core.comparable)
+    qap = property(lambda self: self.core.qap)
+    retry_tax = property(lambda self: self.core.retry_tax)
+    first_try_share = property(lambda self: self.core.first_try_share)
 
 
 @dataclass(frozen=True)
 class Figures:
     arms: dict[str, ArmFigures]
     gap_text: str
-    gap: PairedGap | None
+    gap: Comparison | None
     elapsed_s: float | None
     eta_s: float | None
     done_units: int
@@ -60,10 +64,11 @@ class Figures:
 def compute_figures(snap: Snapshot) -> Figures:
     now = snap.finished_at or snap.now
     n = len(snap.task_ids)
-    arms = {a.name: _arm_figures(a, n, now, snap.started_at) for a in snap.arms}
-    gap_text, gap = _gap(snap.arms)
+    outcomes = {a.name: a.outcomes() for a in snap.arms}
+    arms = {a.name: _arm_figures(a, outcomes[a.name], n, now, snap.started_at) for a in snap.arms}
+    gap_text, gap = _gap(snap.arms, outcomes)
     elapsed = None if snap.started_at is None else max(0.0, now - snap.started_at)
-    done = sum(_done_units(a, n) for a in snap.arms)
+    done = sum(_done_units(a, outcomes[a.name], n) for a in snap.arms)
     total = n * len(snap.arms)
     eta = None
     if snap.status is not None or (total and done >= total):
@@ -73,25 +78,19 @@ def compute_figures(snap: Snapshot) -> Figures:
     return Figures(arms, gap_text, gap, elapsed, eta, done, total)
 
 
-def _done_units(arm: ArmSnapshot, n: int) -> int:
+def _done_units(arm: ArmSnapshot, outcomes, n: int) -> int:
     if arm.state in ("finished", "censored", "stopped", "aborted"):
         return n
-    return sum(1 for _, status, decided, _, _ in arm.cells if decided or status in OUT)
+    return sum(1 for o in outcomes if o.decided or o.unfinished)
 
 
-def _arm_figures(arm: ArmSnapshot, n: int, now: float, started: float | None) -> ArmFigures:
-    from agent.metrics.stats import wilson  # scipy: imported in the figures thread, not at startup
-    decided = [c for c in arm.cells if c[2]]
-    accepted_on = [c[3] for c in decided if c[3] is not None]
-    k = len(accepted_on)
-    projection = project(arm, n)
-    return ArmFigures(
-        name=arm.name, decided=len(decided), accepted=k,
-        acceptance=k / len(decided) if decided else None, ci=wilson(k, len(decided)),
-        qap=arm.used / k if k else None, retry_tax=arm.wasted / arm.used if arm.used else None,
-        first_try_share=sum(1 for a in accepted_on if a == 1) / k if k else None,
-        burn_per_min=burn_rate(arm.buckets, now, started), spark=spark_values(arm.buckets, now, started),
-        projection=projection, censoring=_censoring(arm, projection))
+def _arm_figures(arm: ArmSnapshot, outcomes, n: int, now: float, started: float | None) -> ArmFigures:
+    from agent.metrics.outcome import arm_figures
+    core = arm_figures(arm.name, outcomes, arm.records(), arm_state=arm.state, cap_hit=arm.state == "censored")
+    projection = project(arm, n, outcomes)
+    return ArmFigures(core=core, burn_per_min=burn_rate(arm.buckets, now, started),
+                      spark=spark_values(arm.buckets, now, started), projection=projection,
+                      censoring=_censoring(arm, projection))
 
 
 def burn_rate(buckets: tuple[tuple[int, int], ...], now: float, started: float | None) -> float:
@@ -115,9 +114,10 @@ def spark_values(buckets: tuple[tuple[int, int], ...], now: float, started: floa
     return tuple(by_bucket.get(b, 0) * 60 / BUCKET_S for b in range(first, last + 1))
 
 
-def project(arm: ArmSnapshot, n: int) -> Projection:
+def project(arm: ArmSnapshot, n: int, outcomes=None) -> Projection:
     """Where the cap will be hit at the current tokens per decided task, or what will be left."""
-    out = sum(1 for c in arm.cells if c[1] in OUT)
+    outcomes = arm.outcomes() if outcomes is None else outcomes
+    out = sum(1 for o in outcomes if o.unfinished)
     if arm.state == "censored":
         return Projection(f"cap hit: {out} of {n} tasks unfinished, not comparable", True)
     if arm.state in ("stopped", "stopping", "aborted"):
@@ -125,12 +125,13 @@ def project(arm: ArmSnapshot, n: int) -> Projection:
     left = arm.cap - arm.used
     if arm.state == "finished":
         return Projection(f"finished with {tokens(left)} tokens left ({left / arm.cap:.0%} of the cap)", False)
-    decided = [c for c in arm.cells if c[2]]
+    decided = [o for o in outcomes if o.decided]
     if not decided:
         return Projection("projection after the first finished task", False)
-    per_task = sum(c[4] for c in decided) / len(decided)
-    in_progress = [c[4] for c in arm.cells if not c[2] and c[1] not in OUT and c[1] != "pending"]
-    pending = sum(1 for c in arm.cells if c[1] == "pending")
+    per_task = sum(o.tokens for o in decided) / len(decided)
+    status = {c.task_id: c.status for c in arm.cells}
+    in_progress = [o.tokens for o in outcomes if o.failure_class == "pending" and status[o.task_id] != "pending"]
+    pending = sum(1 for o in outcomes if o.failure_class == "pending" and status[o.task_id] == "pending")
     projected = arm.used + sum(max(0.0, per_task - t) for t in in_progress) + per_task * pending
     if projected > arm.cap:
         reach = len(decided) + (arm.cap - arm.used + sum(in_progress)) / per_task
@@ -150,22 +151,20 @@ def _censoring(arm: ArmSnapshot, projection: Projection) -> str:
     return "no"
 
 
-def _gap(arms: tuple[ArmSnapshot, ...]) -> tuple[str, PairedGap | None]:
-    from agent.metrics.report import DEFAULT_SEED  # the report's seed: live and final gaps agree
-    from agent.metrics.stats import paired_bootstrap
+def _gap(arms: tuple[ArmSnapshot, ...], outcomes: dict) -> tuple[str, Comparison | None]:
+    """The report's paired comparison and decision rule on the tasks decided on both arms so far."""
+    from agent.metrics.compare import compare_arms
     if len(arms) < 2:
         return "paired gap: needs two arms", None
     first, second = arms[0], arms[1]
-    a_cells = {t: (decided, acc) for t, _, decided, acc, _ in first.cells}
-    pairs = [(int(a_cells[t][1] is not None), int(acc is not None))
-             for t, _, decided, acc, _ in second.cells if decided and a_cells.get(t, (False,))[0]]
     label = f"paired gap {second.name} − {first.name}"
-    if len(pairs) < MIN_PAIRED:
-        return f"{label}: shown once {MIN_PAIRED} tasks are decided on both arms ({len(pairs)} so far)", None
-    gap = paired_bootstrap([p[0] for p in pairs], [p[1] for p in pairs], seed=DEFAULT_SEED,
-                           resamples=BOOTSTRAP_RESAMPLES)
-    return (f"{label}: {gap.gap:+.2f}  95% CI [{gap.lo:+.2f}, {gap.hi:+.2f}]  n={gap.n} tasks decided on "
-            f"both arms (bootstrap over tasks, {BOOTSTRAP_RESAMPLES:,} resamples)"), gap
+    paired = sum(a.decided and b.decided for a, b in zip(outcomes[first.name], outcomes[second.name]))
+    if paired < MIN_PAIRED:
+        return f"{label}: shown once {MIN_PAIRED} tasks are decided on both arms ({paired} so far)", None
+    c = compare_arms(first.name, outcomes[first.name], second.name, outcomes[second.name], seed=0, resamples=0)
+    iv = c.interval
+    return (f"{label} {iv.gap:+.2f}, {iv.level:.0%} CI [{iv.lo:+.2f}, {iv.hi:+.2f}], n={c.n_paired} "
+            f"· {c.verdict.short}"), c
 
 
 # -- formatting helpers shared by the widgets ---------------------------------------------------

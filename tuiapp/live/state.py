@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from agent import events as ev
 from agent.printer import format_event
+
+if TYPE_CHECKING:  # agent.metrics loads numpy: imported where the figures thread needs it, not at startup
+    from agent.metrics.outcome import AttemptRecord, TaskOutcome
 
 BUCKET_S = 10  # burn-rate buckets: tokens charged per 10 seconds of event time
 TEXT_TAIL = 600  # characters of streamed model text kept per arm
@@ -35,16 +38,17 @@ CELL_LOOK: dict[str, tuple[str, str, str]] = {
     "aborted": ("–", "not run", "not run (stopped)"),
 }
 FINAL = ("accepted", "reasoning", "mechanics", "timeout", "environment", "harness_error", "censored", "aborted")
+UNFINISHED = ("censored", "aborted")  # cells the engine listed as never finished on their arm
 
 
 @dataclass
 class TaskCell:
-    """One task on one arm: its status and the attempts made so far."""
+    """One task on one arm: its status and the attempts made so far. Whether it is decided is
+    agent.metrics.outcome's call (`RunState.outcome`), the same one the report makes."""
     status: str = "pending"
     attempt: int = 0
-    tokens: int = 0
+    tokens: int = 0  # every call of every attempt, the one in progress included
     attempts: list[tuple[int, str, int]] = field(default_factory=list)  # (attempt, failure class, tokens)
-    decided: bool = False  # accepted, or failed with the whole attempt budget spent
 
     @property
     def accepted_on(self) -> int | None:
@@ -88,6 +92,15 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class CellSnapshot:
+    task_id: str
+    status: str
+    attempt: int
+    tokens: int
+    attempts: tuple[tuple[int, str, int], ...]  # graded attempts: (attempt, failure class, tokens)
+
+
+@dataclass(frozen=True)
 class ArmSnapshot:
     name: str
     cap: int
@@ -96,7 +109,28 @@ class ArmSnapshot:
     state: str
     buckets: tuple[tuple[int, int], ...]
     wasted: int
-    cells: tuple[tuple[str, str, bool, int | None, int], ...]  # task, status, decided, accepted_on, tokens
+    cells: tuple[CellSnapshot, ...]
+    max_attempts: int = 2
+
+    def records(self) -> list[AttemptRecord]:
+        """The arm's attempts as agent.metrics.outcome reads them; the attempt in progress is
+        one record without a class, holding the tokens its calls have used so far."""
+        from agent.metrics.outcome import AttemptRecord
+        out = []
+        for c in self.cells:
+            graded = sum(t for _, _, t in c.attempts)
+            out += [AttemptRecord(c.task_id, no, cls, cls == "accepted", t) for no, cls, t in c.attempts]
+            running = c.tokens - graded
+            if running > 0 and c.attempt not in {no for no, _, _ in c.attempts}:
+                out.append(AttemptRecord(c.task_id, c.attempt, None, False, running))
+        return out
+
+    def outcomes(self) -> list[TaskOutcome]:
+        """One outcome per task, in grid order: the report's own function, run live."""
+        from agent.metrics.outcome import outcomes_of
+        return outcomes_of([c.task_id for c in self.cells], self.records(), max_attempts=self.max_attempts,
+                           arm_state=self.state, cap_hit=self.state == "censored", live=True,
+                           unfinished=[c.task_id for c in self.cells if c.status in UNFINISHED])
 
 
 @dataclass(frozen=True)
@@ -241,7 +275,6 @@ class RunState:
         cell.attempts.append((event.attempt, cls, event.tokens))
         cell.attempt = event.attempt
         cell.status = cls
-        cell.decided = event.accepted or (cls not in ("censored", "aborted") and event.attempt >= self.max_attempts)
         if not event.accepted:
             arm.wasted += event.tokens
         if arm.activity.task_id == event.task_id:
@@ -299,11 +332,19 @@ class RunState:
         self.dirty, self.dirty_cells = set(), set()
         return dirty, cells
 
+    def outcome(self, arm: str, task_id: str) -> TaskOutcome:
+        """What the report would say of this task on this arm, given what happened so far."""
+        snap = self._arm_snapshot(self.arms[arm])
+        return next(o for o in snap.outcomes() if o.task_id == task_id)
+
+    def _arm_snapshot(self, a: ArmState) -> ArmSnapshot:
+        cells = tuple(CellSnapshot(t, c.status, c.attempt, c.tokens, tuple(c.attempts))
+                      for t in self.task_ids if (c := a.cells.get(t)) is not None)
+        return ArmSnapshot(a.name, a.cap, a.used, a.reserved, a.state, tuple(a.buckets.items()), a.wasted, cells,
+                           self.max_attempts)
+
     def snapshot(self, now: float) -> Snapshot:
-        arms = tuple(
-            ArmSnapshot(a.name, a.cap, a.used, a.reserved, a.state, tuple(a.buckets.items()), a.wasted,
-                        tuple((t, c.status, c.decided, c.accepted_on, c.tokens) for t, c in a.cells.items()))
-            for a in self.arms.values())
+        arms = tuple(self._arm_snapshot(a) for a in self.arms.values())
         return Snapshot(tuple(self.task_ids), arms, self.started_at, self.finished_at, now,
                         self.max_attempts, self.status)
 

@@ -132,9 +132,11 @@ class ArmPanel(Vertical):
         self.projection.update(Text(f.projection.text, no_wrap=True, overflow="ellipsis"), layout=False)
         self.projection.set_class(f.projection.censored, "-censored")
         if f.decided:
-            acceptance = f"accept {f.acceptance:.2f} [{f.ci[0]:.2f}, {f.ci[1]:.2f}] n={f.decided}"
+            acceptance = f"{f.acceptance:.2f} [{f.ci[0]:.2f}, {f.ci[1]:.2f}] n={f.decided}"
+            acceptance = f"accept {acceptance}" if f.comparable else f"accept not comparable ({acceptance} finished)"
         else:
-            acceptance = "accept — (none decided yet)"
+            acceptance = "accept — (none decided yet)" if f.comparable else "accept not comparable (none finished)"
+        # the report's figures: None (shown —) for QAP, retry tax and first try once not comparable
         lines = [f"{acceptance} · QAP {fig.tokens(f.qap)} tok/patch",
                  f"retry tax {fig.ratio(f.retry_tax)} · first try {fig.ratio(f.first_try_share)} · "
                  f"censored: {f.censoring}"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.metrics.arm import TaskOutcome
+from agent.metrics.outcome import TaskOutcome
 from agent.metrics.compare import compare_arms
 from agent.metrics.errors import ReportError
 from agent.metrics.replicates import check_same_manifest, replicate_summary, schedule
@@ -11,7 +11,7 @@ from agent.metrics.replicates import check_same_manifest, replicate_summary, sch
 
 def outcome(task_id, accepted, censored=False):
     return TaskOutcome(task_id, accepted, 1 if accepted else None,
-                       "accepted" if accepted else ("censored" if censored else "reasoning"), censored, 1, 10)
+                       "accepted" if accepted else ("censored" if censored else "reasoning"), not censored, 1, 10)
 
 
 def test_compare_excludes_tasks_censored_in_either_arm():
@@ -19,7 +19,8 @@ def test_compare_excludes_tasks_censored_in_either_arm():
     b = [outcome("t1", True), outcome("t2", True), outcome("t3", True), outcome("t4", False, censored=True)]
     c = compare_arms("A", a, "B", b, seed=1, resamples=1000)
     assert c.n_paired == 2 and c.excluded == ["t3", "t4"]
-    assert c.bootstrap.gap == 0.5 and (c.mcnemar.only_a, c.mcnemar.only_b) == (0, 1)
+    assert c.bootstrap.gap == c.interval.gap == 0.5 and (c.mcnemar.only_a, c.mcnemar.only_b) == (0, 1)
+    assert c.verdict.winner is None and "fewer than 6 decided pairs" in c.verdict.reasons
 
 
 def test_compare_returns_none_when_nothing_pairs():
@@ -52,8 +53,8 @@ def test_seed_003_rotation():
     assert freq["Q52"] == freq["Q13"] == 4 and freq["Q46"] == 2
     assert sum(v == 1 for v in freq.values()) == 6
     assert arm["failure_frequency"][0]["task_id"] == "Q03"
-    assert arm["pass_at_k"]["1"] == pytest.approx(sum(arm["scores"]) / (6 * 56))
-    assert arm["pass_at_k"]["6"] == pytest.approx(55 / 56)
+    assert arm["pass_at_k"]["1"]["value"] == pytest.approx(sum(arm["scores"]) / (6 * 56))
+    assert arm["pass_at_k"]["6"]["value"] == pytest.approx(55 / 56)
 
 
 def test_schedule_flags_sessions_and_days():

@@ -43,7 +43,7 @@ def test_text_markdown_json_share_content(ledger, two_arm_run):
     for out in (text, markdown):
         assert "0.62 [0.31, 0.86] n=8" in out  # A: 5 of 8, Wilson
         assert "seed 20261130" in out and "McNemar exact" in out and "break-even utilization" in out
-    assert "| arm | acceptance [95% CI] |" in markdown
+    assert "| arm | acceptance within 3 attempts [95% CI] |" in markdown
     assert "\x1b[" not in text
 
 
@@ -72,9 +72,9 @@ def test_censored_arm_is_not_comparable(build, ledger):
     build.arm(run, "B", PLAN_B)
     report = build_report(ledger, [run], resamples=200)
     arm_a = report["runs"][0]["arms"][0]
-    assert arm_a["read"].startswith("censored: not comparable")
+    assert arm_a["read"] == "not comparable (cap hit: 2 of 8 tasks unfinished)"
     assert report["runs"][0]["comparisons"][0]["n_paired"] == 6
-    assert "not comparable (0.50" in render_report(report, "text")
+    assert "not comparable (0.67 [0.30, 0.90] n=6 of 8 finished)" in render_report(report, "text")
 
 
 def test_replicates_across_runs(build, ledger):
@@ -106,3 +106,26 @@ def test_unknown_run_and_format(ledger, two_arm_run):
         build_report(ledger, ["ZZZZ"])
     with pytest.raises(ReportError, match="text, markdown, json"):
         render_report(build_report(ledger, [], resamples=50), "html")
+
+
+def test_cli_grading_price_option(build, ledger, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    run = build.run(TASKS)
+    build.arm(run, "A", PLAN_A)
+    build.arm(run, "B", PLAN_B)
+    build.grades(run, "A", 3_600_000)
+    root = Path(__file__).resolve().parents[3]
+
+    def report(*args):
+        return subprocess.run([sys.executable, "-m", "tuiapp.cli", "report", "--db", str(ledger.path), *args],
+                              capture_output=True, text=True, timeout=120, cwd=root)
+    done = report("--grading-cpu-hour", "0.2", "--json")
+    assert done.returncode == 0, done.stderr
+    cost = json.loads(done.stdout)["runs"][0]["arms"][0]["cost"]
+    assert cost["grading_cpu_hour"] == 0.2 and cost["grading"] == pytest.approx(15 * 0.2)  # 15 graded attempts
+    assert "grading compute: $0.05 per CPU-hour" in report().stdout  # the stated default
+    bad = report("--grading-cpu-hour", "-1")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert "grading CPU price -1.0 is not a number >= 0" in bad.stderr

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from agent.metrics.stats import (mcnemar_exact, mean_pass_at_k, paired_bootstrap, pass_at_k,
-                                 tasks_needed_for_power, wilson)
+from agent.metrics.stats import (binomial_two_sided_half, bootstrap_mean, mcnemar_exact, mean_pass_at_k,
+                                 min_discordant_to_reject, paired_bootstrap, pass_at_k, tango_interval,
+                                 tasks_needed_for_power, wilson, z_two_sided)
 
 
 @pytest.mark.parametrize("k, n, expected", [(57, 120, (0.388, 0.564)), (62, 120, (0.428, 0.604))])
@@ -154,3 +155,147 @@ def test_power_matches_seed_000_rule_of_thumb():
 def test_power_formula_reference():
     # by hand: (1.95996 + 0.84162)^2 * (0.24 + 0.24) / 0.2^2 = 94.2, rounded up
     assert tasks_needed_for_power(0.6, 0.4) == 95
+
+
+# -- stdlib replacements for scipy (issue 15 keeps scipy off the report's import path) ---------
+@pytest.mark.parametrize("alpha", [0.2, 0.1, 0.05, 0.01, 0.001])
+def test_z_matches_scipy(alpha):
+    from scipy.stats import norm
+    assert z_two_sided(alpha) == pytest.approx(norm.ppf(1 - alpha / 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 6, 13, 22, 60, 400])
+def test_exact_binomial_matches_scipy(n):
+    for k in range(n + 1):
+        expected = binomtest(k, n, 0.5).pvalue if n else 1.0
+        assert binomial_two_sided_half(k, n) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+def test_metrics_do_not_import_scipy():
+    import subprocess
+    import sys
+    code = "import agent.metrics, agent.metrics.report, sys; print('scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_min_discordant():
+    assert min_discordant_to_reject(0.05) == 6
+    assert mcnemar_exact([0] * 6, [1] * 6).p_value < 0.05 < mcnemar_exact([0] * 5, [1] * 5).p_value
+
+
+# -- Tango's score interval for the paired gap ---------------------------------------------
+def test_tango_matches_published_worked_examples():
+    # Fagerland, Lydersen & Laake, Statistical Analysis of Contingency Tables (2017), ch. 8, as in
+    # R contingencytables: Cavo et al. 2012, n12 = 6, n21 = 16, N = 161: estimate -0.0621,
+    # Tango 95% CI -0.1240 to -0.0054, exact conditional McNemar P = 0.052479.
+    iv = tango_interval(only_a=16, only_b=6, n=161)
+    assert (round(iv.gap, 4), round(iv.lo, 4), round(iv.hi, 4)) == (-0.0621, -0.1240, -0.0054)
+    assert round(mcnemar_exact([1] * 16 + [0] * 6, [0] * 16 + [1] * 6).p_value, 6) == 0.052479
+    # Bentur et al. 2009 (the same book), n12 = 1, n21 = 7, N = 21: -0.2857, CI -0.5173 to -0.0260
+    iv = tango_interval(only_a=7, only_b=1, n=21)
+    assert (round(iv.gap, 4), round(iv.lo, 4), round(iv.hi, 4)) == (-0.2857, -0.5172, -0.0260)
+
+
+def scipy_tango(only_a, only_b, n, alpha=0.05):
+    """Independent reference: the constrained MLE by numerical maximization of the multinomial
+    likelihood (no closed form) and the limits by Brent's method on the score statistic."""
+    from scipy.optimize import brentq, minimize_scalar
+    z = z_two_sided(alpha)
+    n12, n21, n11 = only_b, only_a, n - only_a - only_b
+
+    def p21_mle(delta):
+        lo, hi = max(0.0, -delta), (1 - delta) / 2
+        if hi - lo < 1e-12:
+            return lo
+
+        def nll(p21):
+            p12, rest = p21 + delta, 1 - 2 * p21 - delta
+            terms = [(n12, p12), (n21, p21), (n11, rest)]
+            return -sum(k * math.log(max(p, 1e-300)) for k, p in terms if k)
+        return minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-13}).x
+
+    def t(delta):
+        var = n * (2 * p21_mle(delta) + delta * (1 - delta))
+        num = n12 - n21 - n * delta
+        if var > 0:
+            return num / math.sqrt(var)
+        return math.copysign(math.inf, num) if abs(num) > 1e-12 else 0.0
+
+    gap = (n12 - n21) / n
+    lo = -1.0 if gap == -1 else brentq(lambda d: t(d) - z, -1 + 1e-9, gap, xtol=1e-12)
+    hi = 1.0 if gap == 1 else brentq(lambda d: t(d) + z, gap, 1 - 1e-9, xtol=1e-12)
+    return lo, hi
+
+
+@pytest.mark.parametrize("only_a, only_b, n", [(0, 4, 20), (1, 0, 1), (0, 0, 10), (3, 9, 40), (12, 2, 30),
+                                               (5, 5, 12), (0, 7, 7), (2, 11, 13), (40, 20, 160)])
+def test_tango_equals_an_independent_numerical_solution(only_a, only_b, n):
+    iv = tango_interval(only_a, only_b, n)
+    lo, hi = scipy_tango(only_a, only_b, n)
+    assert iv.lo == pytest.approx(lo, abs=2e-6) and iv.hi == pytest.approx(hi, abs=2e-6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)).flatmap(
+    lambda kn: st.tuples(st.integers(0, kn[1] - kn[0]), st.just(kn[0]), st.just(kn[1])))))
+def test_tango_properties(case):
+    only_a, only_b, n = case
+    iv = tango_interval(only_a, only_b, n)
+    assert -1.0 <= iv.lo <= iv.gap <= iv.hi <= 1.0
+    assert iv.hi - iv.lo > 0.005  # never a point, unlike the bootstrap's [+0.000, +0.000]
+    if only_a == only_b:
+        assert iv.lo < 0 < iv.hi
+
+
+def test_tango_when_every_pair_agrees_is_plus_minus_z2_over_n_plus_z2():
+    z2 = z_two_sided(0.05) ** 2
+    for n in (1, 5, 12, 100):
+        iv = tango_interval(0, 0, n)
+        assert iv.hi == pytest.approx(z2 / (n + z2), abs=1e-9) and iv.lo == pytest.approx(-iv.hi, abs=1e-9)
+    # the bootstrap collapses to a point on the same data: the reason it no longer decides anything
+    boot = paired_bootstrap([1, 0] * 5, [1, 0] * 5, seed=1, resamples=200)
+    assert boot.lo == boot.hi == 0.0
+
+
+def exact_coverage(n, q12, q21, interval):
+    """Coverage of `interval(only_a, only_b, n)` for the true gap q12 - q21, by enumerating every
+    outcome of n pairs (brute force, no sampling)."""
+    covered, q_same = 0.0, 1 - q12 - q21
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            p = math.comb(n, b) * math.comb(n - b, c) * q12 ** b * q21 ** c * q_same ** (n - b - c)
+            lo, hi = interval(c, b, n)
+            covered += p * (lo - 1e-12 <= q12 - q21 <= hi + 1e-12)
+    return covered
+
+
+GRID = [(q12, q21) for q12 in (0.05, 0.1, 0.2, 0.3) for q21 in (0.05, 0.1, 0.2, 0.3)]
+
+
+@pytest.mark.parametrize("n", [10, 20])
+def test_tango_keeps_coverage_at_small_n_where_the_bootstrap_does_not(n):
+    def tango(a, b, m):
+        iv = tango_interval(a, b, m)
+        return iv.lo, iv.hi
+
+    boots: dict = {}
+
+    def bootstrap(a, b, m):
+        if (a, b) not in boots:
+            g = paired_bootstrap([1] * a + [0] * (m - a), [0] * a + [1] * b + [0] * (m - a - b), seed=1, resamples=2000)
+            boots[(a, b)] = (g.lo, g.hi)
+        return boots[(a, b)]
+
+    tango_cov = [exact_coverage(n, *g, tango) for g in GRID]
+    boot_cov = [exact_coverage(n, *g, bootstrap) for g in GRID]
+    assert min(tango_cov) >= 0.94 and np.mean(tango_cov) >= 0.95
+    assert min(boot_cov) < 0.87  # the percentile bootstrap under-covers: 0.64 at n=10, 0.86 at n=20
+    assert np.mean(boot_cov) < (0.90 if n == 10 else 0.945)
+
+
+def test_bootstrap_mean_interval():
+    values = [0.0] * 30 + [1.0] * 70
+    lo, hi = bootstrap_mean(values, seed=3, resamples=4000)
+    assert lo < 0.7 < hi and hi - lo == pytest.approx(2 * 1.96 * math.sqrt(0.21 / 100), abs=0.03)
+    assert bootstrap_mean(values, seed=3, resamples=4000) == (lo, hi)

@@ -41,8 +41,11 @@ async def test_runs_screen_lists_the_run_with_headlines(scripted):
         assert table.row_count == 1
         row = [str(c) for c in table.get_row(run_id)]
         assert row[1] == run_id[:10] and row[2] == "finished"
-        assert row[7].splitlines() == ["0.60  (3/5)", "0.00  (0/5)"]  # acceptance of A and B
-        assert "yes: 1 unfinished, cap hit" in row[10]  # B ran out of its cap on py-wordy
+        # B ran out of its cap on py-wordy: not comparable, acceptance over its 4 finished tasks
+        assert row[7].splitlines() == ["0.60  (3/5)", "not comparable (0/4 finished)"]
+        assert row[8].splitlines()[1] == "—" and row[9].splitlines()[1] == "—"  # B's QAP and retry tax
+        assert row[9].splitlines()[0] != "—"
+        assert "yes: 1 unfinished, cap hit" in row[10]
 
 
 async def test_run_screen_shows_report_and_grid(scripted):
@@ -51,8 +54,11 @@ async def test_run_screen_shows_report_and_grid(scripted):
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_run(pilot, run_id)
         report = shown(screen, "#report")
-        assert "Decision table" in report and "acceptance [95% CI]" in report
+        assert "Decision table" in report and "acceptance within 2" in report
         assert "Paired comparison B vs A" in report and "McNemar exact" in report
+        assert "read: no detectable difference at n=4 paired tasks" in report
+        assert "not comparable (0.00 [0.00," in report  # B: cap hit, the report's own cells
+        assert "decision rule: a side wins only when" in report and "attempt budget: max_attempts = 2" in report
         grid = screen.query_one("#grid", DataTable)
         assert [k.value for k in grid.rows] == ["py-add", "py-env", "py-greet", "py-sleepy", "py-wordy"]
         cells = {task: [str(c) for c in grid.get_row(task)] for task in ("py-add", "py-greet", "py-wordy")}

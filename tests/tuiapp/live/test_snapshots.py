@@ -42,7 +42,7 @@ def settled(n_events: int):
 
 
 def test_mid_run(snap_compare, tmp_path):
-    app, n = replay_app(tmp_path, {"A": ["P", "RP", "P", "M", "P", "P"], "B": ["R", "P", "MM", "P", "TP", "P"]},
+    app, n = replay_app(tmp_path, {"A": ["P", "RP", "P", "MM", "P", "P"], "B": ["RR", "P", "MM", "P", "TP", "P"]},
                         cap_b=100_000)
     assert snap_compare(app, terminal_size=(120, 40), run_before=settled(n))
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+import json
+
 from agent import events as ev
-from agent.metrics.stats import paired_bootstrap, wilson
+from agent.ledger import Ledger, new_id
+from agent.metrics import build_report
+from agent.metrics.compare import compare_arms
+from agent.metrics.stats import wilson
 from tuiapp.live.figures import (MIN_PAIRED, bar_parts, burn_rate, compute_figures, project, sparkline,
                                  spark_values)
 from tuiapp.live.modals import parse_cap
@@ -29,8 +34,9 @@ def test_cells_follow_attempts_and_verdicts():
     assert [a.cells[t].status for t in state.task_ids] == ["accepted", "accepted", "reasoning", "mechanics", "running"]
     assert [b.cells[t].status for t in state.task_ids] == ["harness_error", "timeout", "environment", "accepted",
                                                            "running"]
-    assert a.cells["task-02"].accepted_on == 2 and a.cells["task-02"].decided
-    assert a.cells["task-04"].decided is False  # one attempt of two: not decided yet
+    assert a.cells["task-02"].accepted_on == 2 and state.outcome("A", "task-02").decided
+    assert state.outcome("A", "task-04").decided is False  # one attempt of two: not decided yet
+    assert state.outcome("A", "task-04").failure_class == "pending"
     assert a.activity.task_id == "task-05" and a.activity.attempt == 1 and a.activity.turn == 3
     assert a.activity.text.endswith(" ")  # the model is still streaming
     assert state.engine_state == "running" and state.live
@@ -85,12 +91,12 @@ def test_live_statistics_match_agent_metrics():
     assert a.first_try_share == pytest.approx(4 / 5)
     assert a.qap == pytest.approx(state.arms["A"].used / 5)
     assert a.retry_tax == pytest.approx(state.arms["A"].wasted / state.arms["A"].used)
-    first = [int("P" in o) for o in outcomes["A"]]
-    second = [int("P" in o) for o in outcomes["B"]]
-    from agent.metrics.report import DEFAULT_SEED
-    expected = paired_bootstrap(first, second, seed=DEFAULT_SEED, resamples=2_000)
-    assert figures.gap == expected
-    assert "B − A: -0.14" in figures.gap_text
+    snap = state.snapshot(state.last_at)
+    (arm_a, arm_b) = snap.arms
+    expected = compare_arms("A", arm_a.outcomes(), "B", arm_b.outcomes(), seed=0, resamples=0)
+    assert figures.gap == expected and figures.gap.interval.n == 7
+    assert figures.gap_text == ("paired gap B − A -0.14, 95% CI [-0.57, +0.36], n=7 · no detectable "
+                                "difference (McNemar p = 1; ~173 tasks for 14 pts)")
 
 
 def test_gap_waits_for_enough_paired_tasks():
@@ -103,13 +109,14 @@ def test_projection_says_where_the_cap_is_hit_or_what_is_left():
     state = fold(synthetic_events({"A": ["P"] * 4, "B": ["P"] * 4}, task_ids=[f"t{i}" for i in range(40)]))
     arm = next(a for a in state.snapshot(state.last_at).arms if a.name == "A")
     per_task = state.arms["A"].used / 4
+    from tuiapp.live.state import CellSnapshot
     tight = arm.__class__(**{**arm.__dict__, "cap": int(per_task * 30.5)})
     p = project(tight, 40)
     assert p.censored and p.text == "cap at ~task 31 of 40: this arm will be censored"
     roomy = arm.__class__(**{**arm.__dict__, "cap": int(per_task * 50)})
     p = project(roomy, 40)
     assert not p.censored and p.text.startswith("~") and "left at the end (20% of the cap)" in p.text
-    fresh = arm.__class__(**{**arm.__dict__, "cells": tuple((t, "pending", False, None, 0) for t in state.task_ids)})
+    fresh = arm.__class__(**{**arm.__dict__, "cells": tuple(CellSnapshot(t, "pending", 0, 0, ()) for t in state.task_ids)})
     assert project(fresh, 40).text == "projection after the first finished task"
 
 
@@ -142,3 +149,57 @@ def test_parse_cap(text, tokens):
 def test_every_status_has_a_distinct_symbol():
     symbols = [look[0] for look in CELL_LOOK.values()]
     assert len(set(symbols)) == len(symbols)
+
+
+def ledger_from_events(path, events, max_attempts: int) -> tuple[Ledger, str]:
+    """The ledger the engine would have written for these events: one attempts row per graded
+    attempt (its tokens as the event said), arms with their final state and unfinished tasks."""
+    ledger = Ledger(path)
+    run = next(e for e in events if isinstance(e, ev.RunStarted))
+    ledger.insert("runs", {"id": run.run_id, "status": "finished", "manifest_sha256": run.manifest_sha256})
+    ledger.insert_many("tasks", [{"run_id": run.run_id, "task_id": t, "position": i} for i, t in enumerate(run.task_ids)])
+    final = {e.arm: e for e in events if isinstance(e, ev.ArmStateChanged)}
+    for arm in run.arms:
+        end = final[arm]
+        arm_id = new_id()
+        ledger.insert("arms", {"id": arm_id, "run_id": run.run_id, "name": arm, "state": end.state,
+                               "censored": int(end.state == "censored"), "max_attempts": max_attempts,
+                               "unfinished_json": json.dumps(list(end.unfinished)), "cap_tokens": run.caps[arm]})
+        ledger.insert_many("attempts", [
+            {"id": new_id(), "run_id": run.run_id, "arm_id": arm_id, "arm": arm, "task_id": e.task_id,
+             "attempt_no": e.attempt, "status": "done", "verdict": e.verdict or None, "failure_class": e.failure_class,
+             "accepted": int(e.accepted), "prompt_tokens": e.tokens, "completion_tokens": 0, "total_tokens": e.tokens,
+             "calls": 1, "transport_retries": 0, "malformed_tool_calls": 0, "duration_ms": 1000}
+            for e in events if isinstance(e, ev.TaskGraded) and e.arm == arm])
+    return ledger, run.run_id
+
+
+@pytest.mark.parametrize("outcomes", [
+    # issue 13: B's cap runs out on task 7 of 12 with nothing accepted ("live n=6, report n=12")
+    {"A": ["P"] * 12, "B": ["RR"] * 6 + ["C"]},
+    {"A": ["P", "RP", "RR", "MM", "P", "TP", "P", "RR"], "B": ["P", "P", "RR", "P", "HH", "P", "RP", "P"]},
+])
+def test_live_view_and_report_give_one_answer(tmp_path, outcomes):
+    events = synthetic_events(outcomes, task_ids=[f"t{i:02d}" for i in range(max(map(len, outcomes.values())) + 4)],
+                              finish=True)
+    state = fold(events)
+    figures = compute_figures(state.snapshot(state.last_at))
+    ledger, run_id = ledger_from_events(tmp_path / "l.db", events, max_attempts=2)
+    report = build_report(ledger, [run_id], with_cost=False, resamples=100)
+    for arm in report["runs"][0]["arms"]:
+        m, live = arm["metrics"], figures.arms[arm["metrics"]["name"]].core
+        assert (live.decided, live.accepted, live.acceptance, live.acceptance_ci) == \
+            (m["decided"], m["accepted"], m["acceptance"], tuple(m["acceptance_ci"]))
+        assert (live.comparable, live.not_comparable, live.unfinished) == \
+            (not m["censored"], m["not_comparable"], m["unfinished"])
+        assert (live.qap, live.retry_tax, live.first_try_share) == (m["qap"], m["retry_tax"], m["first_try_share"])
+    (c,) = report["runs"][0]["comparisons"]
+    assert figures.gap.interval.lo == c["interval"]["lo"] and figures.gap.verdict.text == c["verdict"]["text"]
+    ledger.close()
+
+
+def test_censored_arm_shows_dashes_live():
+    state = fold(synthetic_events({"A": ["P"] * 8, "B": ["RR"] * 6 + ["C"]}, finish=True))
+    b = compute_figures(state.snapshot(state.last_at)).arms["B"]
+    assert not b.comparable and (b.qap, b.retry_tax, b.first_try_share) == (None, None, None)
+    assert (b.decided, b.acceptance) == (6, 0.0) and b.ci == wilson(0, 6)

@@ -1,0 +1,159 @@
+"""A task's outcome on one arm and an arm's figures: written once, called by the report, the
+live view and the browser, so the three cannot disagree (issue 13).
+
+A task is *decided* when it was accepted or spent its attempt budget; *unfinished* when it
+never will be (the cap ran out, the arm was stopped, the run was aborted or killed); *pending*
+while the live view is still waiting for it. Acceptance is accepted / decided with its Wilson
+interval. An arm with an unfinished task is not comparable (seed 002: a censored run is a
+missing measurement, not a low score): its QAP, retry tax and first-try share are None.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from agent.metrics.stats import wilson
+
+# Attempt classes that did not use up an attempt of the budget (agent/resume.py counts the same).
+NOT_COUNTED = ("censored", "aborted")
+# Arm states after which the engine's list of unfinished tasks (arms.unfinished_json) is final.
+ENDED = ("finished", "censored", "stopped", "aborted")
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """What the outcome needs of one attempt; failure_class None = not classified yet."""
+    task_id: str
+    attempt_no: int
+    failure_class: str | None
+    accepted: bool
+    tokens: int
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """What one arm did with one task: accepted or not, on which attempt, and why not.
+
+    failure_class is "accepted", a failure class of its last counted attempt, "censored" /
+    "aborted" when unfinished, or "pending" while the live view waits for it.
+    """
+    task_id: str
+    accepted: bool
+    accepted_on: int | None
+    failure_class: str
+    decided: bool
+    attempts: int
+    tokens: int
+
+    @property
+    def unfinished(self) -> bool:
+        return self.failure_class in NOT_COUNTED
+
+    @property
+    def censored(self) -> bool:
+        """Left out of every comparison: the task never got its full budget on this arm."""
+        return not self.decided
+
+
+def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempts: int | None,
+                 arm_state: str, listed_unfinished: bool = False, cap_hit: bool = False,
+                 live: bool = False) -> TaskOutcome:
+    """The outcome of one task on one arm from its attempts (any order).
+
+    `arm_state` is the arm's state (running, finished, censored, stopped, aborted); once it has
+    ended, a task the engine did not list as unfinished is decided by its last attempt. A task
+    with fewer counted attempts than `max_attempts` is pending while `live`, else unfinished
+    (a killed run).
+    """
+    rows = sorted(attempts, key=lambda r: r.attempt_no)
+    tokens = sum(r.tokens for r in rows)
+    hit = next((r for r in rows if r.accepted), None)
+    counted = [r for r in rows if r.failure_class is not None and r.failure_class not in NOT_COUNTED]
+    last = rows[-1].failure_class if rows else None
+
+    def make(cls: str, decided: bool) -> TaskOutcome:
+        return TaskOutcome(task_id, hit is not None, hit.attempt_no if hit else None, cls, decided, len(rows), tokens)
+
+    if hit is not None:
+        return make("accepted", True)
+    if listed_unfinished or last in NOT_COUNTED:
+        return make("censored" if cap_hit or last == "censored" else "aborted", False)
+    if counted and max_attempts and len(counted) >= max_attempts:
+        return make(counted[-1].failure_class, True)
+    if counted and last is not None and arm_state in ENDED:
+        return make(counted[-1].failure_class, True)
+    if live and arm_state not in ENDED:
+        return make("pending", False)
+    return make("censored" if cap_hit else "aborted", False)
+
+
+@dataclass(frozen=True)
+class ArmFigures:
+    """Seed 002's per-arm figures over task outcomes. Every rate carries its n; when the arm is
+    not comparable, QAP, retry tax and first-try share are None and `not_comparable` says why."""
+    name: str
+    n_tasks: int
+    decided: int
+    accepted: int
+    acceptance: float | None
+    acceptance_ci: tuple[float, float]
+    comparable: bool
+    not_comparable: str | None
+    unfinished: list[str]
+    pending: int
+    total_tokens: int
+    wasted_tokens: int
+    qap: float | None
+    retry_tax: float | None
+    first_try: int
+    first_try_share: float | None
+    cap_hit: bool = False
+    outcomes: tuple[TaskOutcome, ...] = field(default=(), repr=False, compare=False)
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+def _why(arm_state: str, cap_hit: bool, n_unfinished: int, n_tasks: int) -> str:
+    cause = ("cap hit" if cap_hit else "arm stopped" if arm_state == "stopped"
+             else "run aborted" if arm_state == "aborted" else "run did not finish")
+    return f"{cause}: {n_unfinished} of {n_tasks} tasks unfinished"
+
+
+def arm_figures(name: str, outcomes: Sequence[TaskOutcome], records: Iterable[AttemptRecord], *,
+                arm_state: str, cap_hit: bool = False) -> ArmFigures:
+    """The arm's figures (seed 002): acceptance = accepted / decided tasks, Wilson 95%;
+    QAP = all tokens / accepted tasks; retry tax = tokens of attempts that did not produce the
+    accepted patch / all tokens; first-try share = accepted on attempt 1 / accepted."""
+    records = list(records)
+    decided = [o for o in outcomes if o.decided]
+    accepted = sum(o.accepted for o in decided)
+    unfinished = [o.task_id for o in outcomes if o.unfinished]
+    total = sum(r.tokens for r in records)
+    wasted = sum(r.tokens for r in records if not r.accepted)
+    first = sum(o.accepted_on == 1 for o in decided)
+    comparable = not unfinished and not cap_hit
+    return ArmFigures(
+        name=name, n_tasks=len(outcomes), decided=len(decided), accepted=accepted,
+        acceptance=_ratio(accepted, len(decided)), acceptance_ci=wilson(accepted, len(decided)),
+        comparable=comparable,
+        not_comparable=None if comparable else _why(arm_state, cap_hit, len(unfinished), len(outcomes)),
+        unfinished=unfinished, pending=sum(o.failure_class == "pending" for o in outcomes),
+        total_tokens=total, wasted_tokens=wasted,
+        qap=_ratio(total, accepted) if comparable else None,
+        retry_tax=_ratio(wasted, total) if comparable else None,
+        first_try=first, first_try_share=_ratio(first, accepted) if comparable else None,
+        cap_hit=cap_hit, outcomes=tuple(outcomes))
+
+
+def outcomes_of(task_ids: Sequence[str], records: Iterable[AttemptRecord], *, max_attempts: int | None,
+                arm_state: str, unfinished: Iterable[str] = (), cap_hit: bool = False,
+                live: bool = False) -> list[TaskOutcome]:
+    """One outcome per task id, in the given order, from all of one arm's attempt records."""
+    by_task: dict[str, list[AttemptRecord]] = {t: [] for t in task_ids}
+    for r in records:
+        by_task.setdefault(r.task_id, []).append(r)
+    listed = set(unfinished)
+    return [task_outcome(t, by_task[t], max_attempts=max_attempts, arm_state=arm_state,
+                         listed_unfinished=t in listed, cap_hit=cap_hit, live=live) for t in task_ids]

@@ -1,0 +1,132 @@
+"""Per-language runtime check: does this machine have what a task's test commands run?
+
+A task's commands name their runner (`tsx --test ...`, `cargo test ...`, `python -m pytest ...`)
+and its language needs an interpreter under it (tsx runs on node). Looked up on the PATH the
+sandbox gives the tests, once per tool. A missing tool is said once per tool and language
+("6 typescript tasks need `tsx` on PATH: npm install -g tsx"), not once per check of every
+task; `quotabench validate` and the run engine both skip those tasks (class `environment`).
+"""
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from verifiers.tasks import Task
+
+# What each language needs beneath the command's own first word.
+LANGUAGE_NEEDS = {"python": (), "shell": ("bash",), "javascript": ("node",), "typescript": ("node",),
+                  "rust": ("cargo",)}
+FIXES = {
+    "tsx": "npm install -g tsx",
+    "node": "install Node.js 18 or newer (apt-get install nodejs, or nvm install --lts)",
+    "cargo": "install Rust (rustup, or apt-get install cargo)",
+    "bash": "apt-get install bash",
+    "python": "run quotabench from a Python environment with `python` on PATH",
+    "pytest": "pip install pytest (into the environment quotabench runs from)",
+}
+MIN_NODE_MAJOR = 18  # node:test
+
+
+@dataclass(frozen=True)
+class MissingRuntime:
+    """One missing tool and the tasks of one language that need it."""
+    tool: str
+    language: str
+    task_ids: tuple[str, ...]
+    detail: str = ""  # e.g. "node v16.20.0 is too old"
+
+    @property
+    def fix(self) -> str:
+        return FIXES.get(self.tool, f"install {self.tool} and put it on PATH")
+
+    def __str__(self) -> str:
+        n = len(self.task_ids)
+        what = f"`{self.tool}` on PATH" if not self.detail else f"a newer `{self.tool}` ({self.detail})"
+        return f"{n} {self.language} task{'s' if n != 1 else ''} need{'s' if n == 1 else ''} {what}: {self.fix}"
+
+
+def sandbox_path() -> str:
+    """The PATH the sandbox gives test commands (verifiers.hostpaths builds it)."""
+    from verifiers.hostpaths import host_paths
+    return ":".join(host_paths().path_dirs)
+
+
+def tools_of(task: Task) -> list[str]:
+    """The executables a task's commands start, and what its language runs them on."""
+    tools: list[str] = []
+    for command in (task.visible_cmd, task.hidden_cmd):
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            continue
+        if words and "/" not in words[0] and "=" not in words[0]:
+            tools.append(words[0])
+            if words[0] in ("python", "python3") and words[1:3] == ["-m", "pytest"]:
+                tools.append("pytest")
+    tools += LANGUAGE_NEEDS.get(task.language, ())
+    return list(dict.fromkeys(tools))
+
+
+class Probe:
+    """Looks tools up once each on one PATH."""
+
+    def __init__(self, path: str | None = None):
+        self.path = sandbox_path() if path is None else path
+        self._seen: dict[str, str | None] = {}
+
+    def problem(self, tool: str) -> str | None:
+        """None if the tool is usable; "" if it is absent; a detail if it is there but unusable."""
+        if tool not in self._seen:
+            self._seen[tool] = self._check(tool)
+        return self._seen[tool]
+
+    def _check(self, tool: str) -> str | None:
+        if tool == "pytest":
+            python = shutil.which("python", path=self.path)
+            same = python is not None and Path(python).resolve() == Path(sys.executable).resolve()
+            if same:
+                return None if importlib.util.find_spec("pytest") else ""
+            return None if python and _runs([python, "-c", "import pytest"]) is not None else ""
+        found = shutil.which(tool, path=self.path)
+        if found is None:
+            return ""
+        if tool == "node":
+            version = _runs([found, "--version"]) or ""
+            major = version.lstrip("v").split(".")[0]
+            if major.isdigit() and int(major) < MIN_NODE_MAJOR:
+                return f"node {version} is older than {MIN_NODE_MAJOR}"
+        return None
+
+
+def _runs(argv: list[str]) -> str | None:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def missing_runtimes(tasks: Iterable[Task], probe: Probe | None = None) -> tuple[list[MissingRuntime], dict[str, str]]:
+    """What is missing, grouped by tool and language, and for each affected task one line
+    naming the first missing tool and its fix."""
+    probe = probe or Probe()
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    per_task: dict[str, str] = {}
+    for task in tasks:
+        for tool in tools_of(task):
+            detail = probe.problem(tool)
+            if detail is None:
+                continue
+            groups.setdefault((tool, task.language, detail), []).append(task.id)
+            if task.id not in per_task:
+                m = MissingRuntime(tool, task.language, (task.id,), detail)
+                what = f"`{tool}` is not on PATH" if not detail else detail
+                per_task[task.id] = f"{what} — {m.fix}"
+    missing = [MissingRuntime(tool, language, tuple(ids), detail) for (tool, language, detail), ids in groups.items()]
+    return missing, per_task
