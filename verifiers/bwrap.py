@@ -207,12 +207,13 @@ class BwrapSandbox:
             argv += ["--ro-bind", str(protected / rel), f"{WORK}/{rel}"]
         argv += ["--ro-bind", str(tree), SRC, "--chdir", WORK]
         if self.as_root:
-            argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+            argv += [self.status.setpriv or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
                      "--bounding-set=-all", "--no-new-privs", "--"]
         nproc = limits.max_procs if self.as_root else limits.max_procs + uid_process_count(os.getuid())
         script = "\n".join([
             limit_script(limits, nproc),
-            f"cp -R {SRC}/. {WORK}/ || echo 'quotabench sandbox: some workspace files could not be copied in' >&2",
+            f"PATH=/usr/bin:/bin cp -R {SRC}/. {WORK}/ "
+            "|| echo 'quotabench sandbox: some workspace files could not be copied in' >&2",
             f"cd {WORK} || exit {SANDBOX_ERROR_EXIT}",
             command,
         ])

@@ -59,8 +59,13 @@ def _tool_root(command: str) -> tuple[str | None, str | None]:
     return str(Path(found).parent), root
 
 
-@functools.cache
 def host_paths() -> HostPaths:
+    """What to show the sandbox, for the PATH this process has now (found once per PATH)."""
+    return _host_paths(os.environ.get("PATH", "/usr/bin:/bin"))
+
+
+@functools.cache
+def _host_paths(process_path: str) -> HostPaths:
     binds: list[str] = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
     symlinks: list[tuple[str, str]] = []
     for top in TOP_LEVEL:
@@ -88,7 +93,7 @@ def host_paths() -> HostPaths:
     # Then the caller's own PATH, as far as the sandbox shows it: a tool the user's shell would
     # not find is not found inside either.
     symlinked = [link for _, link in symlinks]
-    for entry in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep):
+    for entry in process_path.split(os.pathsep):
         if entry and os.path.isdir(entry) and (_under(os.path.realpath(entry), binds) or entry in symlinked):
             path_dirs.append(entry)
     unique = list(dict.fromkeys(binds))

@@ -27,6 +27,7 @@ class BwrapStatus:
     path: str | None
     version: str | None
     problem: str | None      # None when usable
+    setpriv: str | None = None  # absolute path, when running as root (drops to an unprivileged uid)
 
     @property
     def usable(self) -> bool:
@@ -56,10 +57,22 @@ def bwrap_status() -> BwrapStatus:
         why = " ".join(done.stderr.split())[:200] or f"exit status {done.returncode}"
         return BwrapStatus(path, version, f"bwrap cannot create namespaces here ({why}) — allow unprivileged "
                                           "user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root")
-    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+    setpriv = _system_tool("setpriv") if os.geteuid() == 0 else None
+    if os.geteuid() == 0 and setpriv is None:
         return BwrapStatus(path, version, "running as root, but setpriv (util-linux) is missing to drop to an "
                                           "unprivileged uid inside the sandbox — install util-linux")
-    return BwrapStatus(path, version, None)
+    if not os.path.isfile("/bin/bash"):
+        return BwrapStatus(path, version, "/bin/bash is missing — the sandbox runs commands with bash")
+    return BwrapStatus(path, version, None, setpriv)
+
+
+def _system_tool(name: str) -> str | None:
+    """A system tool's absolute path under /usr (seen inside the sandbox whatever PATH says)."""
+    for folder in ("/usr/bin", "/usr/sbin", "/bin", "/sbin"):
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate) and os.path.realpath(candidate).startswith("/usr/"):
+            return candidate
+    return None
 
 
 @functools.cache
