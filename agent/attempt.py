@@ -294,6 +294,8 @@ async def grade_attempt(engine: "RunEngine", arm: str, attempt_id: str, task: Ta
         "timeout_s": grade.timeout_s, "mechanics_json": to_json([f.to_dict() for f in findings]),
         "sandbox": grade.isolation.get("sandbox"), "expected_tests": grade.expected_tests,
         "integrity": grade.integrity, "restored_json": to_json(list(grade.restored)),
+        "executor": grade.placement.get("executor"), "node": grade.placement.get("node"),
+        "queue_ms": grade.placement.get("queue_ms"), "retries": grade.placement.get("retries"),
     }), ("update", "attempts", attempt_id, {
         "verdict": grade.verdict, "failure_class": failure_class, "accepted": int(accepted), "status": "done"})])
     kill_point("graded")

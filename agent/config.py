@@ -20,6 +20,7 @@ import msgspec
 from msgspec import Meta
 
 from agent import QuotabenchError
+from verifiers.executors import EXECUTORS
 
 ARM_KINDS = ("openai", "llamacpp", "scripted")
 PROTOCOLS = ("tools", "text")
@@ -91,6 +92,8 @@ class RunConfig:
     auto_pause_share: Annotated[float, Meta(gt=0, le=1)] = 0.9
     prompt_template: str = "v1"
     require_sandbox: bool = False  # refuse to start when the bubblewrap sandbox is unavailable
+    executor: str = "local"        # where sandboxed commands run: local | ray (verifiers/executors.py)
+    ray_address: str | None = None  # executor = "ray": "auto", "ray://host:10001", or unset for a local Ray
 
     def arm(self, name: str) -> ArmConfig:
         return next(a for a in self.arms if a.name == name)
@@ -216,6 +219,8 @@ def load_config_text(text: str, path: Path) -> RunConfig:
         if not resolved.is_dir():
             raise _fail(path, "run.suites", f"{str(given)!r} is not a folder (resolved to {resolved})",
                         "paths are relative to the config file")
+    if cfg.executor not in EXECUTORS:
+        raise _fail(path, f"run.executor = {_toml(cfg.executor)}", "not a known executor", f"valid executors: {', '.join(EXECUTORS)}")
     overridden = {a.name: a.max_attempts for a in arms if a.max_attempts is not None and a.max_attempts != cfg.max_attempts}
     if overridden:
         raise _fail(path, "arms.max_attempts", f"differs between arms ({overridden} vs run.max_attempts = {cfg.max_attempts})",

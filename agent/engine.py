@@ -32,6 +32,7 @@ from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
 from agent.runtime_gate import skip_missing_runtime
 from verifiers.grading import Grader, SandboxGrader
+from verifiers.executors import close_executor, make_executor
 from verifiers.sandbox import describe_sandbox, make_sandbox
 from verifiers.scratch import clean_stale
 from verifiers.tasks import Task, load_suite
@@ -63,7 +64,8 @@ def preflight(config: RunConfig) -> None:
             raise QuotabenchError(f"arm {arm.name}: environment variable {arm.api_key_env} is not set — "
                                   f"export {arm.api_key_env}=... or remove api_key_env from the config")
     if config.require_sandbox:
-        make_sandbox(require=True)  # SandboxUnavailable names what is missing
+        if config.executor == "local":  # a Ray executor checks every node when it starts
+            make_sandbox(require=True)  # SandboxUnavailable names what is missing
 
 
 class RunEngine:
@@ -71,8 +73,10 @@ class RunEngine:
                  auto_pause: bool = False, config_text: str | None = None):
         self.config, self.ledger_sync = config, ledger
         self.ledger = AsyncLedger(ledger)
-        self.grader: Grader = grader or SandboxGrader(make_sandbox(require=config.require_sandbox),
-                                                      counts=LedgerCounts(ledger))
+        self._owns_grader = grader is None
+        self.grader: Grader = grader or SandboxGrader(
+            make_executor(config.executor, ray_address=config.ray_address, require_sandbox=config.require_sandbox),
+            counts=LedgerCounts(ledger))
         self.auto_pause = auto_pause
         self.config_text = config_text if config_text is not None else config.path.read_text()
         self.run_id = ""
@@ -235,6 +239,8 @@ class RunEngine:
                 finally:
                     self.emit(ev.RunFinished(self.run_id, status=status))
                     self._send.close()
+                    if self._owns_grader:  # a local Ray started for this run stops with it
+                        await anyio.to_thread.run_sync(close_executor, getattr(self.grader, "sandbox", None))
         return self.run_id
 
     def _sandbox_constants(self) -> dict:

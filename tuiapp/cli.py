@@ -24,17 +24,27 @@ EXIT_OK, EXIT_CRASHED, EXIT_BAD_INPUT, EXIT_STOPPED = 0, 1, 2, 130
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from verifiers.gate import format_row, gate_suites, header
-    from verifiers.isolation import clean_stale_cgroups
-    from verifiers.sandbox import describe_sandbox, make_sandbox
-    from verifiers.scratch import clean_stale
+    from verifiers.executors import close_executor, make_executor
     for suite in args.suites:
         if not Path(suite).is_dir():
             raise VerifierError(f"suite {suite}: not a folder — pass a folder of tasks or one task folder")
-    sandbox = make_sandbox(require=args.require_sandbox)
+    sandbox = make_executor(args.executor, ray_address=args.ray_address, require_sandbox=args.require_sandbox)
+    try:
+        return _gate(args, sandbox)
+    finally:
+        close_executor(sandbox)
+
+
+def _gate(args: argparse.Namespace, sandbox) -> int:
+    from verifiers.gate import format_row, gate_suites, header
+    from verifiers.isolation import clean_stale_cgroups
+    from verifiers.sandbox import describe_sandbox
+    from verifiers.scratch import clean_stale
     clean_stale()
     clean_stale_cgroups()
     about = describe_sandbox(sandbox)
+    for node in about.get("nodes", ()):
+        print(f"executor ray: {node}", flush=True)
     if about["sandbox"] == "bwrap":
         print(f"sandbox: bubblewrap {about.get('bwrap_version') or ''}".rstrip(), flush=True)
     else:
@@ -77,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", "-j", type=int, default=1, help="tasks gated in parallel")
     p.add_argument("--verbose", "-v", action="store_true", help="print the test output tail of failing checks")
     p.add_argument("--require-sandbox", action="store_true", help="refuse to run unless the bubblewrap sandbox runs here")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where the checks run: this machine, or a Ray cluster (needs the [ray] extra)")
+    p.add_argument("--ray-address", help='with --executor ray: "auto" or "ray://host:10001" (default: a local Ray)')
     p.set_defaults(func=_cmd_validate)
 
     from tuiapp import commands

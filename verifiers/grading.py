@@ -49,6 +49,7 @@ class GradeResult:
     expected_tests: int | None = None  # passed tests of the reference solution, when counted
     integrity: str | None = None       # why an exit 0 was not a pass
     restored: tuple[str, ...] = ()     # runner files put back to the fixture's version
+    placement: dict = field(default_factory=dict)  # where it ran: executor, node, queue_ms, retries
 
 
 class Grader(Protocol):
@@ -78,13 +79,17 @@ def _to_grade(result: RunResult, timeout_s: float, expected: int | None = None,
     if verdict == "pass" and expected is not None:
         integrity = _shortfall(counts.passed, counts.failed, expected)
         verdict = "error" if integrity else verdict
+    environment = environment_fault(result.output) if verdict in ("fail", "error") and not integrity else None
+    if environment and result.placement.get("node"):
+        environment += f" (on {result.placement['executor']} node {result.placement['node']})"
     return GradeResult(
         verdict=verdict, exit_status=result.exit_status, duration_ms=result.duration_ms,
         passed=counts.passed, failed=counts.failed,
         output=result.output if result.start_error is None else f"{result.start_error}\n{result.output}".strip(),
         isolation=result.isolation, failing_tests=counts.failing,
-        environment=environment_fault(result.output) if verdict in ("fail", "error") and not integrity else None,
+        environment=environment,
         timeout_s=timeout_s, expected_tests=expected, integrity=integrity, restored=restored,
+        placement=result.placement or {"executor": "local", "queue_ms": 0, "retries": 0},
     )
 
 

@@ -48,6 +48,9 @@ class Limits:
     file_size_mb: int = 256           # RLIMIT_FSIZE: the largest single file
     disk_mb: int = 512                # what the command can write in all: the tree's and /tmp's tmpfs
     network: bool = False
+    # What a scheduler should reserve for it (Ray's resources): not limits, a typical need.
+    cpus: float = 1.0
+    resident_mb: int = 512
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class RunResult:
     timed_out: bool = False
     start_error: str | None = None
     isolation: dict = field(default_factory=dict)
+    # Where it ran: {"executor", "node", "queue_ms", "retries"} (verifiers/executors.py).
+    placement: dict = field(default_factory=dict)
 
 
 class Sandbox(Protocol):
@@ -108,8 +113,13 @@ def describe_sandbox(sandbox: object | None) -> dict:
     return describe() if describe else {"sandbox": getattr(sandbox, "name", type(sandbox).__name__)}
 
 
+# Typical resident memory per test run, for scheduling on a cluster (a rust build needs more).
+RESIDENT_MB = {"python": 400, "shell": 300, "javascript": 400, "typescript": 600, "rust": 1200}
+
+
 def limits_for(language: str, timeout_s: float, memory_mb: int | None = None) -> Limits:
-    return Limits(timeout_s=timeout_s, memory_mb=memory_mb or DEFAULT_MEMORY_MB.get(language, 4096))
+    return Limits(timeout_s=timeout_s, memory_mb=memory_mb or DEFAULT_MEMORY_MB.get(language, 4096),
+                  resident_mb=RESIDENT_MB.get(language, 512))
 
 
 def sandbox_names() -> tuple[str, ...]:

@@ -127,6 +127,16 @@ def m011_attempt_end_detail(db: Database) -> None:
     db["attempts"].add_column("error_traceback", str)
 
 
+@migrations()
+def m014_grades_placement(db: Database) -> None:
+    # Where each graded command ran (issue 18: the local machine or a Ray node), how long it
+    # waited for a worker before running, and how often a lost worker made it run again.
+    db["grades"].add_column("executor", str)
+    db["grades"].add_column("node", str)
+    db["grades"].add_column("queue_ms", int)
+    db["grades"].add_column("retries", int)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

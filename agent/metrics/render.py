@@ -280,6 +280,15 @@ def sandbox_warning(sandbox: dict) -> str:
             f"grades outside bubblewrap: {what}) — model-written code could read or change the host")
 
 
+def placement_line(p: dict) -> str:
+    """Where grading ran and how fast: executor, nodes, run time, queue wait, retries, throughput."""
+    where = ", ".join(p["executors"]) + (f" on {len(p['nodes'])} node(s)" if p["nodes"] else "")
+    rate = f"; {p['per_minute']:.1f} graded per minute" if p["per_minute"] else ""
+    return (f"grading: {p['n']} hidden-test runs ({where}), run time median {p['run_ms_median'] / 1000:.1f} s, "
+            f"waiting for a worker median {p['queue_ms_median']:,} ms (p90 {p['queue_ms_p90']:,} ms), "
+            f"{p['retried']} retried after a lost worker{rate}")
+
+
 def _blocks(report: dict) -> list[tuple]:
     with_cost = report["with_cost"]
     blocks: list[tuple] = []
@@ -290,6 +299,8 @@ def _blocks(report: dict) -> list[tuple]:
                                   f"n={section['n_tasks']} tasks)"))
         if not section["sandbox"]["full"]:
             blocks.append(("lines", [sandbox_warning(section["sandbox"])]))
+        if section["sandbox"]["placement"]["n"]:
+            blocks.append(("lines", [placement_line(section["sandbox"]["placement"])]))
         blocks.append(("table", decision_headers(section), decision_rows(section, with_cost)))
         blocks.append(("section", "published with these numbers:", published_lines(section, with_cost)))
         for arm in section["arms"]:

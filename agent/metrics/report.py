@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import datetime
 from dataclasses import asdict
 from itertools import combinations
 
@@ -158,7 +159,27 @@ def sandbox_summary(ledger: Ledger, run: dict) -> dict:
     about = json.loads(run.get("isolation_json") or "{}")
     declared = run.get("isolation_sandbox") or "unrecorded"
     return {"declared": declared, "missing": about.get("missing"), "grades": counts,
-            "full": declared == "bwrap" and set(counts) <= {"bwrap"}}
+            "full": declared == "bwrap" and set(counts) <= {"bwrap"}, "placement": placement_summary(ledger, run)}
+
+
+def placement_summary(ledger: Ledger, run: dict) -> dict:
+    """Where the run's hidden tests ran (executor, nodes), how long they ran and waited for a
+    worker, how many were retried after a lost worker, and the grading throughput."""
+    rows = ledger.query(
+        "select g.executor, g.node, g.queue_ms, g.retries, g.duration_ms, g.created_utc from grades g "
+        "join attempts a on a.id = g.attempt_id where a.run_id = ?", [run["id"]])
+    if not rows:
+        return {"n": 0}
+    runs = sorted(r["duration_ms"] or 0 for r in rows)
+    waits = sorted(r["queue_ms"] or 0 for r in rows)
+    times = sorted(datetime.fromisoformat(r["created_utc"]) for r in rows if r["created_utc"])
+    span_min = (times[-1] - times[0]).total_seconds() / 60 if len(times) > 1 else 0.0
+    return {"n": len(rows), "executors": sorted({r["executor"] or "local" for r in rows}),
+            "nodes": sorted({r["node"] for r in rows if r["node"]}),
+            "run_ms_median": runs[len(runs) // 2], "queue_ms_median": waits[len(waits) // 2],
+            "queue_ms_p90": waits[min(len(waits) - 1, int(0.9 * len(waits)))],
+            "retried": sum(1 for r in rows if r["retries"]),
+            "per_minute": (len(rows) - 1) / span_min if span_min > 0 else None}
 
 
 def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
