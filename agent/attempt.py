@@ -35,7 +35,7 @@ from agent.tools import ToolOutcome, Workspace
 from agent.workspace_diff import changed_files, unified_diff
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
-from verifiers.tasks import Task, copy_with_overlays
+from verifiers.tasks import Task
 
 if TYPE_CHECKING:
     from agent.engine import ArmRuntime, RunEngine
@@ -119,6 +119,7 @@ class AttemptRunner:
     async def _query(self, messages: list[dict], tools: list[dict] | None, turn: int, deadline: float) -> Completion:
         await self.engine.checkpoint(self.arm)
         reserve = estimate_messages_tokens(messages, tools) + self.arm.config.max_tokens
+        await self.engine.before_reserve(self.arm, reserve)  # auto-pause comes before any censoring
         try:
             handle = self.arm.quota.reserve(reserve)
         except QuotaExhausted as exc:

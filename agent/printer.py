@@ -42,6 +42,8 @@ def format_event(event: ev.Event) -> str | None:
         case ev.ArmStateChanged():
             tail = f"; never finished: {', '.join(event.unfinished)}" if event.unfinished else ""
             return f"[{event.arm}] arm {event.state}{tail}"
+        case ev.AutoPaused():
+            return choice_point(event)
         case ev.EngineStateChanged():
             return f"engine {event.state}"
         case ev.LogMessage():
@@ -51,9 +53,32 @@ def format_event(event: ev.Event) -> str | None:
     return None
 
 
+POLICY_DOES = {"continue": "continuing: the arm is censored if its cap runs out",
+               "stop-arm": "stopping this arm: its remaining tasks are not run, the other arm goes on",
+               "abort": "aborting the run: calls in flight finish, nothing new starts"}
+
+
+def choice_point(event: ev.AutoPaused) -> str:
+    """The auto-pause choice point as the live view's window states it, and what the headless
+    policy (run.auto_pause_policy, --on-auto-pause) chose."""
+    share = (event.used + event.reserved) / event.cap if event.cap else 1.0
+    head = (f"[{event.arm}] AUTO-PAUSE: arm {event.arm} at {share:.0%} of its cap: {event.used:,} used + "
+            f"{event.reserved:,} in flight / cap {event.cap:,}")
+    if event.next_call:
+        after = (event.used + event.reserved + event.next_call) / event.cap if event.cap else float("inf")
+        head += (f"; its next call reserves {event.next_call:,} tokens -> {after:.0%}"
+                 + (", past the cap" if after > 1 else ""))
+    choices = (f"[{event.arm}]   choices: continue (censored if the cap runs out) | raise the cap | "
+               f"stop arm {event.arm} | abort")
+    if event.policy is None:
+        return f"{head}\n{choices}; the run is paused until one is chosen"
+    return (f"{head}\n{choices}; auto_pause_policy = {event.policy}: "
+            f"{POLICY_DOES.get(event.policy, event.policy)}")
+
+
 async def print_events(events, out: TextIO = sys.stdout) -> None:
     async with events:
         async for event in events:
-            line = format_event(event)
-            if line:
+            text = format_event(event)
+            for line in (text or "").splitlines():  # each line cleaned on its own: no model text adds one
                 print(printable(line), file=out, flush=True)

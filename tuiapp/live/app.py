@@ -8,6 +8,8 @@ its own worker; its commands (pause, abort, stop an arm, raise a cap) are plain 
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 import time
 from dataclasses import replace
@@ -16,12 +18,11 @@ from pathlib import Path
 from typing import Callable
 
 import anyio
-from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from agent import QuotabenchError
@@ -32,7 +33,7 @@ from tuiapp.live.grid import EventTail, TaskGrid
 from tuiapp.live.messages import AutoPaused, FiguresReady, RunChanged, RunEnded
 from tuiapp.live.modals import AttemptsModal, AutoPauseChoice, AutoPauseModal, ConfirmModal, FatalModal
 from tuiapp.live.state import RunState
-from tuiapp.live.widgets import ArmPanel, Legend, RunHeader
+from tuiapp.live.widgets import ArmPanel, Fit, Legend, RunHeader, arm_label
 
 FRAME_S = 1 / 20  # the event worker posts at most this often: >= 10 screen updates a second
 FIGURES_S = 1.0  # aggregate figures are recomputed on this timer, never per event
@@ -43,13 +44,19 @@ RUN_CONTROLS = ("toggle_pause", "abort", "stop_arm")
 class LiveApp(App[str | None]):
     CSS_PATH = Path(__file__).with_name("live.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "quotabench live"
+    ENABLE_COMMAND_PALETTE = False  # its footer entry would push the run's own keys off an 80-column screen
+    # The screen's layout classes (live.tcss): 80x24 is -narrow -short; 120x40 and up -wide -tall.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
-        Binding("p", "toggle_pause", "pause/resume", id="live-pause"),
+        Binding("p", "toggle_pause", "pause", id="live-pause"),
         Binding("a", "abort", "abort", id="live-abort"),
         Binding("1", "stop_arm(0)", "stop arm 1", id="live-stop-arm-1"),
         Binding("2", "stop_arm(1)", "stop arm 2", id="live-stop-arm-2"),
         Binding("enter", "open_task", "task attempts", show=False, id="live-attempts"),
-        Binding("b", "browse", "browse this run", id="live-browse"),
+        Binding("l", "toggle_log", "log", id="live-log"),
+        Binding("question_mark", "toggle_legend", "legend", key_display="?", id="live-legend"),
+        Binding("b", "browse", "browse run", id="live-browse"),
         Binding("q", "request_quit", "quit", id="live-quit"),
         Binding("ctrl+c", "request_quit", "quit", show=False, id="live-ctrl-c"),
     ]
@@ -66,6 +73,7 @@ class LiveApp(App[str | None]):
         self.quit_requested = False
         self._controls_key: tuple = ()
         self._figures_worker: Worker | None = None
+        self._asking: dict[str, AutoPauseModal] = {}  # arm -> its open auto-pause window
         self._name_arm_bindings()
 
     def _name_arm_bindings(self) -> None:
@@ -86,8 +94,9 @@ class LiveApp(App[str | None]):
         self.header = RunHeader("quotabench live · starting…", id="run-header")
         self.panels = {arm.name: ArmPanel(arm, self.config.auto_pause_share, id=f"arm-{i}")
                        for i, arm in enumerate(self.config.arms)}
-        self.gap = Static("paired gap: shown once tasks are decided on both arms", id="gap")
-        self.grid = TaskGrid(self.arm_names, id="grid")
+        self.gap = Fit("paired gap: shown once tasks are decided on both arms", "paired gap: after paired tasks",
+                       id="gap")
+        self.grid = TaskGrid(self.arm_names, {a.name: f"{a.name} · {arm_label(a)}" for a in self.config.arms}, id="grid")
         self.grid.border_title = "tasks (enter: attempts)"
         self.log_view = EventTail(id="log")
         self.log_view.border_title = "events"
@@ -99,10 +108,11 @@ class LiveApp(App[str | None]):
             yield self.grid
             yield self.log_view
         yield Legend(id="legend")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.grid.focus()
+        self._redraw()  # the configured caps and the task list are on the first frame
         self._run_engine()
         self._read_events()
         self.set_interval(FIGURES_S, self.refresh_figures, name="figures")
@@ -133,11 +143,11 @@ class LiveApp(App[str | None]):
             self.post_message(RunChanged())
             for notice in notices:
                 if notice.kind == "auto_pause":
-                    self.post_message(AutoPaused(notice.arm or "", notice.text))
+                    self.post_message(AutoPaused(notice.arm or "", notice.text, notice.tokens))
                 elif notice.kind == "finished":
                     self.post_message(RunEnded(notice.text))
                 elif notice.kind == "sandbox":
-                    self.notify(notice.text, title="Sandbox", severity="warning", timeout=15)
+                    self.notify(notice.text, title="Sandbox", severity="warning", timeout=8)  # the header keeps it
             await anyio.sleep(FRAME_S)
 
     def refresh_figures(self) -> None:
@@ -159,7 +169,7 @@ class LiveApp(App[str | None]):
         text = str(error) if isinstance(error, QuotabenchError) else f"{type(error).__name__}: {error}"
         if worker.group == "engine":
             self.fatal = text
-            self.state.note(f"the engine stopped with an error: {text}", prefix="")
+            self.state.note(f"the engine stopped with an error: {text}", self.clock(), prefix="")
             self._redraw()
             self.push_screen(FatalModal(text))
         else:
@@ -184,10 +194,13 @@ class LiveApp(App[str | None]):
         for name, panel in self.panels.items():
             if f"arm:{name}" in dirty:
                 panel.show_quota(state.arms[name])
+                if name in self._asking:  # the window shows the meter's own numbers
+                    arm = state.arms[name]
+                    self._asking[name].show_quota(arm.used, arm.reserved, arm.cap)
             if f"activity:{name}" in dirty:
                 panel.show_activity(state.arms[name])
         if "header" in dirty:
-            self.header.show(state, self.figures)
+            self.header.show_run(state, self.figures)
         if "log" in dirty:
             self.log_view.show(list(state.log)[-LOG_TAIL:])
         controls = (self.check_action("toggle_pause", ()), self.check_action("abort", ()),
@@ -203,41 +216,51 @@ class LiveApp(App[str | None]):
         for name, panel in self.panels.items():
             if name in message.figures.arms:
                 panel.show_figures(message.figures.arms[name])
-        self.gap.update(Text(message.figures.gap_text), layout=False)
-        self.header.show(self.state, self.figures)
+        self.gap.show(message.figures.gap_text, message.figures.gap_short)
+        self.header.show_run(self.state, self.figures)
 
     def on_auto_paused(self, message: AutoPaused) -> None:
-        if self._shutting_down():
+        if self._shutting_down() or message.arm in self._asking:
             return
         arm = self.state.arms[message.arm]
         snap = self.state.snapshot(self.clock())
         arm_snap = next(a for a in snap.arms if a.name == message.arm)
         projection = project(arm_snap, len(snap.task_ids)).text
-        self.push_screen(AutoPauseModal(message.arm, message.reason.removeprefix("auto-pause: "), arm.used,
-                                        arm.reserved, arm.cap, projection),
-                         callback=partial(self._auto_pause_chosen, message.arm))
+        modal = AutoPauseModal(message.arm, arm.used, arm.reserved, arm.cap, projection, next_call=message.next_call,
+                               pause_share=self.config.auto_pause_share)
+        self._asking[message.arm] = modal
+        self.push_screen(modal, callback=partial(self._auto_pause_chosen, message.arm))
 
     def _auto_pause_chosen(self, arm: str, choice: AutoPauseChoice | None) -> None:
+        self._asking.pop(arm, None)
         action = choice.action if choice else "continue"
+        now = self.clock()
         if action == "abort":
             self.engine.abort()
-            self.state.note(f"auto-pause of arm {arm}: abort")
+            self.state.note(f"auto-pause of arm {arm}: abort", now)
         elif action == "stop":
             self.engine.stop_arm(arm)
             self.state.mark_stopping(arm)
-            self.engine.resume()
-            self.state.note(f"auto-pause of arm {arm}: stop the arm, the other goes on")
+            self.state.note(f"auto-pause of arm {arm}: stop the arm, the other goes on", now)
         elif action == "raise" and choice and choice.new_cap:
             try:
                 self.engine.raise_cap(arm, choice.new_cap)
             except QuotabenchError as exc:
                 self.notify(str(exc), title="cap not raised", severity="error")
             else:
-                self.state.note(f"auto-pause of arm {arm}: cap raised to {choice.new_cap:,}")
-            self.engine.resume()
+                self.state.note(f"auto-pause of arm {arm}: cap raised to {choice.new_cap:,}", now)
         else:
+            self.state.note(f"auto-pause of arm {arm}: continue", now)
+        if action != "abort" and not self._asking:  # another arm's window still open: the run stays paused
             self.engine.resume()
-            self.state.note(f"auto-pause of arm {arm}: continue")
+        self._show_engine_state()
+
+    def _show_engine_state(self) -> None:
+        """A command changed the engine's state at once (pause, resume, abort): show it now, not
+        when its event comes round the stream."""
+        if self.state.live and getattr(self.engine, "state", None) in ("running", "paused", "aborting"):
+            self.state.engine_state = self.engine.state
+            self.state.dirty.add("header")
         self._redraw()
 
     def on_run_ended(self, message: RunEnded) -> None:
@@ -247,10 +270,10 @@ class LiveApp(App[str | None]):
         if self.quit_requested:
             self.exit(self.run_id)
             return
-        self.refresh_bindings()
-        self.notify(f"run {message.status}: b browses its tasks, diffs and transcripts; q quits and prints the report",
-                    title="run over",
-                    severity="error" if message.status == "crashed" else "information", timeout=10)
+        self.refresh_bindings()  # the header says "b browse · q quit + report"; no window over the grid
+        if message.status == "crashed" and not self.fatal:
+            self.notify("the run crashed: q quits and says where the traceback is", title="run over",
+                        severity="error", timeout=10)
 
     def on_task_grid_task_chosen(self, message: TaskGrid.TaskChosen) -> None:
         self._open_attempts(message.task_id)
@@ -279,11 +302,22 @@ class LiveApp(App[str | None]):
     def action_toggle_pause(self) -> None:
         if self.state.engine_state == "paused":
             self.engine.resume()
-            self.state.note("resume")
+            self.state.note("resume", self.clock())
         else:
             self.engine.pause("paused by the user (p resumes)")
-            self.state.note("pause")
-        self._redraw()
+            self.state.note("pause", self.clock())
+        self._show_engine_state()
+
+    def action_toggle_log(self) -> None:
+        """The event log: beside the grid on a wide screen, in its place on a narrow one."""
+        shown = self.log_view.display
+        self.screen.set_class(not shown, "-log-shown")
+        self.screen.set_class(shown, "-log-hidden")
+
+    def action_toggle_legend(self) -> None:
+        shown = self.query_one(Legend).display
+        self.screen.set_class(not shown, "-legend-shown")
+        self.screen.set_class(shown, "-legend-hidden")
 
     def action_abort(self) -> None:
         self.push_screen(ConfirmModal("Abort the run?\n\nIn-flight calls finish and are recorded; nothing new starts. "
@@ -293,8 +327,8 @@ class LiveApp(App[str | None]):
     def _abort_confirmed(self, yes: bool | None) -> None:
         if yes and self.state.live:
             self.engine.abort()
-            self.state.note("abort")
-            self._redraw()
+            self.state.note("abort", self.clock())
+            self._show_engine_state()
 
     def action_stop_arm(self, index: int) -> None:
         name = self.arm_names[index]
@@ -307,7 +341,7 @@ class LiveApp(App[str | None]):
         if yes and self.state.live:
             self.engine.stop_arm(name)
             self.state.mark_stopping(name)
-            self.state.note(f"stop arm {name}")
+            self.state.note(f"stop arm {name}", self.clock())
             self._redraw()
 
     def action_open_task(self) -> None:
@@ -343,27 +377,46 @@ class LiveApp(App[str | None]):
             return
         self.quit_requested = True
         self.engine.abort()
-        self.state.note("quit: aborting, the view closes when the run has stopped")
+        self.state.note("quit: aborting, the view closes when the run has stopped", self.clock())
         self.notify("aborting: waiting for calls in flight (q again stops them now)", severity="warning")
         self._redraw()
 
 
 def make_app(config: RunConfig, ledger: Ledger, engine=None, *, clock: Callable[[], float] = time.time) -> LiveApp:
-    """The live view over `engine` (by default a RunEngine with auto-pause), for the CLI and tests."""
+    """The live view over `engine` (by default a RunEngine that pauses at each arm's auto-pause
+    choice point and waits for the user), for the CLI and tests."""
     if engine is None:
         from agent.engine import RunEngine
         engine = RunEngine(config, ledger, auto_pause=True)
     return LiveApp(config, ledger, engine, clock=clock)
 
 
-def run_live(config: RunConfig, ledger: Ledger) -> str:
-    """Run the paired benchmark under the live view; returns the run id once the user quits."""
-    app = make_app(config, ledger)
+class LiveViewCrashed(QuotabenchError):
+    """The live view itself failed (a bug in it, not in the run): exit 1 with the log's path."""
+    exit_code = 1
+
+
+def run_live(config: RunConfig, ledger: Ledger, engine=None, *, crash_log: Callable[[str], Path] | None = None) -> str:
+    """Run the paired benchmark under the live view; returns the run id once the user quits.
+
+    Textual prints an unhandled error's traceback (with locals) when it exits and sets a return
+    code of 1: that text goes to `crash_log` (masked), the terminal gets one line."""
+    app = make_app(config, ledger, engine)
+    errors = io.StringIO()
     try:
-        app.run()
+        with contextlib.redirect_stderr(errors):  # Textual's error console; the screen is on the tty
+            app.run()
     except Exception as exc:  # Textual restored the terminal; say what broke without a traceback
         raise QuotabenchError(f"the live view failed ({type(exc).__name__}: {exc}) — rerun with --headless; "
                               f"the ledger keeps what was recorded") from None
+    if app.return_code:
+        text = app.engine.mask(errors.getvalue()) if hasattr(app.engine, "mask") else errors.getvalue()
+        where = crash_log(text or "no traceback was printed") if crash_log else None
+        run = f"; `quotabench resume {app.run_id[:10]}` finishes the run" if app.run_id else ""
+        raise LiveViewCrashed(f"the live view crashed (exit code {app.return_code})"
+                              + (f" — the traceback is in {where}" if where else "") + run)
+    if errors.getvalue().strip():
+        print(errors.getvalue().rstrip(), file=sys.stderr)
     if app.fatal:
         print(f"quotabench: the run stopped with an error: {app.fatal}", file=sys.stderr)
     if not app.run_id or ledger.run(app.run_id) is None:
