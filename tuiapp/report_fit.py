@@ -2,10 +2,11 @@
 
 `render_report(report, "text")` lays tables out at their natural width (~190 columns for the
 decision table), which a narrower terminal wraps mid-cell. Here every table of that text is
-found by its rule line (dashes under each column), and re-laid out: as a table whose cells
-wrap inside their columns when each column can keep ~10 characters, else as one block per
-row ("column: value" lines). Other lines are word-wrapped with a hanging indent. The content
-is the report's own, cell for cell; nothing is dropped.
+found by its rule line (dashes under each column) and re-laid out by `fitted_table` (the
+browser's run screen uses it too): a table of a few rows (the decision table: one per arm) is
+turned on its side, a metric per line and an arm per column; a longer one wraps its cells, or
+becomes a block per row. Other lines are word-wrapped with a hanging indent. The content is
+the report's own, cell for cell; nothing is dropped.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 MIN_COLUMN = 10  # characters a column keeps in a wrapped table; below that, one block per row
+TRANSPOSE_ROWS = 4  # a table of up to this many rows (arms) is turned on its side when it does not fit
 _RULE = re.compile(r"^-+(  -+)*$")
 
 
@@ -50,24 +52,41 @@ def _cells(line: str, columns: list[tuple[int, int | None]]) -> list[str]:
     return [line[start:end].strip() for start, end in columns]
 
 
+def natural_width(headers: list[str], rows: list[list[str]], gap: int = 2) -> int:
+    """Columns wide enough for every cell on one line, `gap` apart."""
+    return sum(max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))) + gap * (len(headers) - 1)
+
+
+def fitted_table(headers: list[str], rows: list[list[str]], width: int) -> Table:
+    """A table for `width` columns: as laid out when it fits; with few rows (the decision
+    table's arms), transposed — a line per column, an arm per column — so each value keeps
+    room; else its cells wrap inside their columns."""
+    if natural_width(headers, rows, 3) > width and len(rows) <= TRANSPOSE_ROWS:
+        table = Table("", *(str(r[0]) for r in rows), box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for i, head in enumerate(headers[1:], 1):
+            table.add_row(head, *(str(r[i]) for r in rows))
+        return table
+    table = Table(*headers, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for row in rows:
+        table.add_row(*(str(c) for c in row))
+    return table
+
+
 def _table(header: str, rule: str, rows: list[str], width: int) -> list[str]:
     columns = _columns(rule)
     heads = _cells(header, columns)
     body = [_cells(row, columns) for row in rows]
-    if len(heads) * (MIN_COLUMN + 2) <= width:
-        table = Table(*heads, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
-        for row in body:
-            table.add_row(*row)
-        console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False,
-                          highlight=False, emoji=False)
-        console.print(table)
-        return [line.rstrip() for line in console.file.getvalue().splitlines()]
-    out: list[str] = []
-    for row in body:
-        out += _wrap(f"{heads[0]} {row[0]}", width)
-        for head, cell in zip(heads[1:], row[1:]):
-            out += _wrap(f"  {head}: {cell}", width)
-    return out
+    if len(body) > TRANSPOSE_ROWS and len(heads) * (MIN_COLUMN + 2) > width:
+        out: list[str] = []
+        for row in body:  # too many rows to transpose, too many columns to wrap: a block per row
+            out += _wrap(f"{heads[0]} {row[0]}", width)
+            for head, cell in zip(heads[1:], row[1:]):
+                out += _wrap(f"  {head}: {cell}", width)
+        return out
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False,
+                      highlight=False, emoji=False)
+    console.print(fitted_table(heads, body, width))
+    return [line.rstrip() for line in console.file.getvalue().splitlines()]
 
 
 def _wrap(line: str, width: int) -> list[str]:
