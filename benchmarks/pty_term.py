@@ -70,7 +70,6 @@ class Terminal:
 
     def wait_for(self, text: str, since: int = 0, timeout: float = 30.0) -> float:
         """The arrival time (perf_counter) of the chunk that completed `text` after `since`."""
-        needle = text.encode()
         deadline = time.perf_counter() + timeout
         seen = since
         tail = b""
@@ -80,7 +79,7 @@ class Terminal:
             for at, data in chunks:
                 seen += 1
                 tail = (tail + data)[-(len(data) + 4096):]
-                if needle in tail or text in plain(tail):
+                if text in plain(tail):  # on screen: not in a title or other escape sequence
                     return at
             if time.perf_counter() > deadline:
                 raise TimeoutError(f"{text!r} did not appear within {timeout:.0f} s; the terminal shows:\n"

@@ -5,8 +5,8 @@ shows on screen within 100 ms at p95 while the engine sends 500 events a second.
 
 1. First frame: `quotabench run` on the scripted smoke config is started on an 80x24 pty (a
    fresh process each time: imports, config, ledger, engine and Textual all count). The clock
-   runs from process start until the header's text ("quotabench live") has been written to the
-   terminal, and until it says "▶ running".
+   runs from process start until the first frame (the grid's title, "tasks (enter: attempts)")
+   has been written to the terminal, and until the header says "▶ running".
 2. Key -> screen: a child process runs the real live view (Textual's own terminal driver) over
    a synthetic paired run (tuiapp.live.replay: streamed model text, quota changes, tool calls,
    grades) replayed at a fixed rate. Every 250 ms the benchmark writes `p` to the terminal and
@@ -64,7 +64,7 @@ def first_frame(repeats: int, size: tuple[int, int]) -> tuple[list[float], list[
         with tempfile.TemporaryDirectory() as tmp:
             argv = [str(QUOTABENCH), "run", str(ROOT / "examples" / "smoke-scripted.toml"), "--db", f"{tmp}/run.sqlite"]
             with Terminal(argv, *size, cwd=tmp) as term:
-                frames.append(term.wait_for("quotabench live") - term.started)
+                frames.append(term.wait_for("tasks (enter: attempts)") - term.started)
                 running.append(term.wait_for("▶ running ·") - term.started)
     return frames, running
 

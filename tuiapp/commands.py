@@ -144,22 +144,28 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from agent.config import load_config
-    from agent.engine import RunEngine, preflight
     config = load_config(args.config)
     if getattr(args, "require_sandbox", False):
         config = dataclasses.replace(config, require_sandbox=True)
     if getattr(args, "on_auto_pause", None):
         config = dataclasses.replace(config, auto_pause_policy=args.on_auto_pause)
     _missing_keys(config)
-    preflight(config)
     _guard_harness()
     db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
-    ledger = _open_ledger(db)
     if _want_tui(args):
         from tuiapp.cli import write_crash_log
         from tuiapp.live.app import run_live
-        run_id = run_live(config, ledger, crash_log=write_crash_log)
+
+        def open_run():  # in the live view's thread, after its first frame: these imports take a while
+            from agent.engine import RunEngine, preflight
+            preflight(config)
+            ledger = _open_ledger(db)
+            return ledger, RunEngine(config, ledger, auto_pause=True)
+        run_id, ledger = run_live(config, open_run, crash_log=write_crash_log)
     else:
+        from agent.engine import RunEngine, preflight
+        preflight(config)
+        ledger = _open_ledger(db)
         engine = RunEngine(config, ledger)
         run_id = anyio.run(_headless, engine, engine.run)
     _after_run(ledger, run_id, db)

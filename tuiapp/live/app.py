@@ -15,7 +15,7 @@ import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
 from textual import work
@@ -27,7 +27,6 @@ from textual.worker import Worker, WorkerState
 
 from agent import QuotabenchError
 from agent.config import RunConfig
-from agent.ledger import Ledger
 from tuiapp.live.figures import Figures, compute_figures, project
 from tuiapp.live.grid import EventTail, TaskGrid
 from tuiapp.live.messages import AutoPaused, FiguresReady, RunChanged, RunEnded
@@ -39,6 +38,9 @@ FRAME_S = 1 / 20  # the event worker posts at most this often: >= 10 screen upda
 FIGURES_S = 1.0  # aggregate figures are recomputed on this timer, never per event
 LOG_TAIL = 100  # event-log lines handed to the tail widget (it shows those that fit)
 RUN_CONTROLS = ("toggle_pause", "abort", "stop_arm")
+if TYPE_CHECKING:  # agent.ledger loads sqlite-utils and numpy: not on the first frame's path
+    from agent.ledger import Ledger
+Opener = Callable[[], "tuple[Ledger, Any]"]  # -> (the ledger, an engine: RunEngine or a stand-in)
 
 
 class LiveApp(App[str | None]):
@@ -61,9 +63,12 @@ class LiveApp(App[str | None]):
         Binding("ctrl+c", "request_quit", "quit", show=False, id="live-ctrl-c"),
     ]
 
-    def __init__(self, config: RunConfig, ledger: Ledger, engine, *, clock: Callable[[], float] = time.time):
+    def __init__(self, config: RunConfig, ledger: Ledger | None, engine, *, clock: Callable[[], float] = time.time,
+                 opener: Opener | None = None):
         super().__init__()
         self.config, self.ledger, self.engine, self.clock = config, ledger, engine, clock
+        self.opener = opener  # builds (ledger, engine) in a thread after the first frame, when engine is None
+        self.startup_error: BaseException | None = None
         self.arm_names = [a.name for a in config.arms]
         self.state = RunState(self.arm_names, {a.name: a.cap_tokens for a in config.arms},
                               max_attempts=config.max_attempts)
@@ -113,14 +118,26 @@ class LiveApp(App[str | None]):
     def on_mount(self) -> None:
         self.grid.focus()
         self._redraw()  # the configured caps and the task list are on the first frame
+        self.call_after_refresh(self._start)  # the engine's start-up work comes after that frame
+
+    def _start(self) -> None:
         self._run_engine()
-        self._read_events()
-        self.set_interval(FIGURES_S, self.refresh_figures, name="figures")
-        self.refresh_figures()  # starts the statistics import in its thread right away
 
     # -- workers ---------------------------------------------------------------------------------
     @work(exclusive=True, group="engine", description="the run engine", exit_on_error=False)
-    async def _run_engine(self) -> str:
+    async def _run_engine(self) -> str | None:
+        if self.engine is None and self.opener is not None:
+            try:  # the ledger and the engine (and their imports) come after the first frame
+                self.ledger, self.engine = await anyio.to_thread.run_sync(self.opener)
+            except Exception as exc:  # noqa: BLE001 — bad input found before anything was recorded:
+                self.startup_error = exc  # the view closes and the terminal gets its one line
+                self.exit(None)
+                return None
+            self.refresh_bindings()
+        self._read_events()
+        # the statistics (numpy, scipy: imported in the figures' thread) once the engine is built
+        self.set_interval(FIGURES_S, self.refresh_figures, name="figures")
+        self.refresh_figures()
         return await self.engine.run()
 
     @work(exclusive=True, group="events", description="read the engine's event stream", exit_on_error=False)
@@ -287,6 +304,8 @@ class LiveApp(App[str | None]):
             return True
         if not self.state.live or self.fatal:
             return False
+        if self.engine is None:
+            return None  # still starting
         if action == "stop_arm":
             index = parameters[0] if parameters else 0
             if not isinstance(index, int) or index >= len(self.arm_names):
@@ -360,6 +379,8 @@ class LiveApp(App[str | None]):
     def action_request_quit(self) -> None:
         if not self.state.live or self.fatal:
             self.exit(self.run_id)
+        elif self.engine is None:
+            self.exit(None)  # nothing started yet: nothing to abort
         elif self.quit_requested:
             self.engine.stop_now()
             self.notify("stopping now: calls in flight are cancelled and recorded as lost", severity="warning")
@@ -382,13 +403,15 @@ class LiveApp(App[str | None]):
         self._redraw()
 
 
-def make_app(config: RunConfig, ledger: Ledger, engine=None, *, clock: Callable[[], float] = time.time) -> LiveApp:
+def make_app(config: RunConfig, ledger: Ledger | None, engine=None, *, clock: Callable[[], float] = time.time,
+             opener: Opener | None = None) -> LiveApp:
     """The live view over `engine` (by default a RunEngine that pauses at each arm's auto-pause
-    choice point and waits for the user), for the CLI and tests."""
-    if engine is None:
+    choice point and waits for the user), for the CLI and tests. With `opener` instead, the
+    ledger and the engine are built by it in a thread once the first frame is on screen."""
+    if engine is None and opener is None:
         from agent.engine import RunEngine
         engine = RunEngine(config, ledger, auto_pause=True)
-    return LiveApp(config, ledger, engine, clock=clock)
+    return LiveApp(config, ledger, engine, clock=clock, opener=opener)
 
 
 class LiveViewCrashed(QuotabenchError):
@@ -396,12 +419,15 @@ class LiveViewCrashed(QuotabenchError):
     exit_code = 1
 
 
-def run_live(config: RunConfig, ledger: Ledger, engine=None, *, crash_log: Callable[[str], Path] | None = None) -> str:
-    """Run the paired benchmark under the live view; returns the run id once the user quits.
+def run_live(config: RunConfig, opener: Opener, *,
+             crash_log: Callable[[str], Path] | None = None) -> tuple[str, Ledger]:
+    """Run the paired benchmark under the live view; returns the run id and its ledger once the
+    user quits. `opener` builds (ledger, engine) after the first frame; an error it raises (bad
+    input) is raised here, after the terminal is restored.
 
     Textual prints an unhandled error's traceback (with locals) when it exits and sets a return
     code of 1: that text goes to `crash_log` (masked), the terminal gets one line."""
-    app = make_app(config, ledger, engine)
+    app = make_app(config, None, opener=opener)
     errors = io.StringIO()
     try:
         with contextlib.redirect_stderr(errors):  # Textual's error console; the screen is on the tty
@@ -409,6 +435,8 @@ def run_live(config: RunConfig, ledger: Ledger, engine=None, *, crash_log: Calla
     except Exception as exc:  # Textual restored the terminal; say what broke without a traceback
         raise QuotabenchError(f"the live view failed ({type(exc).__name__}: {exc}) — rerun with --headless; "
                               f"the ledger keeps what was recorded") from None
+    if app.startup_error is not None:
+        raise app.startup_error
     if app.return_code:
         text = app.engine.mask(errors.getvalue()) if hasattr(app.engine, "mask") else errors.getvalue()
         where = crash_log(text or "no traceback was printed") if crash_log else None
@@ -419,6 +447,6 @@ def run_live(config: RunConfig, ledger: Ledger, engine=None, *, crash_log: Calla
         print(errors.getvalue().rstrip(), file=sys.stderr)
     if app.fatal:
         print(f"quotabench: the run stopped with an error: {app.fatal}", file=sys.stderr)
-    if not app.run_id or ledger.run(app.run_id) is None:
+    if not app.run_id or app.ledger is None or app.ledger.run(app.run_id) is None:
         raise QuotabenchError(app.fatal or "the run was quit before it started — nothing was recorded")
-    return app.run_id
+    return app.run_id, app.ledger

@@ -17,7 +17,6 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from agent.ledger import Ledger
 from tuiapp.live import figures as fig
 from tuiapp.live.state import CELL_LOOK
 
@@ -178,6 +177,7 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
 
 def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
     """The task's attempts on every arm with their tool calls and grade (own connection: threads)."""
+    from agent.ledger import Ledger  # sqlite-utils and numpy: loaded in this thread, not at start-up
     ledger = Ledger(ledger_path)
     try:
         rows = ledger.query("select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no",
