@@ -58,6 +58,22 @@ def tokens(n: int | None) -> str:
     return "—" if n is None else f"{n:,}"
 
 
+def tokens_short(n: float | None) -> str:
+    """A token count in at most 6 characters, never cut: 950, 12.3k, 120k, 1.25M; "—" for None."""
+    if n is None:
+        return "—"
+    n = int(round(n))
+    if abs(n) < 1000:
+        return f"{n}"
+    if abs(n) < 100_000:
+        return f"{n / 1000:.1f}".removesuffix(".0") + "k"
+    if abs(n) < 1_000_000:
+        return f"{n // 1000}k"
+    if abs(n) < 100_000_000:
+        return f"{n / 1_000_000:.2f}".rstrip("0").removesuffix(".") + "M"
+    return f"{n // 1_000_000:,}M"
+
+
 def duration(ms: int | None) -> str:
     if ms is None:
         return "—"

@@ -14,8 +14,6 @@ from tuiapp.browse import labels
 from tuiapp.browse.base import BrowseScreen
 from tuiapp.browse.data import (NOT_RUN, UNFINISHED_STATUS, Cell, Filters, GridRow, Reader, RunView, filter_choices,
                                 load_report, load_run)
-from tuiapp.browse.task import TaskScreen
-from tuiapp.live.figures import tokens_short
 from tuiapp.report_fit import fitted_table
 
 UNFINISHED = {NOT_RUN, *UNFINISHED_STATUS.values()}
@@ -44,7 +42,7 @@ def cell_text(cell: Cell, compact: bool = False) -> Text:
     out.pad_right(start + 15 - len(out.plain))
     if cell.attempts:
         if compact:  # an accepted cell's attempts end at the accepted one: its number is the count
-            out.append(f"{cell.attempts} att {tokens_short(cell.tokens):>5}", style="bright_black")
+            out.append(f"{cell.attempts} att {labels.tokens_short(cell.tokens):>5}", style="bright_black")
         else:
             out.append(f"  {cell.attempts} att" + (f", ok on #{cell.accepted_on}" if cell.accepted_on else ""),
                        style="bright_black")
@@ -239,6 +237,7 @@ class RunScreen(BrowseScreen):
         if table.row_count == 0:
             return
         task_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        from tuiapp.browse.task import TaskScreen  # its screens (pygments) load when first opened
         self.app.push_screen(TaskScreen(self.reader, self.run_id, task_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -11,7 +11,6 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
 from tuiapp.browse import labels
-from tuiapp.browse.attempt import AttemptScreen
 from tuiapp.browse.base import BrowseScreen
 from tuiapp.browse.data import UNFINISHED_STATUS, Cell, Reader, TaskView, load_task
 
@@ -102,6 +101,7 @@ class TaskScreen(BrowseScreen):
         if table is None or table.row_count == 0:
             return
         attempt_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        from tuiapp.browse.attempt import AttemptScreen  # pygments and the evidence renderers: loaded here
         self.app.push_screen(AttemptScreen(self.reader, attempt_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tuiapp.browse.labels import tokens_short  # noqa: F401 — one definition; the widgets use it as fig.tokens_short
 from tuiapp.live.state import BUCKET_S, ArmSnapshot, Snapshot
 
 if TYPE_CHECKING:
@@ -211,22 +212,6 @@ def tokens(n: float | None) -> str:
     if abs(n) >= 10_000_000:
         return f"{n / 1_000_000:.1f}M"
     return f"{int(round(n)):,}"
-
-
-def tokens_short(n: float | None) -> str:
-    """A token count in at most 6 characters, never cut: 950, 12.3k, 120k, 1.25M; "—" for None."""
-    if n is None:
-        return "—"
-    n = int(round(n))
-    if abs(n) < 1000:
-        return f"{n}"
-    if abs(n) < 100_000:
-        return f"{n / 1000:.1f}".removesuffix(".0") + "k"
-    if abs(n) < 1_000_000:
-        return f"{n // 1000}k"
-    if abs(n) < 100_000_000:
-        return f"{n / 1_000_000:.2f}".rstrip("0").removesuffix(".") + "M"
-    return f"{n // 1_000_000:,}M"
 
 
 def share(used: int, reserved: int, cap: int) -> float:

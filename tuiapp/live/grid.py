@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tuiapp.live.figures import tokens_short
+from tuiapp.browse.labels import tokens_short
 from tuiapp.live.state import CELL_LOOK, RunState, TaskCell
 
 STATUS_CLASSES = {f"status--{status}" for status in CELL_LOOK}
