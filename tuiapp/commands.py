@@ -86,11 +86,14 @@ def _missing_keys(config) -> None:
     for arm in config.arms:
         if arm.api_key_env and not os.environ.get(arm.api_key_env):
             missing.setdefault(arm.api_key_env, []).append(arm.name)
+    if len(missing) == 1:
+        (var, arms), = missing.items()
+        raise QuotabenchError(f"arm {', '.join(arms)}: environment variable {var} is not set — "
+                              f"export {var}=... or remove api_key_env from the config")
     if missing:
         names = ", ".join(f"{var} (arm {', '.join(arms)})" for var, arms in missing.items())
-        exports = " ".join(f"{var}=..." for var in missing)
-        raise QuotabenchError(f"config {config.path}: {'these environment variables are' if len(missing) > 1 else 'an environment variable is'} "
-                              f"not set: {names} — export {exports}, or remove api_key_env from those arms")
+        raise QuotabenchError(f"config {config.path}: environment variables {names} are not set — "
+                              f"export {' '.join(f'{var}=...' for var in missing)}, or remove api_key_env from those arms")
 
 
 def _exit_code(ledger, run_id: str) -> int:

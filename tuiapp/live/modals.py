@@ -110,7 +110,7 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
                 f"past the auto-pause share of {self.pause_share:.0%}"
             lines.append(f"Its next call reserves {fig.tokens(self.next_call)} tokens (prompt + max_tokens): "
                          f"{fig.percent(after)}, {where}.")
-        lines.append(f"Projection: {self.projection}.")
+        lines.append(f"Projection: {self.projection.removeprefix('projection ')}.")
         lines.append("The run is paused; calls in flight finish and are recorded. Continue as is (censored if the "
                      f"cap runs out), raise the cap, stop arm {self.arm} (the other arm goes on) or abort the run.")
         return "\n".join(lines)

@@ -245,7 +245,7 @@ def header_wordings(state: RunState, figures: fig.Figures | None) -> list[str]:
     sandbox = f"⚠ {state.sandbox_warning}" if state.sandbox_warning else ""
     elapsed = clock(figures.elapsed_s) if figures else "—"
     eta = "—" if not figures or figures.eta_s is None else "~" + clock(figures.eta_s)
-    done = f"{figures.done_units}/{figures.total_units}" if figures else "—"
+    done = f"{figures.done_units}/{figures.total_units}" if figures and figures.total_units else "—"
     timing = [f"elapsed {elapsed}", *([f"ETA {eta}"] if state.live else []), f"{done} done"]
     timing_short = [elapsed, *([f"ETA {eta}"] if state.live else []), done]
     over = [] if state.live else ["b browse", "q quit + report"]
