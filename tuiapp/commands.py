@@ -157,7 +157,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
     if _want_tui(args):
         from tuiapp.cli import write_crash_log
-        from tuiapp.live.app import run_live
+        from tuiapp.live.run import run_live
 
         def open_run():  # in the live view's thread, after its first frame: these imports take a while
             from agent.engine import RunEngine, preflight

@@ -17,7 +17,8 @@ import pytest
 from agent.config import ArmConfig, RunConfig
 from agent.ledger import Ledger
 from tuiapp.cli import build_parser, main
-from tuiapp.live.app import LiveApp, LiveViewCrashed, run_app
+from tuiapp.live.app import LiveApp
+from tuiapp.live.run import LiveViewCrashed, run_app
 from tuiapp.live.replay import ReplayEngine
 from tuiapp.report_fit import fit_text
 
