@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from tuiapp.browse import labels
 from tuiapp.browse.base import BrowseScreen
 from tuiapp.browse.data import (NOT_RUN, UNFINISHED_STATUS, Cell, Filters, GridRow, Reader, RunView, filter_choices,
-                                load_report, load_run)
+                                load_run)
 from tuiapp.report_fit import fitted_table
 
 UNFINISHED = {NOT_RUN, *UNFINISHED_STATUS.values()}
@@ -128,7 +128,7 @@ class RunScreen(BrowseScreen):
         self.refresh_grid()
         self.query_one("#grid", DataTable).focus()
         # The report (numpy, a bootstrap) starts once the grid is up, so it never delays it.
-        self.call_after_refresh(self.load, load_report, self.run_id, show=self.show_report, group="report",
+        self.call_after_refresh(self.load, self.reader.report, self.run_id, show=self.show_report, group="report",
                                 description=f"computing the report of run {self.run_id}")
 
     def show_report(self, report: dict) -> None:

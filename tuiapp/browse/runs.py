@@ -105,6 +105,9 @@ class RunsScreen(BrowseScreen):
                           key=run.id, height=max(1, len(run.arms), 2 if warning else 1))
         if current is not None:
             table.move_cursor(row=table.get_row_index(current))
+        if headlines and self.runs:  # the metrics are loaded now: prepare the first run's report for enter
+            self.load(self.reader.report, self.runs[0].id, show=lambda _: None, group="prefetch",
+                      description="preparing the report of the newest run")
 
     def load_failed(self, group: str, error: BaseException | None) -> None:
         if group == "runs":
