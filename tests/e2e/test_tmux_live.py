@@ -156,6 +156,7 @@ def test_the_auto_pause_window_at_80x24(tmp_path):
             for button in ("Raise cap (r)", "Continue (c)", "Stop arm A (s)", "Abort run (a)"):
                 assert button in window, window
             tmux("send-keys", "-t", session, "r")
+            wait_for_text(session, "typing the new cap")  # the field has the keys now
             tmux("send-keys", "-t", session, "-l", "abc")
             tmux("send-keys", "-t", session, "Enter")
             wait_for_text(session, "'abc' is not a number of tokens")

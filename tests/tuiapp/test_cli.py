@@ -173,3 +173,23 @@ def test_a_crashed_live_view_exits_1_with_its_log(tmp_path):
         run_app(app, crash_log, headless=True)
     assert crashed.value.exit_code == 1 and str(tmp_path / "crash.log") in str(crashed.value)
     assert logs and "a bug in the view" in logs[0]
+
+
+@pytest.mark.anyio
+async def test_bad_input_found_while_the_view_starts_closes_it_with_the_error(tmp_path):
+    from agent import QuotabenchError
+    from tuiapp.live.app import make_app
+
+    def opener():
+        raise QuotabenchError("config run.toml: require_sandbox: bubblewrap is not installed — apt-get install bubblewrap")
+
+    config = RunConfig(path=Path("x.toml"), suites=(Path("."),),
+                       arms=(ArmConfig(name="A", kind="openai", base_url="http://a", model="a", cap_tokens=5_000),))
+    app = make_app(config, None, opener=opener)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert "cap 5k (0%)" in app.panels["A"].meter.numbers  # the first frame came before the opener
+        for _ in range(200):
+            if not app.is_running:
+                break
+            await pilot.pause(0.02)
+    assert isinstance(app.startup_error, QuotabenchError) and "bubblewrap" in str(app.startup_error)

@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from agent.config import MAX_CAP_TOKENS
 from tuiapp.live import figures as fig
 from tuiapp.live.state import CELL_LOOK
 
@@ -143,6 +144,18 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
     def action_choose(self, action: str) -> None:
         self.dismiss(AutoPauseChoice(action))
 
+    TYPING = "typing the new cap: enter raises it, escape goes back to the keys"
+
+    def on_descendant_focus(self, event) -> None:
+        """While the field has the keys, say so (c / s / a type into it then)."""
+        if isinstance(event.widget, Input):
+            self.query_one("#cap-error", Static).update(Text(self.TYPING, style="italic"))
+
+    def on_descendant_blur(self, event) -> None:
+        error = self.query_one("#cap-error", Static)
+        if isinstance(event.widget, Input) and str(error.render()) == self.TYPING:
+            error.update("")
+
     def action_focus_cap(self) -> None:
         self.query_one("#new-cap", Input).focus()
 
@@ -157,6 +170,8 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
             error.update(Text(f"{raw!r} is not a number of tokens — r and type e.g. {self.cap * 2:,} or 500k"))
         elif new_cap <= self.cap:
             error.update(Text(f"{new_cap:,} is not above the current cap {self.cap:,} — r and type a larger number"))
+        elif new_cap > MAX_CAP_TOKENS:
+            error.update(Text(f"{new_cap:,} is above the largest cap, {MAX_CAP_TOKENS:,} — r and type a smaller number"))
         else:
             self.dismiss(AutoPauseChoice("raise", new_cap))
             return
