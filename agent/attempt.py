@@ -35,7 +35,7 @@ from agent.tools import ToolOutcome, Workspace
 from agent.workspace_diff import changed_files, unified_diff
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
-from verifiers.tasks import Task
+from verifiers.tasks import Task, copy_with_overlays
 
 if TYPE_CHECKING:
     from agent.engine import ArmRuntime, RunEngine

@@ -43,7 +43,7 @@ def format_event(event: ev.Event) -> str | None:
             tail = f"; never finished: {', '.join(event.unfinished)}" if event.unfinished else ""
             return f"[{event.arm}] arm {event.state}{tail}"
         case ev.AutoPaused():
-            return choice_point(event)
+            return " ".join(choice_point(event))
         case ev.EngineStateChanged():
             return f"engine {event.state}"
         case ev.LogMessage():
@@ -58,7 +58,7 @@ POLICY_DOES = {"continue": "continuing: the arm is censored if its cap runs out"
                "abort": "aborting the run: calls in flight finish, nothing new starts"}
 
 
-def choice_point(event: ev.AutoPaused) -> str:
+def choice_point(event: ev.AutoPaused) -> tuple[str, str]:
     """The auto-pause choice point as the live view's window states it, and what the headless
     policy (run.auto_pause_policy, --on-auto-pause) chose."""
     share = (event.used + event.reserved) / event.cap if event.cap else 1.0
@@ -71,14 +71,20 @@ def choice_point(event: ev.AutoPaused) -> str:
     choices = (f"[{event.arm}]   choices: continue (censored if the cap runs out) | raise the cap | "
                f"stop arm {event.arm} | abort")
     if event.policy is None:
-        return f"{head}\n{choices}; the run is paused until one is chosen"
-    return (f"{head}\n{choices}; auto_pause_policy = {event.policy}: "
-            f"{POLICY_DOES.get(event.policy, event.policy)}")
+        return head, f"{choices}; the run is paused until one is chosen"
+    return head, f"{choices}; auto_pause_policy = {event.policy}: {POLICY_DOES.get(event.policy, event.policy)}"
+
+
+def format_lines(event: ev.Event) -> list[str]:
+    """The printed lines of an event: the choice point takes two (what happened, the choices)."""
+    if isinstance(event, ev.AutoPaused):
+        return list(choice_point(event))
+    line = format_event(event)
+    return [line] if line else []
 
 
 async def print_events(events, out: TextIO = sys.stdout) -> None:
     async with events:
         async for event in events:
-            text = format_event(event)
-            for line in (text or "").splitlines():  # each line cleaned on its own: no model text adds one
+            for line in format_lines(event):  # printable() flattens any newline a model put in a line
                 print(printable(line), file=out, flush=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent import events as ev
-from agent.printer import format_event
+from agent.printer import format_lines
 
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 
@@ -31,7 +31,7 @@ def test_default_policy_continues_and_the_cap_then_censors(tmp_path):
     assert point.used + point.reserved + point.next_call > point.cap  # this call's reservation does not fit
     censored = next(i for i, e in enumerate(events) if isinstance(e, ev.ArmStateChanged) and e.state == "censored")
     assert events.index(point) < censored
-    lines = format_event(point).splitlines()
+    lines = format_lines(point)
     assert lines[0].startswith("[A] AUTO-PAUSE: arm A at") and "past the cap" in lines[0]
     assert "choices: continue" in lines[1] and "auto_pause_policy = continue" in lines[1]
     arms = {a["name"]: a for a in engine.ledger_sync.arms(run_id)}
