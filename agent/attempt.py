@@ -119,6 +119,7 @@ class AttemptRunner:
     async def _query(self, messages: list[dict], tools: list[dict] | None, turn: int, deadline: float) -> Completion:
         await self.engine.checkpoint(self.arm)
         reserve = estimate_messages_tokens(messages, tools) + self.arm.config.max_tokens
+        await self.engine.before_reserve(self.arm, reserve)  # auto-pause comes before any censoring
         try:
             handle = self.arm.quota.reserve(reserve)
         except QuotaExhausted as exc:

@@ -14,7 +14,7 @@ import re
 import tomllib
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 from msgspec import Meta
@@ -26,6 +26,9 @@ ARM_KINDS = ("openai", "llamacpp", "scripted")
 PROTOCOLS = ("tools", "text")
 MAX_CONCURRENCY = 64
 MAX_CAP_TOKENS = 10**13
+# what a headless run does at an arm's auto-pause choice point (the live view asks instead)
+AutoPausePolicy = Literal["continue", "stop-arm", "abort"]
+AUTO_PAUSE_POLICIES: tuple[str, ...] = get_args(AutoPausePolicy)
 _INT64 = 2**63 - 1
 _DAY_S = 86_400.0
 
@@ -90,6 +93,7 @@ class RunConfig:
     db: Path = Path("quotabench.sqlite")
     limits: Limits = field(default_factory=Limits)
     auto_pause_share: Annotated[float, Meta(gt=0, le=1)] = 0.9
+    auto_pause_policy: AutoPausePolicy = "continue"  # headless: continue (censor at the cap), stop-arm, abort
     prompt_template: str = "v1"
     require_sandbox: bool = False  # refuse to start when the bubblewrap sandbox is unavailable
     executor: str = "local"        # where sandboxed commands run: local | ray (verifiers/executors.py)
@@ -111,6 +115,7 @@ _HINTS = {
     "base_url": 'an http(s) URL, e.g. base_url = "http://127.0.0.1:8080/v1"',
     "seed": "an integer, e.g. seed = 42",
     "max_concurrency": f"1 to {MAX_CONCURRENCY} requests at once, e.g. max_concurrency = 2",
+    "auto_pause_policy": f"one of {', '.join(map(repr, AUTO_PAUSE_POLICIES))}, e.g. auto_pause_policy = \"stop-arm\"",
 }
 
 

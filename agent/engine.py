@@ -102,11 +102,39 @@ class RunEngine:
     def quota_changed(self, arm: ArmRuntime) -> None:
         q = arm.quota
         self.emit(ev.QuotaChanged(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap))
-        if (self.auto_pause and self.state == "running" and arm.state == "running"
-                and arm.name not in self._auto_paused and q.share >= self.config.auto_pause_share):
-            self._auto_paused.add(arm.name)
-            self.pause(reason=f"auto-pause: arm {arm.name} at {q.share:.0%} of its cap")
-            self.emit(ev.AutoPaused(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap, share=q.share))
+        if self._at_choice_point(arm, 0):  # usage above its reservation can still cross the share
+            self._choice_point(arm, 0)
+
+    # -- auto-pause: the choice point before an arm's cap -------------------------------------
+    def _at_choice_point(self, arm: ArmRuntime, next_call: int) -> bool:
+        q = arm.quota
+        after = (q.used + q.reserved + next_call) / q.cap if q.cap else 1.0
+        return (self.state in ("running", "paused") and arm.state == "running"
+                and arm.name not in self._auto_paused and after >= self.config.auto_pause_share)
+
+    async def before_reserve(self, arm: ArmRuntime, tokens: int) -> None:
+        """Before a call reserves `tokens`: when that would cross the auto-pause share or not fit
+        under the cap, the choice point comes first, so nothing is censored without it. Under the
+        live view the run pauses until the user chooses (a raised cap is checked again); headless,
+        run.auto_pause_policy decides. After "continue" the arm runs on to its cap, as before."""
+        while self._at_choice_point(arm, tokens):
+            self._choice_point(arm, tokens)
+            await self.checkpoint(arm)
+
+    def _choice_point(self, arm: ArmRuntime, next_call: int) -> None:
+        q = arm.quota
+        self._auto_paused.add(arm.name)
+        policy = None if self.auto_pause else self.config.auto_pause_policy
+        self.emit(ev.AutoPaused(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap, share=q.share,
+                                next_call=next_call, policy=policy))
+        if policy is None:
+            self.pause(reason=f"auto-pause: arm {arm.name} at {q.share:.0%} of its cap"
+                              + (f", its next call reserves {next_call:,} tokens" if next_call else ""))
+        elif policy == "stop-arm":
+            self.stop_arm(arm.name, why="by auto_pause_policy = stop-arm")
+        elif policy == "abort":
+            self.log(f"auto-pause policy abort: arm {arm.name} near its cap", level="warning", arm=arm.name)
+            self.abort()
 
     def mask(self, text: str) -> str:
         """`text` with every arm's api key masked (for tracebacks and messages that reach the ledger)."""
@@ -148,18 +176,19 @@ class RunEngine:
         if self._stop_now is not None:
             self._stop_now.cancel()
 
-    def stop_arm(self, name: str) -> None:
+    def stop_arm(self, name: str, why: str = "by the user") -> None:
         arm = self.arms.get(name)
         if arm and arm.state == "running":
             arm.state = "stopped"
-            self.log(f"arm {name} stopped by the user", arm=name)
+            self.log(f"arm {name} stopped {why}", arm=name)
 
     def raise_cap(self, name: str, new_cap: int) -> None:
         arm = self.arms[name]
         arm.quota.raise_cap(new_cap)
-        self._auto_paused.discard(name)
+        self._auto_paused.discard(name)  # the next call is checked against the new cap (before_reserve)
         self.ledger_sync.update("arms", arm.arm_id, {"cap_tokens": new_cap})
-        self.quota_changed(arm)
+        q = arm.quota
+        self.emit(ev.QuotaChanged(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap))
 
     async def checkpoint(self, arm: ArmRuntime) -> None:
         """Called before every model call: waits while paused, ends the attempt when stopping."""

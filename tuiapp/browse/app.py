@@ -17,6 +17,7 @@ from tuiapp.browse.runs import RunsScreen
 
 class BrowserApp(App):
     TITLE = "quotabench browse"
+    ENABLE_COMMAND_PALETTE = False  # its footer entry would push the screens' own keys off an 80-column footer
     BINDINGS = [Binding("q", "quit", "Quit", id="browse.app_quit")]
 
     def __init__(self, ledger: Ledger, run_id: str | None = None):

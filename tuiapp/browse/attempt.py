@@ -19,7 +19,7 @@ from tuiapp.browse.transcript import Transcript
 def header_text(view: AttemptView) -> Text:
     a, arm = view.attempt, view.arm
     out = Text(f"{a['task_id']}", style="bold")
-    out.append(f"  ·  arm {arm.get('name')} ({arm.get('model') or '?'}, {arm.get('protocol') or '?'})  ·  "
+    out.append(f"  ·  arm {arm.get('name')} ({labels.short_model(arm.get('model'))}, {arm.get('protocol') or '?'})  ·  "
                f"attempt {a['attempt_no']} of {len(view.siblings)}  ·  ")
     out.append_text(labels.verdict_text(a["verdict"]))
     out.append(" · ")
@@ -43,12 +43,13 @@ def no_diff_reason(view: AttemptView) -> str:
 
 class AttemptScreen(BrowseScreen):
     BINDINGS = [
+        # short descriptions: all of them fit an 80-column footer
         Binding("e", "tab('evidence')", "Evidence", id="browse.tab_evidence"),
-        Binding("d", "diff", "Diff (d again: unified/side by side)", id="browse.diff"),
+        Binding("d", "diff", "Diff/split", tooltip="d again: unified or side by side", id="browse.diff"),
         Binding("t", "tab('transcript')", "Transcript", id="browse.tab_transcript"),
-        Binding("x", "expand", "Expand/collapse tool calls", id="browse.expand"),
-        Binding("n", "sibling(1)", "Next attempt", id="browse.next_attempt"),
-        Binding("p", "sibling(-1)", "Previous attempt", id="browse.previous_attempt"),
+        Binding("x", "expand", "Expand", tooltip="expand or collapse the tool calls", id="browse.expand"),
+        Binding("n", "sibling(1)", "Next", tooltip="the next attempt of this arm", id="browse.next_attempt"),
+        Binding("p", "sibling(-1)", "Prev", tooltip="the previous attempt of this arm", id="browse.previous_attempt"),
     ]
 
     def __init__(self, reader: Reader, attempt_id: str, *, side_by_side: bool = False, tab: str = "evidence",
@@ -73,7 +74,7 @@ class AttemptScreen(BrowseScreen):
                 yield Static(Text("tool calls are collapsed: x expands them all, enter or a click opens one",
                                   style="italic bright_black"), classes="help")
                 yield VerticalScroll(id="transcript-box")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = f"attempt {self.attempt_id}"

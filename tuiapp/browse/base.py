@@ -19,6 +19,7 @@ class BrowseScreen(Screen):
     """A screen that reads the ledger in workers and shows what they return."""
 
     CSS_PATH = CSS
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # browse.tcss: a task's arms stack when narrow
     BINDINGS = [
         Binding("b", "back", "Back", id="browse.back"),
         Binding("escape", "back", "Back", show=False, id="browse.back_escape"),

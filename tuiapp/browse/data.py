@@ -32,15 +32,33 @@ class BrowseError(QuotabenchError):
 
 
 class Reader:
-    """The ledger plus a lock: workers run `reader.call(fn, ...)` in threads, one read at a time."""
+    """The ledger plus a lock: workers run `reader.call(fn, ...)` in threads, one read at a time.
+
+    It keeps the last few reports it built (`report`), keyed by the run's status and attempt
+    count, so the runs list can prepare the report of the run under the cursor before it is
+    opened, and a run that changed since is computed again."""
+
+    REPORTS_KEPT = 4
 
     def __init__(self, ledger: Ledger):
         self.ledger = ledger
         self._lock = threading.Lock()
+        self._reports: dict[tuple, dict] = {}
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         with self._lock:
             return fn(self.ledger, *args)
+
+    def report(self, ledger: Ledger, run_id: str) -> dict:
+        """`load_report` of `run_id`, kept while the run does not change (call it through `call`)."""
+        state = ledger.query("select status, finished_utc, (select count(*) from attempts a where a.run_id = r.id) "
+                             "as n from runs r where r.id = ?", [run_id])
+        key = (run_id, *(state[0].values() if state else ()))
+        if key not in self._reports:
+            report = load_report(ledger, run_id)
+            self._reports = dict(list(self._reports.items())[-(self.REPORTS_KEPT - 1):])
+            self._reports[key] = report
+        return self._reports[key]
 
 
 def loads(text: str | None, default: Any) -> Any:

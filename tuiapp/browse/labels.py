@@ -2,9 +2,14 @@
 so text from the ledger is never parsed as markup)."""
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 
 from agent.classify import CLASS_LABELS, CLASS_MEANINGS
+
+MODEL_CHARS = 28  # an arm's model name on screen; the full name (a GGUF path) stays in the ledger
+_MODEL_FILE = re.compile(r"\.(gguf|bin|safetensors|ggml)$", re.IGNORECASE)
 
 CLASS_STYLES = {
     "accepted": "bold green", "reasoning": "bold dark_orange", "mechanics": "bold magenta",
@@ -20,6 +25,19 @@ CLASS_HELP = {
     "ungraded": "ended but never graded: the run stopped before grading",
     "not run": "no attempt was made",
 }
+
+
+def short_model(model: str | None, width: int = MODEL_CHARS) -> str:
+    """An arm's model as the screens label it: a file path (a local GGUF) becomes its file name
+    without the extension; a hosted id ("qwen/qwen3-coder") is kept; past `width` the middle
+    is elided, so both ends stay readable."""
+    name = (model or "").strip()
+    if name.startswith(("/", "~", "./", "../")) or "\\" in name or _MODEL_FILE.search(name):
+        name = _MODEL_FILE.sub("", re.split(r"[\\/]", name.rstrip("/\\"))[-1])
+    if len(name) > width:
+        keep = width - 1
+        name = name[: (keep + 1) // 2] + "…" + name[len(name) - keep // 2:]
+    return name or "?"
 
 
 def class_label(failure_class: str | None) -> str:
@@ -38,6 +56,22 @@ def verdict_text(verdict: str | None) -> Text:
 
 def tokens(n: int | None) -> str:
     return "—" if n is None else f"{n:,}"
+
+
+def tokens_short(n: float | None) -> str:
+    """A token count in at most 6 characters, never cut: 950, 12.3k, 120k, 1.25M; "—" for None."""
+    if n is None:
+        return "—"
+    n = int(round(n))
+    if abs(n) < 1000:
+        return f"{n}"
+    if abs(n) < 100_000:
+        return f"{n / 1000:.1f}".removesuffix(".0") + "k"
+    if abs(n) < 1_000_000:
+        return f"{n // 1000}k"
+    if abs(n) < 100_000_000:
+        return f"{n / 1_000_000:.2f}".rstrip("0").removesuffix(".") + "M"
+    return f"{n // 1_000_000:,}M"
 
 
 def duration(ms: int | None) -> str:

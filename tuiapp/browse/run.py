@@ -3,7 +3,6 @@ grid below (verdict and failure class of each cell), with filters and a task-id 
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -14,8 +13,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from tuiapp.browse import labels
 from tuiapp.browse.base import BrowseScreen
 from tuiapp.browse.data import (NOT_RUN, UNFINISHED_STATUS, Cell, Filters, GridRow, Reader, RunView, filter_choices,
-                                load_report, load_run)
-from tuiapp.browse.task import TaskScreen
+                                load_run)
+from tuiapp.report_fit import fitted_table
 
 UNFINISHED = {NOT_RUN, *UNFINISHED_STATUS.values()}
 FILTERS = (("verdict", "v", "Verdict"), ("failure_class", "c", "Class"), ("language", "l", "Language"),
@@ -27,28 +26,37 @@ class GridTable(DataTable):
     BINDINGS = [Binding("enter", "select_cursor", "Open task", id="browse.open_task")]
 
 
-def cell_text(cell: Cell) -> Text:
-    """'fail    reasoning      2 att  563 tok'; running / ungraded / not run cells say so once."""
-    out = Text() if cell.verdict in UNFINISHED else labels.verdict_text(cell.verdict)
-    out.pad_right(8 - len(out.plain))
+FULL_CELLS_FROM = 150  # screen columns from which a grid cell shows its verdict and full token count
+TASK_CHARS = 20  # a task id in the compact grid; longer ones end in "…" (the task screen has the whole id)
+
+
+def cell_text(cell: Cell, compact: bool = False) -> Text:
+    """'fail    reasoning      2 att  563 tok' — compact: 'reasoning      2 att  563', the
+    verdict left to the task screen; running / ungraded / not run cells say so once."""
+    out = Text()
+    if not compact:
+        out = Text() if cell.verdict in UNFINISHED else labels.verdict_text(cell.verdict)
+        out.pad_right(8 - len(out.plain))
+    start = len(out.plain)
     out.append_text(labels.class_text(cell.failure_class))
-    out.pad_right(8 + 15 - len(out.plain))
+    out.pad_right(start + 15 - len(out.plain))
     if cell.attempts:
-        out.append(f"  {cell.attempts} att" + (f", ok on #{cell.accepted_on}" if cell.accepted_on else ""),
-                   style="bright_black")
-        out.append(f"  {labels.tokens(cell.tokens)} tok", style="bright_black")
+        if compact:  # an accepted cell's attempts end at the accepted one: its number is the count
+            out.append(f"{cell.attempts} att {labels.tokens_short(cell.tokens):>5}", style="bright_black")
+        else:
+            out.append(f"  {cell.attempts} att" + (f", ok on #{cell.accepted_on}" if cell.accepted_on else ""),
+                       style="bright_black")
+            out.append(f"  {labels.tokens(cell.tokens)} tok", style="bright_black")
     return out
 
 
-def report_renderable(report: dict) -> RenderableType:
+def report_renderable(report: dict, width: int = 160) -> RenderableType:
     # The report's own cell formatting, so the browser and `quotabench report` print the same
     # numbers. Imported here: agent.metrics is loaded by the worker that built `report`.
     from agent.metrics.render import comparison_lines, decision_headers, decision_rows, published_lines
     section = report["runs"][0]
-    table = Table(*decision_headers(section), title="Decision table", title_justify="left", title_style="bold",
-                  show_edge=False, pad_edge=False, expand=True)
-    for row in decision_rows(section, report["with_cost"]):
-        table.add_row(*(Text(str(c)) for c in row))
+    table = fitted_table(decision_headers(section), decision_rows(section, report["with_cost"]), width)
+    table.title, table.title_justify, table.title_style = "Decision table", "left", "bold"
     parts: list[RenderableType] = [table]
     for c in section["comparisons"]:
         parts.append(Text(f"Paired comparison {c['second']} vs {c['first']}", style="bold"))
@@ -65,9 +73,11 @@ def report_renderable(report: dict) -> RenderableType:
 
 
 class RunScreen(BrowseScreen):
+    # The filter keys are listed, with their values, on the filter line above the grid.
     BINDINGS = [
-        *(Binding(key, f"cycle('{name}')", f"{label}", id=f"browse.filter_{name}") for name, key, label in FILTERS),
-        Binding("slash", "search", "Search ids", id="browse.search"),
+        *(Binding(key, f"cycle('{name}')", f"{label}", show=False, id=f"browse.filter_{name}")
+          for name, key, label in FILTERS),
+        Binding("slash", "search", "Search ids", show=False, id="browse.search"),
         Binding("x", "clear_filters", "Clear filters", id="browse.clear_filters"),
     ]
 
@@ -77,6 +87,8 @@ class RunScreen(BrowseScreen):
         self.filters = Filters()
         self.rows: list[GridRow] = []
         self.choices: dict[str, list[str]] = {}
+        self.report: dict | None = None
+        self.compact: bool | None = None  # grid cells laid out for the screen's width
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -86,7 +98,7 @@ class RunScreen(BrowseScreen):
         yield Static(id="filters", classes="help")
         yield Input(placeholder="task id contains… (enter keeps it, escape clears)", id="search")
         yield GridTable(id="grid", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = f"run {self.run_id}"
@@ -101,7 +113,8 @@ class RunScreen(BrowseScreen):
         title.append_text(labels.run_status(run))
         title.append(f"  ·  created {labels.when(run.get('created_utc'))}  ·  manifest "
                      f"{(run.get('manifest_sha256') or '—')[:12]}  ·  {len(view.rows)} tasks  ·  arms: "
-                     + ", ".join(f"{a['name']} = {a['model'] or '?'} ({a['protocol'] or '?'})" for a in view.arms))
+                     + ", ".join(f"{a['name']} = {labels.short_model(a['model'])} ({a['protocol'] or '?'})"
+                                 for a in view.arms))
         warning = labels.sandbox_warning(run.get("isolation_sandbox"))
         if warning is not None:
             title.append("  ·  ")
@@ -110,22 +123,26 @@ class RunScreen(BrowseScreen):
         self.arm_names = [a["name"] for a in view.arms] or [c.arm for c in (view.rows[0].cells if view.rows else ())]
         self.rows = view.rows
         self.choices = filter_choices(view.rows)
-        table = self.query_one("#grid", DataTable)
-        table.clear(columns=True)
-        table.add_column("task", key="task")
-        table.add_column("language", key="language")
-        table.add_column("kind", key="kind")
-        models = {a["name"]: a["model"] for a in view.arms}
-        for name in self.arm_names:
-            table.add_column(f"arm {name} ({models[name]})" if models.get(name) else f"arm {name}", key=f"arm:{name}")
+        self.models = {a["name"]: labels.short_model(a["model"]) for a in view.arms if a.get("model")}
+        self.compact = None
         self.refresh_grid()
-        table.focus()
+        self.query_one("#grid", DataTable).focus()
         # The report (numpy, a bootstrap) starts once the grid is up, so it never delays it.
-        self.call_after_refresh(self.load, load_report, self.run_id, show=self.show_report, group="report",
+        self.call_after_refresh(self.load, self.reader.report, self.run_id, show=self.show_report, group="report",
                                 description=f"computing the report of run {self.run_id}")
 
     def show_report(self, report: dict) -> None:
-        self.query_one("#report", Static).update(report_renderable(report))
+        self.report = report
+        self.query_one("#report", Static).update(report_renderable(report, self._width()))
+
+    def _width(self) -> int:
+        return max(40, self.size.width - 2)
+
+    def on_resize(self) -> None:
+        if self.report is not None:
+            self.query_one("#report", Static).update(report_renderable(self.report, self._width()))
+        if self.rows and self.compact != (self.size.width < FULL_CELLS_FROM):
+            self.refresh_grid()
 
     def load_failed(self, group: str, error: BaseException | None) -> None:
         if group == "report":
@@ -135,12 +152,28 @@ class RunScreen(BrowseScreen):
                                                              style="bold red"))
 
     def refresh_grid(self) -> None:
+        """The task x arm grid: the arms' cells first (compact below FULL_CELLS_FROM columns),
+        language and kind after them; wider than the screen, it scrolls sideways."""
         table = self.query_one("#grid", DataTable)
+        compact = self.size.width < FULL_CELLS_FROM
+        cursor = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value if table.row_count else None
+        if compact != self.compact:
+            self.compact = compact
+            table.clear(columns=True)
+            table.add_column("task", key="task")
+            for name in self.arm_names:
+                model = self.models.get(name)
+                table.add_column(f"arm {name} ({model})" if model else f"arm {name}", key=f"arm:{name}")
+            table.add_column("language", key="language")
+            table.add_column("kind", key="kind")
         table.clear()
         shown = [r for r in self.rows if self.filters.matches(r)]
         for row in shown:
-            table.add_row(Text(row.task_id), row.language, row.kind, *(cell_text(c) for c in row.cells),
+            name = row.task_id if not compact or len(row.task_id) <= TASK_CHARS else row.task_id[:TASK_CHARS - 1] + "…"
+            table.add_row(Text(name), *(cell_text(c, compact) for c in row.cells), row.language, row.kind,
                           key=row.task_id)
+        if cursor is not None and cursor in table.rows:
+            table.move_cursor(row=table.get_row_index(cursor))
         self.query_one("#filters", Static).update(self.filter_line(len(shown)))
 
     def filter_line(self, shown: int) -> Text:
@@ -204,6 +237,7 @@ class RunScreen(BrowseScreen):
         if table.row_count == 0:
             return
         task_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        from tuiapp.browse.task import TaskScreen  # its screens (pygments) load when first opened
         self.app.push_screen(TaskScreen(self.reader, self.run_id, task_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

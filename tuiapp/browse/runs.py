@@ -11,8 +11,10 @@ from tuiapp.browse.base import BrowseScreen
 from tuiapp.browse.data import ArmHeadline, Reader, RunRow, all_headlines, list_runs
 from tuiapp.browse.run import RunScreen
 
-COLUMNS = ("created", "run", "status", "manifest", "tasks", "attempts", "arm", "acceptance", "QAP tok/patch",
-           "retry tax", "censored")
+# The headline numbers come right after the run and its arms, so an 80-column screen shows
+# them; the table scrolls sideways to the rest.
+COLUMNS = ("run", "status", "arm", "acceptance", "QAP tok/patch", "retry tax", "censored", "model", "tasks",
+           "attempts", "created", "manifest")
 
 
 class RunsTable(DataTable):
@@ -55,7 +57,7 @@ class RunsScreen(BrowseScreen):
         yield Header()
         yield Static("Runs in this ledger, newest first — enter opens one.", id="runs-help", classes="help")
         yield RunsTable(id="runs", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.reader.ledger.path)
@@ -91,18 +93,21 @@ class RunsScreen(BrowseScreen):
         current = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value if table.row_count else None
         table.clear()
         for run in self.runs:
-            arm_names = _lines([Text(name, style="bold") + Text(f" {model}", style="bright_black")
-                                for name, model in run.arms] or ["—"])
+            arm_names = _lines([Text(name, style="bold") for name, _ in run.arms] or ["—"])
+            models = _lines([Text(labels.short_model(model), style="bright_black") for _, model in run.arms] or ["—"])
             status = labels.run_status({"status": run.status, "finished_utc": run.finished_utc}, short=True)
             warning = labels.sandbox_warning(run.sandbox)
             if warning is not None:
                 status = Text("\n").join([status, warning])
             numbers = headline_cells(headlines[run.id]) if headlines.get(run.id) else ["…"] * 4
-            table.add_row(labels.when(run.created_utc)[:16], Text(run.id[:10]), status,
-                          run.manifest_sha256[:12] or "—", str(run.n_tasks), str(run.n_attempts), arm_names,
-                          *numbers, key=run.id, height=max(1, len(run.arms), 2 if warning else 1))
+            table.add_row(Text(run.id[:10]), status, arm_names, *numbers, models, str(run.n_tasks),
+                          str(run.n_attempts), labels.when(run.created_utc)[:16], run.manifest_sha256[:12] or "—",
+                          key=run.id, height=max(1, len(run.arms), 2 if warning else 1))
         if current is not None:
             table.move_cursor(row=table.get_row_index(current))
+        if headlines and self.runs:  # the metrics are loaded now: prepare the first run's report for enter
+            self.load(self.reader.report, self.runs[0].id, show=lambda _: None, group="prefetch",
+                      description="preparing the report of the newest run")
 
     def load_failed(self, group: str, error: BaseException | None) -> None:
         if group == "runs":

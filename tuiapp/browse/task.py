@@ -2,6 +2,8 @@
 which attempt was accepted. Enter opens an attempt."""
 from __future__ import annotations
 
+import textwrap
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,7 +11,6 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
 from tuiapp.browse import labels
-from tuiapp.browse.attempt import AttemptScreen
 from tuiapp.browse.base import BrowseScreen
 from tuiapp.browse.data import UNFINISHED_STATUS, Cell, Reader, TaskView, load_task
 
@@ -24,7 +25,7 @@ class AttemptsTable(DataTable):
 
 def outcome_text(arm: dict, cell: Cell) -> Text:
     out = Text(f"Arm {arm['name']}", style="bold")
-    out.append(f"  {arm.get('model') or ''} · {arm.get('protocol') or ''}\n", style="bright_black")
+    out.append(f"  {labels.short_model(arm.get('model'))} · {arm.get('protocol') or ''}\n", style="bright_black")
     if cell.accepted_on:
         out.append(f"accepted on attempt {cell.accepted_on}", style="bold green")
     elif cell.attempts == 0:
@@ -57,7 +58,7 @@ class TaskScreen(BrowseScreen):
         yield Header()
         yield Static(Text(f"Task {self.task_id}", style="bold"), id="task-title", classes="title")
         yield Horizontal(id="arms")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = f"run {self.run_id[:10]} · task {self.task_id}"
@@ -69,7 +70,9 @@ class TaskScreen(BrowseScreen):
         title = Text(f"Task {t['task_id']}", style="bold")
         title.append(f"  ·  {t.get('language') or '?'} · {t.get('kind') or '?'}  ·  {t.get('path') or ''}\n",
                      style="bright_black")
-        prompt = (t.get("prompt") or "").strip().splitlines()
+        # the prompt's paragraphs reflowed to the screen (its own line breaks are at ~80 columns)
+        paragraphs = [" ".join(p.split()) for p in (t.get("prompt") or "").strip().split("\n\n") if p.strip()]
+        prompt = textwrap.wrap("  ".join(paragraphs), max(20, self.size.width - 2))
         title.append("\n".join(prompt[:PROMPT_LINES]) + (" …" if len(prompt) > PROMPT_LINES else ""), style="italic")
         self.query_one("#task-title", Static).update(title)
         panes = []
@@ -98,6 +101,7 @@ class TaskScreen(BrowseScreen):
         if table is None or table.row_count == 0:
             return
         attempt_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        from tuiapp.browse.attempt import AttemptScreen  # pygments and the evidence renderers: loaded here
         self.app.push_screen(AttemptScreen(self.reader, attempt_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

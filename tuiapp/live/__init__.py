@@ -1,9 +1,10 @@
 """The live view of a paired run (Textual): it shows the engine's events and sends it commands.
 
-app.py       make_app(config, ledger, engine=None), run_live(config, ledger) -> run id
+app.py       LiveApp, make_app(config, ledger, engine=None, opener=None): the screen and its keys
+run.py       run_live(config, opener) -> (run id, ledger) for the CLI; a crash of the view -> one line + log
 state.py     RunState: engine events folded into plain per-arm state (no Textual)
 figures.py   aggregate figures on a timer: Wilson, QAP, retry tax, projection, paired gap
-widgets.py   quota meter, burn line, arm panel, header, legend
+widgets.py   quota meter, burn line, arm panel, header, legend; `Fit`: wordings that fit the width
 grid.py      the task grid and the event tail (Line API: repaint only what changed)
 modals.py    confirm, auto-pause decision, a task's attempts (ledger read in a thread), fatal error
 messages.py  what the workers post to the app

@@ -8,55 +8,64 @@ its own worker; its commands (pause, abort, stop an arm, raise a cap) are plain 
 """
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
-from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from agent import QuotabenchError
 from agent.config import RunConfig
-from agent.ledger import Ledger
 from tuiapp.live.figures import Figures, compute_figures, project
 from tuiapp.live.grid import EventTail, TaskGrid
 from tuiapp.live.messages import AutoPaused, FiguresReady, RunChanged, RunEnded
 from tuiapp.live.modals import AttemptsModal, AutoPauseChoice, AutoPauseModal, ConfirmModal, FatalModal
 from tuiapp.live.state import RunState
-from tuiapp.live.widgets import ArmPanel, Legend, RunHeader
+from tuiapp.live.widgets import ArmPanel, Fit, Legend, RunHeader, arm_label
 
 FRAME_S = 1 / 20  # the event worker posts at most this often: >= 10 screen updates a second
 FIGURES_S = 1.0  # aggregate figures are recomputed on this timer, never per event
 LOG_TAIL = 100  # event-log lines handed to the tail widget (it shows those that fit)
 RUN_CONTROLS = ("toggle_pause", "abort", "stop_arm")
+if TYPE_CHECKING:  # agent.ledger loads sqlite-utils and numpy: not on the first frame's path
+    from agent.ledger import Ledger
+Opener = Callable[[], "tuple[Ledger, Any]"]  # -> (the ledger, an engine: RunEngine or a stand-in)
 
 
 class LiveApp(App[str | None]):
     CSS_PATH = Path(__file__).with_name("live.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "quotabench live"
+    ENABLE_COMMAND_PALETTE = False  # its footer entry would push the run's own keys off an 80-column screen
+    # The screen's layout classes (live.tcss): 80x24 is -narrow -short; 120x40 and up -wide -tall.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
-        Binding("p", "toggle_pause", "pause/resume", id="live-pause"),
+        Binding("p", "toggle_pause", "pause", id="live-pause"),
         Binding("a", "abort", "abort", id="live-abort"),
         Binding("1", "stop_arm(0)", "stop arm 1", id="live-stop-arm-1"),
         Binding("2", "stop_arm(1)", "stop arm 2", id="live-stop-arm-2"),
         Binding("enter", "open_task", "task attempts", show=False, id="live-attempts"),
-        Binding("b", "browse", "browse this run", id="live-browse"),
+        Binding("l", "toggle_log", "log", id="live-log"),
+        Binding("question_mark", "toggle_legend", "legend", key_display="?", id="live-legend"),
+        Binding("b", "browse", "browse run", id="live-browse"),
         Binding("q", "request_quit", "quit", id="live-quit"),
         Binding("ctrl+c", "request_quit", "quit", show=False, id="live-ctrl-c"),
     ]
 
-    def __init__(self, config: RunConfig, ledger: Ledger, engine, *, clock: Callable[[], float] = time.time):
+    def __init__(self, config: RunConfig, ledger: Ledger | None, engine, *, clock: Callable[[], float] = time.time,
+                 opener: Opener | None = None):
         super().__init__()
         self.config, self.ledger, self.engine, self.clock = config, ledger, engine, clock
+        self.opener = opener  # builds (ledger, engine) in a thread after the first frame, when engine is None
+        self.startup_error: BaseException | None = None
         self.arm_names = [a.name for a in config.arms]
         self.state = RunState(self.arm_names, {a.name: a.cap_tokens for a in config.arms},
                               max_attempts=config.max_attempts)
@@ -66,6 +75,7 @@ class LiveApp(App[str | None]):
         self.quit_requested = False
         self._controls_key: tuple = ()
         self._figures_worker: Worker | None = None
+        self._asking: dict[str, AutoPauseModal] = {}  # arm -> its open auto-pause window
         self._name_arm_bindings()
 
     def _name_arm_bindings(self) -> None:
@@ -86,8 +96,9 @@ class LiveApp(App[str | None]):
         self.header = RunHeader("quotabench live · starting…", id="run-header")
         self.panels = {arm.name: ArmPanel(arm, self.config.auto_pause_share, id=f"arm-{i}")
                        for i, arm in enumerate(self.config.arms)}
-        self.gap = Static("paired gap: shown once tasks are decided on both arms", id="gap")
-        self.grid = TaskGrid(self.arm_names, id="grid")
+        self.gap = Fit("paired gap: shown once tasks are decided on both arms", "paired gap: after paired tasks",
+                       id="gap")
+        self.grid = TaskGrid(self.arm_names, {a.name: f"{a.name} · {arm_label(a)}" for a in self.config.arms}, id="grid")
         self.grid.border_title = "tasks (enter: attempts)"
         self.log_view = EventTail(id="log")
         self.log_view.border_title = "events"
@@ -99,18 +110,31 @@ class LiveApp(App[str | None]):
             yield self.grid
             yield self.log_view
         yield Legend(id="legend")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.grid.focus()
+        self._redraw()  # the configured caps and the task list are on the first frame
+        self.call_after_refresh(self._start)  # the engine's start-up work comes after that frame
+
+    def _start(self) -> None:
         self._run_engine()
-        self._read_events()
-        self.set_interval(FIGURES_S, self.refresh_figures, name="figures")
-        self.refresh_figures()  # starts the statistics import in its thread right away
 
     # -- workers ---------------------------------------------------------------------------------
     @work(exclusive=True, group="engine", description="the run engine", exit_on_error=False)
-    async def _run_engine(self) -> str:
+    async def _run_engine(self) -> str | None:
+        if self.engine is None and self.opener is not None:
+            try:  # the ledger and the engine (and their imports) come after the first frame
+                self.ledger, self.engine = await anyio.to_thread.run_sync(self.opener)
+            except Exception as exc:  # noqa: BLE001 — bad input found before anything was recorded:
+                self.startup_error = exc  # the view closes and the terminal gets its one line
+                self.exit(None)
+                return None
+            self.refresh_bindings()
+        self._read_events()
+        # the statistics (numpy, scipy: imported in the figures' thread) once the engine is built
+        self.set_interval(FIGURES_S, self.refresh_figures, name="figures")
+        self.refresh_figures()
         return await self.engine.run()
 
     @work(exclusive=True, group="events", description="read the engine's event stream", exit_on_error=False)
@@ -129,15 +153,18 @@ class LiveApp(App[str | None]):
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     ended = True
                     break
+            started = self.state.started_at
             notices = [n for n in map(self.state.apply, batch) if n is not None]
             self.post_message(RunChanged())
+            if started is None and self.state.started_at is not None:
+                self.refresh_figures()  # elapsed, ETA and done for the task list that just arrived
             for notice in notices:
                 if notice.kind == "auto_pause":
-                    self.post_message(AutoPaused(notice.arm or "", notice.text))
+                    self.post_message(AutoPaused(notice.arm or "", notice.text, notice.tokens))
                 elif notice.kind == "finished":
                     self.post_message(RunEnded(notice.text))
                 elif notice.kind == "sandbox":
-                    self.notify(notice.text, title="Sandbox", severity="warning", timeout=15)
+                    self.notify(notice.text, title="Sandbox", severity="warning", timeout=8)  # the header keeps it
             await anyio.sleep(FRAME_S)
 
     def refresh_figures(self) -> None:
@@ -159,7 +186,7 @@ class LiveApp(App[str | None]):
         text = str(error) if isinstance(error, QuotabenchError) else f"{type(error).__name__}: {error}"
         if worker.group == "engine":
             self.fatal = text
-            self.state.note(f"the engine stopped with an error: {text}", prefix="")
+            self.state.note(f"the engine stopped with an error: {text}", self.clock(), prefix="")
             self._redraw()
             self.push_screen(FatalModal(text))
         else:
@@ -184,10 +211,13 @@ class LiveApp(App[str | None]):
         for name, panel in self.panels.items():
             if f"arm:{name}" in dirty:
                 panel.show_quota(state.arms[name])
+                if name in self._asking:  # the window shows the meter's own numbers
+                    arm = state.arms[name]
+                    self._asking[name].show_quota(arm.used, arm.reserved, arm.cap)
             if f"activity:{name}" in dirty:
                 panel.show_activity(state.arms[name])
         if "header" in dirty:
-            self.header.show(state, self.figures)
+            self.header.show_run(state, self.figures)
         if "log" in dirty:
             self.log_view.show(list(state.log)[-LOG_TAIL:])
         controls = (self.check_action("toggle_pause", ()), self.check_action("abort", ()),
@@ -203,41 +233,51 @@ class LiveApp(App[str | None]):
         for name, panel in self.panels.items():
             if name in message.figures.arms:
                 panel.show_figures(message.figures.arms[name])
-        self.gap.update(Text(message.figures.gap_text), layout=False)
-        self.header.show(self.state, self.figures)
+        self.gap.show(message.figures.gap_text, message.figures.gap_short)
+        self.header.show_run(self.state, self.figures)
 
     def on_auto_paused(self, message: AutoPaused) -> None:
-        if self._shutting_down():
+        if self._shutting_down() or message.arm in self._asking:
             return
         arm = self.state.arms[message.arm]
         snap = self.state.snapshot(self.clock())
         arm_snap = next(a for a in snap.arms if a.name == message.arm)
         projection = project(arm_snap, len(snap.task_ids)).text
-        self.push_screen(AutoPauseModal(message.arm, message.reason.removeprefix("auto-pause: "), arm.used,
-                                        arm.reserved, arm.cap, projection),
-                         callback=partial(self._auto_pause_chosen, message.arm))
+        modal = AutoPauseModal(message.arm, arm.used, arm.reserved, arm.cap, projection, next_call=message.next_call,
+                               pause_share=self.config.auto_pause_share)
+        self._asking[message.arm] = modal
+        self.push_screen(modal, callback=partial(self._auto_pause_chosen, message.arm))
 
     def _auto_pause_chosen(self, arm: str, choice: AutoPauseChoice | None) -> None:
+        self._asking.pop(arm, None)
         action = choice.action if choice else "continue"
+        now = self.clock()
         if action == "abort":
             self.engine.abort()
-            self.state.note(f"auto-pause of arm {arm}: abort")
+            self.state.note(f"auto-pause of arm {arm}: abort", now)
         elif action == "stop":
             self.engine.stop_arm(arm)
             self.state.mark_stopping(arm)
-            self.engine.resume()
-            self.state.note(f"auto-pause of arm {arm}: stop the arm, the other goes on")
+            self.state.note(f"auto-pause of arm {arm}: stop the arm, the other goes on", now)
         elif action == "raise" and choice and choice.new_cap:
             try:
                 self.engine.raise_cap(arm, choice.new_cap)
             except QuotabenchError as exc:
                 self.notify(str(exc), title="cap not raised", severity="error")
             else:
-                self.state.note(f"auto-pause of arm {arm}: cap raised to {choice.new_cap:,}")
-            self.engine.resume()
+                self.state.note(f"auto-pause of arm {arm}: cap raised to {choice.new_cap:,}", now)
         else:
+            self.state.note(f"auto-pause of arm {arm}: continue", now)
+        if action != "abort" and not self._asking:  # another arm's window still open: the run stays paused
             self.engine.resume()
-            self.state.note(f"auto-pause of arm {arm}: continue")
+        self._show_engine_state()
+
+    def _show_engine_state(self) -> None:
+        """A command changed the engine's state at once (pause, resume, abort): show it now, not
+        when its event comes round the stream."""
+        if self.state.live and getattr(self.engine, "state", None) in ("running", "paused", "aborting"):
+            self.state.engine_state = self.engine.state
+            self.state.dirty.add("header")
         self._redraw()
 
     def on_run_ended(self, message: RunEnded) -> None:
@@ -247,10 +287,10 @@ class LiveApp(App[str | None]):
         if self.quit_requested:
             self.exit(self.run_id)
             return
-        self.refresh_bindings()
-        self.notify(f"run {message.status}: b browses its tasks, diffs and transcripts; q quits and prints the report",
-                    title="run over",
-                    severity="error" if message.status == "crashed" else "information", timeout=10)
+        self.refresh_bindings()  # the header says "b browse · q quit + report"; no window over the grid
+        if message.status == "crashed" and not self.fatal:
+            self.notify("the run crashed: q quits and says where the traceback is", title="run over",
+                        severity="error", timeout=10)
 
     def on_task_grid_task_chosen(self, message: TaskGrid.TaskChosen) -> None:
         self._open_attempts(message.task_id)
@@ -264,6 +304,8 @@ class LiveApp(App[str | None]):
             return True
         if not self.state.live or self.fatal:
             return False
+        if self.engine is None:
+            return None  # still starting
         if action == "stop_arm":
             index = parameters[0] if parameters else 0
             if not isinstance(index, int) or index >= len(self.arm_names):
@@ -279,11 +321,22 @@ class LiveApp(App[str | None]):
     def action_toggle_pause(self) -> None:
         if self.state.engine_state == "paused":
             self.engine.resume()
-            self.state.note("resume")
+            self.state.note("resume", self.clock())
         else:
             self.engine.pause("paused by the user (p resumes)")
-            self.state.note("pause")
-        self._redraw()
+            self.state.note("pause", self.clock())
+        self._show_engine_state()
+
+    def action_toggle_log(self) -> None:
+        """The event log: beside the grid on a wide screen, in its place on a narrow one."""
+        shown = self.log_view.display
+        self.screen.set_class(not shown, "-log-shown")
+        self.screen.set_class(shown, "-log-hidden")
+
+    def action_toggle_legend(self) -> None:
+        shown = self.query_one(Legend).display
+        self.screen.set_class(not shown, "-legend-shown")
+        self.screen.set_class(shown, "-legend-hidden")
 
     def action_abort(self) -> None:
         self.push_screen(ConfirmModal("Abort the run?\n\nIn-flight calls finish and are recorded; nothing new starts. "
@@ -293,8 +346,8 @@ class LiveApp(App[str | None]):
     def _abort_confirmed(self, yes: bool | None) -> None:
         if yes and self.state.live:
             self.engine.abort()
-            self.state.note("abort")
-            self._redraw()
+            self.state.note("abort", self.clock())
+            self._show_engine_state()
 
     def action_stop_arm(self, index: int) -> None:
         name = self.arm_names[index]
@@ -307,7 +360,7 @@ class LiveApp(App[str | None]):
         if yes and self.state.live:
             self.engine.stop_arm(name)
             self.state.mark_stopping(name)
-            self.state.note(f"stop arm {name}")
+            self.state.note(f"stop arm {name}", self.clock())
             self._redraw()
 
     def action_open_task(self) -> None:
@@ -326,6 +379,8 @@ class LiveApp(App[str | None]):
     def action_request_quit(self) -> None:
         if not self.state.live or self.fatal:
             self.exit(self.run_id)
+        elif self.engine is None:
+            self.exit(None)  # nothing started yet: nothing to abort
         elif self.quit_requested:
             self.engine.stop_now()
             self.notify("stopping now: calls in flight are cancelled and recorded as lost", severity="warning")
@@ -343,29 +398,17 @@ class LiveApp(App[str | None]):
             return
         self.quit_requested = True
         self.engine.abort()
-        self.state.note("quit: aborting, the view closes when the run has stopped")
+        self.state.note("quit: aborting, the view closes when the run has stopped", self.clock())
         self.notify("aborting: waiting for calls in flight (q again stops them now)", severity="warning")
         self._redraw()
 
 
-def make_app(config: RunConfig, ledger: Ledger, engine=None, *, clock: Callable[[], float] = time.time) -> LiveApp:
-    """The live view over `engine` (by default a RunEngine with auto-pause), for the CLI and tests."""
-    if engine is None:
+def make_app(config: RunConfig, ledger: Ledger | None, engine=None, *, clock: Callable[[], float] = time.time,
+             opener: Opener | None = None) -> LiveApp:
+    """The live view over `engine` (by default a RunEngine that pauses at each arm's auto-pause
+    choice point and waits for the user), for the CLI and tests. With `opener` instead, the
+    ledger and the engine are built by it in a thread once the first frame is on screen."""
+    if engine is None and opener is None:
         from agent.engine import RunEngine
         engine = RunEngine(config, ledger, auto_pause=True)
-    return LiveApp(config, ledger, engine, clock=clock)
-
-
-def run_live(config: RunConfig, ledger: Ledger) -> str:
-    """Run the paired benchmark under the live view; returns the run id once the user quits."""
-    app = make_app(config, ledger)
-    try:
-        app.run()
-    except Exception as exc:  # Textual restored the terminal; say what broke without a traceback
-        raise QuotabenchError(f"the live view failed ({type(exc).__name__}: {exc}) — rerun with --headless; "
-                              f"the ledger keeps what was recorded") from None
-    if app.fatal:
-        print(f"quotabench: the run stopped with an error: {app.fatal}", file=sys.stderr)
-    if not app.run_id or ledger.run(app.run_id) is None:
-        raise QuotabenchError(app.fatal or "the run was quit before it started — nothing was recorded")
-    return app.run_id
+    return LiveApp(config, ledger, engine, clock=clock, opener=opener)

@@ -9,16 +9,20 @@ cannot disagree. No Textual here.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tuiapp.browse.labels import tokens_short  # noqa: F401 — one definition; the widgets use it as fig.tokens_short
 from tuiapp.live.state import BUCKET_S, ArmSnapshot, Snapshot
 
 if TYPE_CHECKING:
     from agent.metrics.compare import Comparison
     from agent.metrics.outcome import ArmFigures as CoreFigures
 
-MIN_PAIRED = 5  # tasks decided on both arms before the paired gap is shown
+MIN_PAIRED = 5  # tasks decided on both arms before the paired gap is shown (or every task, in a smaller suite)
+MIN_PROJECTION = 3  # decided tasks before a cap projection is stated firmly (below: marked as a rough guess)
+CLOSED = ("finished", "censored", "stopped", "stopping", "aborted")  # arm states with no task left to run
 SPARK_BUCKETS = 30  # the sparkline covers 30 buckets of 10 s: the last five minutes
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -28,6 +32,12 @@ class Projection:
     text: str
     censored: bool  # the arm hit its cap, or will at the current tokens per task
     per_task: float | None = None
+    short: str = ""  # the same for a narrow panel
+    tentative: bool = False  # from fewer than MIN_PROJECTION decided tasks: a rough guess
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return (self.text, self.short) if self.short else (self.text,)
 
 
 @dataclass(frozen=True)
@@ -57,8 +67,9 @@ class Figures:
     gap: Comparison | None
     elapsed_s: float | None
     eta_s: float | None
-    done_units: int
-    total_units: int
+    done_units: int  # task x arm cells decided
+    total_units: int  # task x arm cells
+    gap_short: str = ""  # the paired gap for a narrow screen
 
 
 def compute_figures(snap: Snapshot) -> Figures:
@@ -66,22 +77,31 @@ def compute_figures(snap: Snapshot) -> Figures:
     n = len(snap.task_ids)
     outcomes = {a.name: a.outcomes() for a in snap.arms}
     arms = {a.name: _arm_figures(a, outcomes[a.name], n, now, snap.started_at) for a in snap.arms}
-    gap_text, gap = _gap(snap.arms, outcomes)
+    gap_text, gap_short, gap = _gap(snap.arms, outcomes, n, over=snap.status is not None)
     elapsed = None if snap.started_at is None else max(0.0, now - snap.started_at)
-    done = sum(_done_units(a, outcomes[a.name], n) for a in snap.arms)
+    done = sum(1 for a in snap.arms for o in outcomes[a.name] if o.decided)
     total = n * len(snap.arms)
-    eta = None
-    if snap.status is not None or (total and done >= total):
-        eta = 0.0
-    elif elapsed is not None and done:
-        eta = elapsed * (total - done) / done
-    return Figures(arms, gap_text, gap, elapsed, eta, done, total)
+    eta = 0.0 if snap.status is not None else eta_seconds(snap.arms, outcomes, elapsed)
+    return Figures(arms, gap_text, gap, elapsed, eta, done, total, gap_short)
 
 
-def _done_units(arm: ArmSnapshot, outcomes, n: int) -> int:
-    if arm.state in ("finished", "censored", "stopped", "aborted"):
-        return n
-    return sum(1 for o in outcomes if o.decided or o.unfinished)
+def eta_seconds(arms: tuple[ArmSnapshot, ...], outcomes: dict, elapsed: float | None) -> float | None:
+    """Time until the last arm still running has decided its remaining tasks, each arm at its own
+    pace so far. A censored, stopped or finished arm has nothing left to do; None until every
+    running arm has decided a task."""
+    if elapsed is None:
+        return None
+    eta = 0.0
+    for arm in arms:
+        if arm.state in CLOSED:
+            continue
+        decided = sum(1 for o in outcomes[arm.name] if o.decided)
+        left = sum(1 for o in outcomes[arm.name] if not o.decided and not o.unfinished)
+        if left and not decided:
+            return None
+        if left:
+            eta = max(eta, elapsed * left / decided)
+    return eta
 
 
 def _arm_figures(arm: ArmSnapshot, outcomes, n: int, now: float, started: float | None) -> ArmFigures:
@@ -115,30 +135,42 @@ def spark_values(buckets: tuple[tuple[int, int], ...], now: float, started: floa
 
 
 def project(arm: ArmSnapshot, n: int, outcomes=None) -> Projection:
-    """Where the cap will be hit at the current tokens per decided task, or what will be left."""
+    """Where the cap will be hit at the current tokens per decided task, or what will be left.
+    From fewer than MIN_PROJECTION decided tasks it is marked as a rough guess."""
     outcomes = arm.outcomes() if outcomes is None else outcomes
     out = sum(1 for o in outcomes if o.unfinished)
     if arm.state == "censored":
-        return Projection(f"cap hit: {out} of {n} tasks unfinished, not comparable", True)
+        return Projection(f"cap hit: {out} of {n} tasks unfinished, not comparable", True,
+                          short=f"cap hit: {out}/{n} tasks unfinished")
     if arm.state in ("stopped", "stopping", "aborted"):
-        return Projection(f"stopped: {out} of {n} tasks not run, not comparable", False)
+        return Projection(f"stopped: {out} of {n} tasks not run, not comparable", False,
+                          short=f"stopped: {out}/{n} tasks not run")
     left = arm.cap - arm.used
     if arm.state == "finished":
-        return Projection(f"finished with {tokens(left)} tokens left ({left / arm.cap:.0%} of the cap)", False)
+        return Projection(f"finished with {tokens(left)} tokens left ({left / arm.cap:.0%} of the cap)", False,
+                          short=f"finished, {tokens_short(left)} left ({left / arm.cap:.0%})")
     decided = [o for o in outcomes if o.decided]
     if not decided:
-        return Projection("projection after the first finished task", False)
+        return Projection("projection after the first finished task", False, short="projection after 1st task")
     per_task = sum(o.tokens for o in decided) / len(decided)
     status = {c.task_id: c.status for c in arm.cells}
     in_progress = [o.tokens for o in outcomes if o.failure_class == "pending" and status[o.task_id] != "pending"]
     pending = sum(1 for o in outcomes if o.failure_class == "pending" and status[o.task_id] == "pending")
     projected = arm.used + sum(max(0.0, per_task - t) for t in in_progress) + per_task * pending
+    tentative = len(decided) < MIN_PROJECTION
+    rough = f"rough, from {len(decided)} task{'s' if len(decided) > 1 else ''}: " if tentative else ""
+    rough_short = f"rough ({len(decided)}): " if tentative else ""
     if projected > arm.cap:
         reach = len(decided) + (arm.cap - arm.used + sum(in_progress)) / per_task
         at = min(n, max(len(decided) + 1, int(reach) + 1))
-        return Projection(f"cap at ~task {at} of {n}: this arm will be censored", True, per_task)
+        what = "may be censored" if tentative else "this arm will be censored"
+        return Projection(f"{rough}cap at ~task {at} of {n}: {what}", True, per_task,
+                          short=f"{rough_short}cap at ~task {at}/{n}: {'censored?' if tentative else 'censored'}",
+                          tentative=tentative)
     spare = arm.cap - projected
-    return Projection(f"~{tokens(spare)} tokens left at the end ({spare / arm.cap:.0%} of the cap)", False, per_task)
+    return Projection(f"{rough}~{tokens(spare)} tokens left at the end ({spare / arm.cap:.0%} of the cap)", False,
+                      per_task, short=f"{rough_short}~{tokens_short(spare)} left at the end ({spare / arm.cap:.0%})",
+                      tentative=tentative)
 
 
 def _censoring(arm: ArmSnapshot, projection: Projection) -> str:
@@ -147,24 +179,29 @@ def _censoring(arm: ArmSnapshot, projection: Projection) -> str:
     if arm.state in ("stopped", "stopping", "aborted"):
         return "stopped"
     if projection.censored:
-        return "projected"
+        return "maybe (early)" if projection.tentative else "projected"
     return "no"
 
 
-def _gap(arms: tuple[ArmSnapshot, ...], outcomes: dict) -> tuple[str, Comparison | None]:
-    """The report's paired comparison and decision rule on the tasks decided on both arms so far."""
+def _gap(arms: tuple[ArmSnapshot, ...], outcomes: dict, n: int, over: bool) -> tuple[str, str, Comparison | None]:
+    """The report's paired comparison and decision rule on the tasks decided on both arms so far:
+    from MIN_PAIRED such tasks (all of them in a smaller suite), and at the end of the run."""
     from agent.metrics.compare import compare_arms
     if len(arms) < 2:
-        return "paired gap: needs two arms", None
+        return "paired gap: needs two arms", "paired gap: needs two arms", None
     first, second = arms[0], arms[1]
     label = f"paired gap {second.name} − {first.name}"
     paired = sum(a.decided and b.decided for a, b in zip(outcomes[first.name], outcomes[second.name]))
-    if paired < MIN_PAIRED:
-        return f"{label}: shown once {MIN_PAIRED} tasks are decided on both arms ({paired} so far)", None
+    needed = max(1, min(MIN_PAIRED, n))
+    if paired < needed and not (over and paired):
+        text = f"{label}: shown once {needed} task{'s are' if needed > 1 else ' is'} decided on both arms ({paired} so far)"
+        return text, f"gap {second.name}−{first.name}: after {needed} paired tasks ({paired} so far)", None
     c = compare_arms(first.name, outcomes[first.name], second.name, outcomes[second.name], seed=0, resamples=0)
     iv = c.interval
-    return (f"{label} {iv.gap:+.2f}, {iv.level:.0%} CI [{iv.lo:+.2f}, {iv.hi:+.2f}], n={c.n_paired} "
-            f"· {c.verdict.short}"), c
+    interval = f"{iv.gap:+.2f}, {iv.level:.0%} CI [{iv.lo:+.2f}, {iv.hi:+.2f}], n={c.n_paired}"
+    read = c.verdict.short.split(" (")[0]  # "no detectable difference" / "B wins on acceptance by 20 pts"
+    return (f"{label} {interval} · {c.verdict.short}",
+            f"gap {second.name}−{first.name} {iv.gap:+.2f} [{iv.lo:+.2f}, {iv.hi:+.2f}] n={c.n_paired} · {read}", c)
 
 
 # -- formatting helpers shared by the widgets ---------------------------------------------------
@@ -175,6 +212,16 @@ def tokens(n: float | None) -> str:
     if abs(n) >= 10_000_000:
         return f"{n / 1_000_000:.1f}M"
     return f"{int(round(n)):,}"
+
+
+def share(used: int, reserved: int, cap: int) -> float:
+    """Used plus in flight over the cap: the one share the meter, the modal and the engine state."""
+    return (used + reserved) / cap if cap else 1.0
+
+
+def percent(x: float) -> str:
+    """A share as a whole percent, never rounded up to the next threshold: 0.899 is 89%, not 90%."""
+    return f"{math.floor(x * 100 + 1e-9):.0f}%"
 
 
 def ratio(x: float | None, digits: int = 2) -> str:

@@ -14,25 +14,32 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from tuiapp.browse.labels import tokens_short
 from tuiapp.live.state import CELL_LOOK, RunState, TaskCell
 
 STATUS_CLASSES = {f"status--{status}" for status in CELL_LOOK}
-CELL_W, GAP, TASK_W_MAX = 20, 2, 30
+# A cell is CELL_W wide ("✗ reasoning #2  11.1k"), or CELL_W_COMPACT ("✗ #2  11.1k") when the
+# task column would otherwise drop below TASK_W_MIN: the task column shrinks first.
+CELL_W, CELL_W_COMPACT, GAP, TASK_W_MAX, TASK_W_MIN = 20, 11, 2, 30, 14
+
+Look = tuple[str, str, str]  # (status, words, tokens)
 
 
-def cell_words(cell: TaskCell) -> tuple[str, str, str]:
-    """(status, words, tokens) of a cell: symbol, status word and attempt number; the tokens
-    once the task is no longer running (they would change on every call)."""
+def cell_words(cell: TaskCell, compact: bool = False) -> Look:
+    """(status, words, tokens) of a cell: symbol, status word (not when compact) and attempt
+    number; the tokens once the task is no longer running (they would change on every call)."""
     symbol, short, _ = CELL_LOOK.get(cell.status, ("?", cell.status, cell.status))
     if cell.status == "running":
-        return cell.status, f"{symbol} {short} {cell.attempt}", ""
-    words = f"{symbol} {short}" + (f" #{cell.attempt}" if cell.attempt > 1 or cell.status == "grading" else "")
-    tokens = "" if cell.status in ("pending", "grading") or not cell.tokens else _compact(cell.tokens)
+        return cell.status, f"{symbol} #{cell.attempt}" if compact else f"{symbol} {short} {cell.attempt}", ""
+    number = f" #{cell.attempt}" if cell.attempt > 1 or cell.status == "grading" else ""
+    words = f"{symbol}{number}" if compact else f"{symbol} {short}{number}"
+    tokens = "" if cell.status in ("pending", "grading") or not cell.tokens else tokens_short(cell.tokens)
     return cell.status, words, tokens
 
 
-def _compact(n: int) -> str:
-    return f"{n}" if n < 1000 else f"{n / 1000:.1f}k" if n < 100_000 else f"{n // 1000}k"
+def _cut(text: str, width: int) -> str:
+    """`text` in exactly `width` columns: padded, or cut with an ellipsis (never silently)."""
+    return f"{text:<{width}}" if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
 class TaskGrid(Widget, can_focus=True):
@@ -51,14 +58,15 @@ class TaskGrid(Widget, can_focus=True):
             super().__init__()
             self.task_id = task_id
 
-    def __init__(self, arms: list[str], **kwargs) -> None:
+    def __init__(self, arms: list[str], labels: dict[str, str] | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.arms = arms
+        self.labels = labels or {}  # arm -> "A · gpt-4.1-mini", shown in the header row when it fits
         self.task_ids: list[str] = []
         self._row_of: dict[str, int] = {}
-        self.cells: dict[tuple[str, str], tuple[str, str, str]] = {}
+        self.cells: dict[tuple[str, str], tuple[Look, Look]] = {}  # (full, compact)
         self.cursor = self.top = 0
-        self.task_w = 8
+        self.longest_task = 4
         self._strips: dict[str, tuple[tuple, Strip]] = {}
 
     # -- data in ---------------------------------------------------------------------------------
@@ -66,18 +74,19 @@ class TaskGrid(Widget, can_focus=True):
         """Take the task list (it arrives with RunStarted) and every cell's current look."""
         self.task_ids = list(state.task_ids)
         self._row_of = {t: i for i, t in enumerate(self.task_ids)}
-        self.task_w = min(TASK_W_MAX, max([4, *map(len, self.task_ids)]))
+        self.longest_task = max([4, *map(len, self.task_ids)])
         for arm in self.arms:
             for task_id, cell in state.arms[arm].cells.items():
-                self.cells[(arm, task_id)] = cell_words(cell)
+                self.cells[(arm, task_id)] = (cell_words(cell), cell_words(cell, compact=True))
         self._set_subtitle()
         self.refresh(layout=True)
 
     def show_cell(self, state: RunState, arm: str, task_id: str) -> None:
-        look = cell_words(state.arms[arm].cells[task_id])
-        if arm not in self.arms or self.cells.get((arm, task_id)) == look:
+        cell = state.arms[arm].cells[task_id]
+        looks = (cell_words(cell), cell_words(cell, compact=True))
+        if arm not in self.arms or self.cells.get((arm, task_id)) == looks:
             return
-        self.cells[(arm, task_id)] = look
+        self.cells[(arm, task_id)] = looks
         if task_id in self._row_of:
             self._refresh_row(self._row_of[task_id])
 
@@ -85,32 +94,45 @@ class TaskGrid(Widget, can_focus=True):
     def cursor_task(self) -> str | None:
         return self.task_ids[self.cursor] if self.task_ids else None
 
+    def layout_for(self, width: int) -> tuple[int, int, bool]:
+        """(task column width, cell width, compact) for `width` columns: the task column shrinks
+        to TASK_W_MIN first, then the cells turn compact; every arm's cell always shows."""
+        longest = min(TASK_W_MAX, self.longest_task)
+        room = width - len(self.arms) * (GAP + CELL_W)
+        if room >= min(longest, TASK_W_MIN):
+            return min(longest, room), CELL_W, False
+        room = width - len(self.arms) * (GAP + CELL_W_COMPACT)
+        return max(4, min(longest, room)), CELL_W_COMPACT, True
+
     # -- rendering ---------------------------------------------------------------------------------
     def get_content_width(self, container, viewport) -> int:
-        return self.task_w + len(self.arms) * (GAP + CELL_W)
+        return min(TASK_W_MAX, self.longest_task) + len(self.arms) * (GAP + CELL_W)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
+        task_w, cell_w, compact = self.layout_for(width)
         if y == 0:
-            header = Text(f"{'task':<{self.task_w}}" + "".join(" " * GAP + f"{a:<{CELL_W}}" for a in self.arms),
-                          style=self.get_component_rich_style("task-grid--header"))
+            header = Text(_cut("task", task_w), style=self.get_component_rich_style("task-grid--header"))
+            for arm in self.arms:
+                label = self.labels.get(arm, arm)
+                header.append(" " * GAP + _cut(label if len(label) <= cell_w else arm, cell_w))
             return self._strip(header, width)
         row = self.top + y - 1
         if row >= len(self.task_ids):
             return Strip.blank(width, self.rich_style)
         task_id = self.task_ids[row]
-        looks = tuple(self.cells.get((a, task_id), ("pending", "", "")) for a in self.arms)
+        pending = (("pending", "", ""), ("pending", "", ""))
+        looks = tuple(self.cells.get((a, task_id), pending)[int(compact)] for a in self.arms)
         key = (row == self.cursor, width, looks)
         cached = self._strips.get(task_id)
         if cached is not None and cached[0] == key:
             return cached[1]
         base = self.get_component_rich_style("task-grid--cursor") if row == self.cursor else self.rich_style
-        name = task_id if len(task_id) <= self.task_w else task_id[: self.task_w - 1] + "…"
-        text = Text(f"{name:<{self.task_w}}", style=base)
+        text = Text(_cut(task_id, task_w), style=base)
         for status, words, tokens in looks:
             text.append(" " * GAP)
             text.append(words, self.get_component_rich_style(f"status--{status}", partial=True))
-            text.append(f"{tokens:>{CELL_W - len(words)}}")
+            text.append(f"{tokens:>{max(0, cell_w - len(words))}}")
         strip = self._strip(text, width)
         self._strips[task_id] = (key, strip)
         return strip

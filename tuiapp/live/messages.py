@@ -14,11 +14,12 @@ class RunChanged(Message):
 
 
 class AutoPaused(Message):
-    """The engine paused itself because `arm` reached the auto-pause share of its cap."""
+    """The engine paused at `arm`'s choice point before its cap; its next call reserves
+    `next_call` tokens (0 when usage alone crossed the auto-pause share)."""
 
-    def __init__(self, arm: str, reason: str) -> None:
+    def __init__(self, arm: str, reason: str, next_call: int = 0) -> None:
         super().__init__()
-        self.arm, self.reason = arm, reason
+        self.arm, self.reason, self.next_call = arm, reason, next_call
 
 
 class RunEnded(Message):

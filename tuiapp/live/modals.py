@@ -3,6 +3,7 @@ of one task (read from the ledger in a thread) and the fatal-error screen."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +17,16 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from agent.ledger import Ledger
+from agent.config import MAX_CAP_TOKENS
 from tuiapp.live import figures as fig
 from tuiapp.live.state import CELL_LOOK
+
+
+COMPACT_BELOW = 32  # terminal rows under which dialog buttons and fields take one line each
+
+
+def _compact(screen: ModalScreen) -> bool:
+    return screen.app.size.height < COMPACT_BELOW
 
 
 class ConfirmModal(ModalScreen[bool]):
@@ -33,11 +41,12 @@ class ConfirmModal(ModalScreen[bool]):
         self.question, self.yes = question, yes
 
     def compose(self) -> ComposeResult:
+        compact = _compact(self)
         with Vertical(classes="dialog"):
             yield Static(Text(self.question), classes="question")
             with Horizontal(classes="buttons"):
-                yield Button(f"{self.yes} (y)", id="yes", variant="error")
-                yield Button("No (n)", id="no", variant="primary")
+                yield Button(f"{self.yes} (y)", id="yes", variant="error", compact=compact)
+                yield Button("No (n)", id="no", variant="primary", compact=compact)
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
@@ -63,57 +72,111 @@ def parse_cap(text: str) -> int | None:
     return int(number * scale)
 
 
+def suggested_cap(used: int, reserved: int, next_call: int, cap: int, pause_share: float) -> int:
+    """A cap that lets the next call through below the auto-pause share, and at least 1.5x the
+    current one, rounded up to a readable number."""
+    need = max(cap * 3 // 2, math.ceil((used + reserved + next_call) / pause_share) + 1)
+    step = 10 ** max(0, len(str(need)) - 2)
+    return -(-need // step) * step
+
+
 class AutoPauseModal(ModalScreen[AutoPauseChoice]):
-    """The engine paused because an arm neared its cap: continue, raise the cap, stop the arm, or abort."""
+    """The run paused before an arm's cap: continue, raise the cap, stop the arm, or abort.
+
+    Its numbers are the meter's, updated while calls in flight settle (`show_quota`)."""
 
     AUTO_FOCUS = "#continue"  # not the cap field: it would swallow the c / s / a keys
     BINDINGS = [Binding("c", "choose('continue')", "continue", id="autopause-continue"),
                 Binding("r", "focus_cap", "raise the cap", id="autopause-raise"),
                 Binding("s", "choose('stop')", "stop this arm", id="autopause-stop"),
-                Binding("a", "choose('abort')", "abort the run", id="autopause-abort")]
+                Binding("a", "choose('abort')", "abort the run", id="autopause-abort"),
+                Binding("escape", "leave_cap", "leave the cap field", show=False, id="autopause-leave-cap")]
 
-    def __init__(self, arm: str, reason: str, used: int, reserved: int, cap: int, projection: str) -> None:
+    def __init__(self, arm: str, used: int, reserved: int, cap: int, projection: str, *, next_call: int = 0,
+                 pause_share: float = 0.9) -> None:
         super().__init__(classes="autopause")
-        self.arm, self.reason, self.cap = arm, reason, cap
+        self.arm, self.cap, self.next_call, self.pause_share = arm, cap, next_call, pause_share
         self.used, self.reserved, self.projection = used, reserved, projection
 
+    @property
+    def share_text(self) -> str:
+        return fig.percent(fig.share(self.used, self.reserved, self.cap))
+
+    def body(self) -> str:
+        lines = [f"Arm {self.arm}: {fig.tokens(self.used)} used + {fig.tokens(self.reserved)} in flight / cap "
+                 f"{fig.tokens(self.cap)} ({self.share_text})."]
+        if self.next_call:
+            after = fig.share(self.used + self.next_call, self.reserved, self.cap)
+            where = "past the cap: without a change the arm is censored at that call" if after > 1 else \
+                f"past the auto-pause share of {self.pause_share:.0%}"
+            lines.append(f"Its next call reserves {fig.tokens(self.next_call)} tokens (prompt + max_tokens): "
+                         f"{fig.percent(after)}, {where}.")
+        lines.append(f"Projection: {self.projection.removeprefix('projection ')}.")
+        lines.append("The run is paused; calls in flight finish and are recorded. Continue as is (censored if the "
+                     f"cap runs out), raise the cap, stop arm {self.arm} (the other arm goes on) or abort the run.")
+        return "\n".join(lines)
+
     def compose(self) -> ComposeResult:
-        share = (self.used + self.reserved) / self.cap if self.cap else 1.0
-        body = (f"Arm {self.arm} has used {fig.tokens(self.used)} tokens, {fig.tokens(self.reserved)} more are "
-                f"reserved in flight: {share:.0%} of its cap of {fig.tokens(self.cap)}.\n"
-                f"Projection: {self.projection}.\n\n"
-                "The run is paused. Continue as is (the arm is censored if the cap runs out), raise the cap, "
-                f"stop arm {self.arm} (the other arm goes on), or abort the run. Everything recorded so far "
-                "stays in the ledger.")
+        compact = _compact(self)
+        example = suggested_cap(self.used, self.reserved, self.next_call, self.cap, self.pause_share)
         with Vertical(classes="dialog"):
-            yield Static(Text(f"Auto-pause: {self.reason}"), classes="title")
-            yield Static(Text(body), classes="body")
+            yield Static(Text(f"Auto-pause: arm {self.arm} at {self.share_text} of its cap"), classes="title")
+            yield Static(Text(self.body()), classes="body")
             with Horizontal(classes="cap-row"):
-                yield Input(placeholder=f"new cap above {self.cap:,}, e.g. {self.cap * 3 // 2:,} or 300k",
-                            id="new-cap")
-                yield Button("Raise cap (r)", id="raise", variant="warning")
+                yield Input(placeholder=f"new cap above {self.cap:,}, e.g. {example:,} or {fig.tokens_short(example)}",
+                            id="new-cap", compact=compact)
+                yield Button("Raise cap (r)", id="raise", variant="warning", compact=compact)
             yield Static("", id="cap-error")
             with Horizontal(classes="buttons"):
-                yield Button("Continue (c)", id="continue", variant="primary")
-                yield Button(f"Stop arm {self.arm} (s)", id="stop", variant="warning")
-                yield Button("Abort run (a)", id="abort", variant="error")
+                yield Button("Continue (c)", id="continue", variant="primary", compact=compact)
+                yield Button(f"Stop arm {self.arm} (s)", id="stop", variant="warning", compact=compact)
+                yield Button("Abort run (a)", id="abort", variant="error", compact=compact)
+
+    def show_quota(self, used: int, reserved: int, cap: int) -> None:
+        """The meter's numbers changed (a call in flight settled): show the same ones here."""
+        if (used, reserved, cap) == (self.used, self.reserved, self.cap):
+            return
+        self.used, self.reserved, self.cap = used, reserved, cap
+        if self.is_mounted:
+            self.query_one(".title", Static).update(Text(f"Auto-pause: arm {self.arm} at {self.share_text} of its cap"))
+            self.query_one(".body", Static).update(Text(self.body()))
 
     def action_choose(self, action: str) -> None:
         self.dismiss(AutoPauseChoice(action))
 
+    TYPING = "typing the new cap: enter raises it, escape goes back to the keys"
+
+    def on_descendant_focus(self, event) -> None:
+        """While the field has the keys, say so (c / s / a type into it then)."""
+        if isinstance(event.widget, Input):
+            self.query_one("#cap-error", Static).update(Text(self.TYPING, style="italic"))
+
+    def on_descendant_blur(self, event) -> None:
+        error = self.query_one("#cap-error", Static)
+        if isinstance(event.widget, Input) and str(error.render()) == self.TYPING:
+            error.update("")
+
     def action_focus_cap(self) -> None:
         self.query_one("#new-cap", Input).focus()
+
+    def action_leave_cap(self) -> None:
+        self.query_one("#raise", Button).focus()
 
     def _raise(self) -> None:
         raw = self.query_one("#new-cap", Input).value
         new_cap = parse_cap(raw)
         error = self.query_one("#cap-error", Static)
         if new_cap is None:
-            error.update(Text(f"{raw!r} is not a number of tokens — type e.g. {self.cap * 2:,} or 500k"))
+            error.update(Text(f"{raw!r} is not a number of tokens — r and type e.g. {self.cap * 2:,} or 500k"))
         elif new_cap <= self.cap:
-            error.update(Text(f"{new_cap:,} is not above the current cap {self.cap:,} — type a larger number"))
+            error.update(Text(f"{new_cap:,} is not above the current cap {self.cap:,} — r and type a larger number"))
+        elif new_cap > MAX_CAP_TOKENS:
+            error.update(Text(f"{new_cap:,} is above the largest cap, {MAX_CAP_TOKENS:,} — r and type a smaller number"))
         else:
             self.dismiss(AutoPauseChoice("raise", new_cap))
+            return
+        # the keys c / r / s / a work again at once: the field does not keep them
+        self.query_one("#raise", Button).focus()
 
     @on(Input.Submitted, "#new-cap")
     def _submitted(self) -> None:
@@ -129,6 +192,7 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
 
 def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
     """The task's attempts on every arm with their tool calls and grade (own connection: threads)."""
+    from agent.ledger import Ledger  # sqlite-utils and numpy: loaded in this thread, not at start-up
     ledger = Ledger(ledger_path)
     try:
         rows = ledger.query("select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no",

@@ -85,10 +85,12 @@ class ArmState:
 
 @dataclass(frozen=True)
 class Notice:
-    """An event the app reacts to beyond redrawing: "auto_pause" (arm, text) or "finished"."""
+    """An event the app reacts to beyond redrawing: "auto_pause" (arm, the next call's tokens),
+    "finished" (text: the status) or "sandbox" (text)."""
     kind: str
     arm: str | None = None
     text: str = ""
+    tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ class RunState:
         self.dirty: set[str] = set()
         self.dirty_cells: set[tuple[str, str]] = set()
         self._set_tasks(task_ids)
+        self.dirty.update({"header", *(f"arm:{name}" for name in self.arms)})  # the configured caps, from the first frame
 
     # -- folding -------------------------------------------------------------------------------
     def apply(self, event: ev.Event) -> Notice | None:
@@ -206,8 +209,8 @@ class RunState:
             case ev.EngineStateChanged():
                 self.engine_state = event.state
                 self.dirty.add("header")
-            case ev.AutoPaused() if arm:
-                return Notice("auto_pause", event.arm, f"auto-pause: arm {event.arm} at {event.share:.0%} of its cap")
+            case ev.AutoPaused() if arm and event.policy is None:  # the engine waits for the user's choice
+                return Notice("auto_pause", event.arm, f"auto-pause: arm {event.arm} near its cap", event.next_call)
             case ev.RunFinished():
                 self.status = self.engine_state = event.status
                 self.finished_at = event.at
@@ -312,9 +315,10 @@ class RunState:
         self.dirty.add("log")
 
     # -- what the app does (recorded so the screen shows it before the engine confirms) ----------
-    def note(self, text: str, prefix: str = "you: ") -> None:
-        """A line in the event log from the app itself (a command sent, a choice made)."""
-        self._log(self.last_at or 0.0, prefix + text)
+    def note(self, text: str, at: float, prefix: str = "you: ") -> None:
+        """A line in the event log from the app itself (a command sent, a choice made) at `at`,
+        the time it was made (not the last engine event's)."""
+        self._log(at, prefix + text)
 
     def mark_stopping(self, name: str) -> None:
         arm = self.arms.get(name)

@@ -1,9 +1,16 @@
 """The live view's widgets. Each has a `show...` method the app's message handlers call with
 plain state; none reads the engine or the ledger. Colours come from live.tcss (component
 classes for the parts of a line), symbols and words carry the meaning without colour.
+
+Numbers are never cut silently: a line that does not fit its width switches to a shorter
+wording with compact units (12.3k), and only the shortest one, if it still does not fit,
+ends in an ellipsis (`Fit`).
 """
 from __future__ import annotations
 
+from typing import Sequence, Union
+
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -11,10 +18,69 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.config import ArmConfig
+from tuiapp.browse.labels import short_model
 from tuiapp.live import figures as fig
 from tuiapp.live.grid import STATUS_CLASSES
 from tuiapp.live.state import CELL_LOOK, ArmState, RunState, clock
 
+Line = Union[str, Text]
+Wording = Union[Line, Sequence[Line]]  # one line, or the lines of a multi-line wording
+
+
+def _lines(wording: Wording) -> list[Text]:
+    items = [wording] if isinstance(wording, (str, Text)) else list(wording)
+    return [item if isinstance(item, Text) else Text(item) for item in items]
+
+
+def fit(wordings: Sequence[Wording], width: int) -> Text:
+    """The first wording (longest first) whose every line fits `width`, else the last one with an
+    ellipsis where it is cut."""
+    chosen = None
+    for wording in wordings:
+        lines = _lines(wording)
+        if all(cell_len(line.plain) <= width for line in lines):
+            chosen = lines
+            break
+    if chosen is None:
+        chosen = _lines(wordings[-1]) if wordings else [Text("")]
+        for line in chosen:
+            line.truncate(max(1, width), overflow="ellipsis")
+    out = Text("\n").join(chosen)
+    out.no_wrap, out.overflow = True, "ellipsis"
+    return out
+
+
+class Fit(Widget):
+    """Text in several wordings; shows the longest that fits the widget's width (see `fit`)."""
+
+    def __init__(self, *wordings: Wording, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.wordings: tuple[Wording, ...] = wordings
+
+    def show(self, *wordings: Wording) -> None:
+        if wordings != self.wordings:
+            self.wordings = wordings
+            self.refresh()
+
+    @property
+    def text(self) -> str:
+        """What the widget shows at its current width (for tests and the benchmark)."""
+        return fit(self.wordings, max(1, self.size.width)).plain
+
+    def render(self) -> Text:
+        return fit(self.wordings, max(1, self.size.width))
+
+
+def quota_wordings(used: int, reserved: int, cap: int) -> list[str]:
+    """The meter's numbers, longest first: each keeps used, the cap and the share."""
+    pct = fig.percent(fig.share(used, reserved, cap))
+    t, s = fig.tokens, fig.tokens_short
+    return [f"{t(used)} used + {t(reserved)} in flight / cap {t(cap)} ({pct})",
+            f"{t(used)} + {t(reserved)} in flight / cap {t(cap)} ({pct})",
+            f"{s(used)} used + {s(reserved)} in flight / cap {s(cap)} ({pct})",
+            f"{s(used)} + {s(reserved)} in flight / cap {s(cap)} ({pct})",
+            f"{s(used)}+{s(reserved)} / cap {s(cap)} ({pct})",
+            f"{s(used + reserved)}/{s(cap)} {pct}"]
 
 
 class QuotaMeter(Widget):
@@ -26,18 +92,23 @@ class QuotaMeter(Widget):
 
     COMPONENT_CLASSES = {"quota-meter--used", "quota-meter--reserved", "quota-meter--free"}
 
-    def __init__(self, danger_share: float, **kwargs) -> None:
+    def __init__(self, danger_share: float, cap: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.danger_share = danger_share
-        self.used = self.reserved = self.cap = 0
+        self.used = self.reserved = 0
+        self.cap = cap
 
     def show(self, used: int, reserved: int, cap: int) -> None:
         self.used, self.reserved, self.cap = used, reserved, cap
-        share = (used + reserved) / cap if cap else 1.0
+        share = fig.share(used, reserved, cap)
         level = "-danger" if share >= self.danger_share else "-warn" if share >= self.danger_share - 0.2 else "-ok"
         for name in ("-ok", "-warn", "-danger"):
             self.set_class(name == level, name)
         self.refresh()
+
+    @property
+    def numbers(self) -> str:
+        return fit(quota_wordings(self.used, self.reserved, self.cap), max(1, self.size.width)).plain
 
     def render(self) -> Text:
         width = max(1, self.size.width)
@@ -47,10 +118,7 @@ class QuotaMeter(Widget):
         bar.append("█" * used_w, style("quota-meter--used"))
         bar.append("▒" * reserved_w, style("quota-meter--reserved"))
         bar.append("░" * free_w, style("quota-meter--free"))
-        share = (self.used + self.reserved) / self.cap if self.cap else 0.0
-        numbers = (f"{fig.tokens(self.used)} used + {fig.tokens(self.reserved)} in flight"
-                   f" / cap {fig.tokens(self.cap)} ({share:.0%})")
-        return Text("\n").join([bar, Text(numbers, no_wrap=True, overflow="ellipsis")])
+        return Text("\n").join([bar, fit(quota_wordings(self.used, self.reserved, self.cap), width)])
 
 
 class BurnLine(Widget):
@@ -69,7 +137,8 @@ class BurnLine(Widget):
         head = f"burn {fig.tokens(self.rate)} tok/min "
         room = max(0, min(fig.SPARK_BUCKETS, self.size.width - len(head) - 12))
         tail = " last 5 min" if self.spark else ""
-        return Text(head + fig.sparkline(self.spark, room) + tail, no_wrap=True, overflow="ellipsis")
+        return fit([head + fig.sparkline(self.spark, room) + tail, f"burn {fig.tokens_short(self.rate)}/min"],
+                   max(1, self.size.width))
 
 
 class StreamTail(Widget):
@@ -92,17 +161,47 @@ class StreamTail(Widget):
         return Text("\n".join(shown) or "—", no_wrap=True, overflow="crop")
 
 
+def arm_label(arm: ArmConfig) -> str:
+    """The arm's model as the screens name it: short (a GGUF path becomes its file name)."""
+    model = arm.model
+    if not model and arm.llamacpp is not None:
+        model = arm.llamacpp.model_package or arm.llamacpp.model_path or ""
+    return short_model(model or arm.kind)
+
+
+def metrics_wordings(f: fig.ArmFigures) -> list[tuple[str, str]]:
+    """The live metrics in two lines, longest wording first."""
+    if f.decided:
+        rate = f"{f.acceptance:.2f} [{f.ci[0]:.2f}, {f.ci[1]:.2f}] n={f.decided}"
+        accept = f"accept {rate}" if f.comparable else f"accept not comparable ({rate} finished)"
+        mid = f"accept {rate}" if f.comparable else f"not comparable: {rate}"
+        short = (f"accept {f.acceptance:.2f} [{f.ci[0]:.2f},{f.ci[1]:.2f}] n={f.decided}" if f.comparable
+                 else f"not comparable ({f.acceptance:.2f}, n={f.decided})")
+    else:
+        accept = mid = "accept — (none decided yet)" if f.comparable else "accept not comparable (none finished)"
+        short = "accept — (none decided)" if f.comparable else "not comparable (none finished)"
+    qap, tax, first = fig.tokens(f.qap), fig.ratio(f.retry_tax), fig.ratio(f.first_try_share)
+    qap_s = fig.tokens_short(f.qap)
+    # the report's figures: None (shown —) for QAP, retry tax and first try once not comparable
+    return [(f"{accept} · QAP {qap} tok/patch", f"retry tax {tax} · first try {first} · censored: {f.censoring}"),
+            (mid, f"QAP {qap_s} · retry tax {tax} · first try {first}"),
+            (mid, f"QAP {qap_s} · retry {tax} · 1st try {first}"),
+            (short, f"QAP {qap_s} · retry {tax} · 1st try {first}"),
+            (short, f"QAP {qap_s} · tax {tax} · 1st {first}")]
+
+
 class ArmPanel(Vertical):
     """One arm: quota meter, burn rate, projection, live metrics, activity, streamed text."""
 
     def __init__(self, arm: ArmConfig, danger_share: float, **kwargs) -> None:
         super().__init__(**kwargs)
         self.arm_name = arm.name
-        self.border_title = f"{arm.name} · {arm.model or arm.kind} ({arm.kind}, {arm.protocol})"
-        self.meter = QuotaMeter(danger_share, classes="meter")
+        self.border_title = f"{arm.name} · {arm_label(arm)} ({arm.kind}, {arm.protocol})"
+        self.meter = QuotaMeter(danger_share, arm.cap_tokens, classes="meter")
         self.burn = BurnLine(classes="burn")
-        self.projection = Static("projection after the first finished task", classes="projection")
-        self.metrics = Static("accept — (none decided yet)", classes="metrics")
+        self.projection = Fit("projection after the first finished task", "projection after 1st task",
+                              classes="projection")
+        self.metrics = Fit(("accept — (none decided yet)", ""), classes="metrics")
         self.activity = Static("", classes="activity")
         self.stream = StreamTail(classes="stream")
 
@@ -129,38 +228,47 @@ class ArmPanel(Vertical):
 
     def show_figures(self, f: fig.ArmFigures) -> None:
         self.burn.show(f.burn_per_min, f.spark)
-        self.projection.update(Text(f.projection.text, no_wrap=True, overflow="ellipsis"), layout=False)
-        self.projection.set_class(f.projection.censored, "-censored")
-        if f.decided:
-            acceptance = f"{f.acceptance:.2f} [{f.ci[0]:.2f}, {f.ci[1]:.2f}] n={f.decided}"
-            acceptance = f"accept {acceptance}" if f.comparable else f"accept not comparable ({acceptance} finished)"
-        else:
-            acceptance = "accept — (none decided yet)" if f.comparable else "accept not comparable (none finished)"
-        # the report's figures: None (shown —) for QAP, retry tax and first try once not comparable
-        lines = [f"{acceptance} · QAP {fig.tokens(f.qap)} tok/patch",
-                 f"retry tax {fig.ratio(f.retry_tax)} · first try {fig.ratio(f.first_try_share)} · "
-                 f"censored: {f.censoring}"]
-        self.metrics.update(Text("\n".join(lines), no_wrap=True, overflow="ellipsis"), layout=False)
+        self.projection.show(*f.projection.texts)
+        self.projection.set_class(f.projection.censored and not f.projection.tentative, "-censored")
+        self.projection.set_class(f.projection.tentative, "-tentative")
+        self.metrics.show(*metrics_wordings(f))
 
 
-class RunHeader(Static):
-    """Run id, manifest hash, the engine's state, elapsed time, ETA and progress."""
+STATE_WORDS = {"running": "▶ running", "paused": "⏸ PAUSED", "aborting": "■ aborting…", "starting": "… starting",
+               "finished": "✓ finished", "aborted": "■ aborted", "crashed": "✗ crashed"}
 
-    def show(self, state: RunState, figures: fig.Figures | None) -> None:
-        run = state.run_id[:12] or "starting…"
-        manifest = state.manifest[:12] or "—"
-        status = {"running": "▶ running", "paused": "⏸ PAUSED", "aborting": "■ aborting…",
-                  "starting": "… starting", "finished": "✓ finished", "aborted": "■ aborted",
-                  "crashed": "✗ crashed"}.get(state.engine_state, state.engine_state)
-        parts = [f"quotabench live · run {run} · manifest {manifest}", status]
-        if figures is not None:
-            parts.append(f"elapsed {clock(figures.elapsed_s)}")
-            if state.live:
-                parts.append(f"ETA {'~' + clock(figures.eta_s) if figures.eta_s is not None else '—'}")
-            parts.append(f"{figures.done_units}/{figures.total_units} done")
-        if state.sandbox_warning:
-            parts.insert(1, f"⚠ {state.sandbox_warning}")
-        self.update(Text(" · ".join(parts), no_wrap=True, overflow="ellipsis"), layout=False)
+
+def header_wordings(state: RunState, figures: fig.Figures | None) -> list[str]:
+    """Longest first. Every wording keeps the state, elapsed, ETA, done and a missing sandbox;
+    the run id and manifest go first when the terminal is narrow."""
+    status = STATE_WORDS.get(state.engine_state, state.engine_state)
+    sandbox = f"⚠ {state.sandbox_warning}" if state.sandbox_warning else ""
+    elapsed = clock(figures.elapsed_s) if figures else "—"
+    eta = "—" if not figures or figures.eta_s is None else "~" + clock(figures.eta_s)
+    done = f"{figures.done_units}/{figures.total_units}" if figures and figures.total_units else "—"
+    timing = [f"elapsed {elapsed}", *([f"ETA {eta}"] if state.live else []), f"{done} done"]
+    timing_short = [elapsed, *([f"ETA {eta}"] if state.live else []), done]
+    over = [] if state.live else ["b browse", "q quit + report"]
+    run = state.run_id or "starting…"
+    manifest = state.manifest[:12] or "—"
+
+    def join(*parts: str) -> str:
+        return " · ".join(p for p in parts if p)
+
+    return [join(f"quotabench live · run {run[:12]} · manifest {manifest}", sandbox, status, *timing, *over),
+            join(f"quotabench live · run {run[:12]}", sandbox, status, *timing, *over),
+            join(status, *timing, sandbox, *over, f"run {run[:10]}"),
+            join(status, *timing, sandbox, *over),
+            join(status, *timing_short, sandbox, *over),
+            join(status, *timing_short, sandbox),
+            join(status, *timing_short, sandbox.replace("no full sandbox", "no sandbox"))]
+
+
+class RunHeader(Fit):
+    """The engine's state, elapsed time, ETA and progress; the run id and manifest when they fit."""
+
+    def show_run(self, state: RunState, figures: fig.Figures | None) -> None:
+        self.show(*header_wordings(state, figures))
         for name in ("paused", "aborting", "finished", "aborted", "crashed"):
             self.set_class(state.engine_state == name, f"-{name}")
 

@@ -77,11 +77,11 @@ async def test_browser_opens_a_ledger_from_a_killed_run(killed_ledger):
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         runs = app.screen.query_one("#runs", DataTable)
-        assert str(runs.get_row_at(0)[2]) == "never finished"
+        assert str(runs.get_row_at(0)[1]) == "never finished"
         await pilot.press("enter")
         await settle(pilot)
         grid = app.screen.query_one("#grid", DataTable)
-        assert [str(c).split() for c in grid.get_row("py-add")[3:]] == [["running", "1", "att", "0", "tok"]] * 2
+        assert [str(c).split() for c in grid.get_row("py-add")[1:3]] == [["running", "1", "att", "0", "tok"]] * 2
         await open_task(pilot, "py-add")
         screen = await open_attempt(pilot, "A", 1)
         evidence = shown(screen, "#evidence-body")

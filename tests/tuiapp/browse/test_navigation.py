@@ -40,12 +40,13 @@ async def test_runs_screen_lists_the_run_with_headlines(scripted):
         table = app.screen.query_one("#runs", DataTable)
         assert table.row_count == 1
         row = [str(c) for c in table.get_row(run_id)]
-        assert row[1] == run_id[:10] and row[2] == "finished"
+        assert row[0] == run_id[:10] and row[1] == "finished"
+        assert row[2].splitlines() == ["A", "B"]  # the headline numbers follow the arms: on screen at 80 columns
         # B ran out of its cap on py-wordy: not comparable, acceptance over its 4 finished tasks
-        assert row[7].splitlines() == ["0.60  (3/5)", "not comparable (0/4 finished)"]
-        assert row[8].splitlines()[1] == "—" and row[9].splitlines()[1] == "—"  # B's QAP and retry tax
-        assert row[9].splitlines()[0] != "—"
-        assert "yes: 1 unfinished, cap hit" in row[10]
+        assert row[3].splitlines() == ["0.60  (3/5)", "not comparable (0/4 finished)"]
+        assert row[4].splitlines()[1] == "—" and row[5].splitlines()[1] == "—"  # B's QAP and retry tax
+        assert row[5].splitlines()[0] != "—"
+        assert "yes: 1 unfinished, cap hit" in row[6]
 
 
 async def test_run_screen_shows_report_and_grid(scripted):
@@ -62,10 +63,10 @@ async def test_run_screen_shows_report_and_grid(scripted):
         grid = screen.query_one("#grid", DataTable)
         assert [k.value for k in grid.rows] == ["py-add", "py-env", "py-greet", "py-sleepy", "py-wordy"]
         cells = {task: [str(c) for c in grid.get_row(task)] for task in ("py-add", "py-greet", "py-wordy")}
-        assert cells["py-add"][3].startswith("pass    accepted") and "ok on #1" in cells["py-add"][3]
-        assert cells["py-add"][4].startswith("fail    reasoning")
-        assert cells["py-greet"][4].startswith("fail    edit-mechanics")
-        assert cells["py-wordy"][4].startswith("—       censored")
+        assert cells["py-add"][1].startswith("pass    accepted") and "ok on #1" in cells["py-add"][1]
+        assert cells["py-add"][2].startswith("fail    reasoning")
+        assert cells["py-greet"][2].startswith("fail    edit-mechanics")
+        assert cells["py-wordy"][2].startswith("—       censored")
 
 
 @pytest.mark.parametrize("task,arm,no,cls,expected", EVIDENCE, ids=[e[3] for e in EVIDENCE])
@@ -182,8 +183,11 @@ async def test_b_goes_back_and_the_footer_shows_the_keys(scripted):
         await open_run(pilot, run_id)
         shown_keys = {b.binding.key: b.binding.description for b in app.screen.active_bindings.values()
                       if b.binding.show}
-        for key in ("enter", "b", "q", "v", "c", "l", "k", "slash", "x"):
+        for key in ("enter", "b", "q", "x"):
             assert shown_keys.get(key), f"{key} missing from the footer: {shown_keys}"
+        filters = shown(app.screen, "#filters")  # the filter keys are listed with their values
+        for key in (" v verdict", " c class", " l language", " k kind", " /  task id"):
+            assert key in filters, filters
         await open_task(pilot, "py-greet")
         await open_attempt(pilot, "B", 1)
         attempt_keys = {b.binding.key for b in app.screen.active_bindings.values() if b.binding.show}

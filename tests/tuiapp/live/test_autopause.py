@@ -1,9 +1,12 @@
-"""The auto-pause modal against a real RunEngine: arm A (the scripted solver) has a small cap,
-so the engine pauses itself when A reaches auto_pause_share of it; each of the modal's four
-choices (continue, raise the cap, stop the arm, abort) must reach the engine and the ledger."""
+"""The auto-pause window against a real RunEngine and the scripted server: arm A (the scripted
+solver) has a small cap, so the engine stops at A's choice point before a call's reservation
+would reach auto_pause_share of it — or, with the share at 1.0, before a reservation that does
+not fit — and nothing is censored until the user chooses. Each of the window's four choices
+(continue, raise the cap, stop the arm, abort) must reach the engine and the ledger."""
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Button, Input
 
 from tuiapp.live.modals import AutoPauseModal
 
@@ -15,13 +18,15 @@ SHARE = 0.5
 
 
 async def auto_paused(pilot, app, engine) -> AutoPauseModal:
-    await wait_for(pilot, lambda: isinstance(app.screen, AutoPauseModal), what="the auto-pause modal")
+    await wait_for(pilot, lambda: isinstance(app.screen, AutoPauseModal) and app.screen.query(".body"),
+                   what="the auto-pause modal")
     assert engine.state == "paused"
     assert app.header.has_class("-paused")
     modal = app.screen
     assert modal.arm == "A"
     text = str(modal.query_one(".body").render())
-    assert "of its cap of 4,000" in text and "Projection:" in text
+    assert f"/ cap {engine.arms['A'].quota.cap:,}" in text and "Its next call reserves" in text and "Projection:" in text
+    assert engine.arms["A"].state == "running", "nothing is censored before the user chooses"
     return modal
 
 
@@ -45,6 +50,10 @@ async def test_raise_cap_typed_in_reaches_the_engine_and_the_ledger(tmp_path, sl
         await pilot.press(*"3000", "enter")
         assert "not above the current cap" in str(modal.query_one("#cap-error").render())
         assert app.screen is modal and engine.state == "paused"
+        assert not modal.query_one(Input).has_focus, "after an error the keys are the window's again"
+        assert modal.query_one("#raise", Button).has_focus
+        await pilot.press("r")
+        assert modal.query_one(Input).has_focus
         modal.query_one("#new-cap").value = ""
         await pilot.press(*"20k", "enter")
         assert not isinstance(app.screen, AutoPauseModal)
@@ -80,3 +89,26 @@ async def test_abort_from_the_modal_aborts_the_run(tmp_path, slow_server):
         await wait_for(pilot, lambda: app.state.status == "aborted", what="the run to abort")
     assert ledger.run(engine.run_id)["status"] == "aborted"
     assert {a["arm"] for a in ledger.attempts(engine.run_id)} == {"A", "B"}
+
+
+async def test_a_reservation_that_jumps_past_the_cap_opens_the_window_before_censoring(tmp_path, slow_server):
+    """The share alone never pauses here (auto_pause_share = 1.0): A goes from about half its cap
+    straight to a call whose reservation does not fit. The window opens first; continue then
+    censors as before."""
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, cap_a=3_000, share=1.0, b="wrong")
+    async with app.run_test(size=(80, 24)) as pilot:
+        modal = await auto_paused(pilot, app, engine)
+        arm = engine.arms["A"]
+        assert arm.quota.used + modal.next_call > arm.quota.cap > arm.quota.used
+        assert "past the cap" in str(modal.query_one(".body").render())
+        assert ledger.query("select censored from arms where name = 'A'")[0]["censored"] == 0
+        assert f"({modal.share_text})" in app.panels["A"].meter.numbers  # the window's share is the meter's
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app.state.status == "finished", what="the run to finish")
+        assert app.state.arms["A"].state == "censored"
+        log = list(app.state.log)
+        paused_at = next(i for i, line in enumerate(log) if "auto-pause: arm A" in line)
+        censored_at = next(i for i, line in enumerate(log) if "arm A censored" in line)
+        assert paused_at < censored_at
+    arm_a = next(r for r in ledger.arms(engine.run_id) if r["name"] == "A")
+    assert arm_a["censored"] == 1 and "exceeds it" in arm_a["state_reason"]

@@ -137,7 +137,8 @@ async def test_q_after_the_run_is_over_quits_without_asking(tmp_path, slow_serve
 async def test_an_engine_error_shows_in_a_modal_and_q_quits(tmp_path, slow_server):
     app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, tasks=("no-such-task",))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, FatalModal), what="the fatal-error modal")
+        await wait_for(pilot, lambda: isinstance(app.screen, FatalModal) and app.screen.query(".body"),
+                       what="the fatal-error modal")
         assert "unknown task ids ['no-such-task']" in app.fatal
         assert "unknown task ids" in str(app.screen.query_one(".body").render())
         await pilot.press("q")

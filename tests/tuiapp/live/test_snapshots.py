@@ -51,3 +51,10 @@ def test_after_a_censored_arm(snap_compare, tmp_path):
     app, n = replay_app(tmp_path, {"A": ["P", "RP", "P", "M", "P", "P", "RR", "P"],
                                    "B": ["R", "P", "MM", "P", "TP", "C"]}, cap_b=60_000)
     assert snap_compare(app, terminal_size=(200, 50), run_before=settled(n))
+
+
+def test_mid_run_at_80x24(snap_compare, tmp_path):
+    """The default terminal: compact meters and cells, log and legend folded behind l and ?."""
+    app, n = replay_app(tmp_path, {"A": ["P", "RP", "P", "MM", "P", "P"], "B": ["RR", "P", "MM", "P", "TP", "P"]},
+                        cap_b=100_000)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settled(n))

@@ -65,8 +65,11 @@ def test_censored_arm_marks_its_unfinished_tasks():
 
 def test_auto_pause_event_becomes_a_notice():
     state = RunState(["A", "B"], {"A": 10, "B": 10})
-    notice = state.apply(ev.AutoPaused("r", arm="B", used=9, reserved=0, cap=10, share=0.91, at=T0))
-    assert notice.kind == "auto_pause" and notice.arm == "B" and "91%" in notice.text
+    notice = state.apply(ev.AutoPaused("r", arm="B", used=9, reserved=0, cap=10, share=0.9, next_call=2, at=T0))
+    assert notice.kind == "auto_pause" and notice.arm == "B" and notice.tokens == 2
+    # a headless policy already chose: nothing for the view to ask
+    assert state.apply(ev.AutoPaused("r", arm="B", used=9, reserved=0, cap=10, share=0.9, policy="continue",
+                                     at=T0)) is None
     assert state.apply(ev.LogMessage("r", level="info", text="auto-pause: arm B at 91% of its cap", at=T0)) is None
     assert state.apply(ev.LogMessage("r", level="info", text="paused by the user", at=T0)) is None
     finished = state.apply(ev.RunFinished("r", status="aborted", at=T0))

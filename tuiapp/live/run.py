@@ -1,0 +1,60 @@
+"""Running the live view for the CLI: `run_live` (the ledger and engine built after the first
+frame, start-up errors raised after the terminal is restored) and `run_app` (a crash of the view
+itself becomes one line, a log file and exit status 1)."""
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from agent import QuotabenchError
+from agent.config import RunConfig
+from tuiapp.live.app import LiveApp, Opener, make_app
+
+if TYPE_CHECKING:
+    from agent.ledger import Ledger
+
+
+class LiveViewCrashed(QuotabenchError):
+    """The live view itself failed (a bug in it, not in the run): exit 1 with the log's path."""
+    exit_code = 1
+
+
+def run_live(config: RunConfig, opener: Opener, *,
+             crash_log: Callable[[str], Path] | None = None) -> tuple[str, Ledger]:
+    """Run the paired benchmark under the live view; returns the run id and its ledger once the
+    user quits. `opener` builds (ledger, engine) after the first frame; an error it raises (bad
+    input) is raised here, after the terminal is restored."""
+    app = make_app(config, None, opener=opener)
+    run_app(app, crash_log)
+    if app.startup_error is not None:
+        raise app.startup_error
+    if app.fatal:
+        print(f"quotabench: the run stopped with an error: {app.fatal}", file=sys.stderr)
+    if not app.run_id or app.ledger is None or app.ledger.run(app.run_id) is None:
+        raise QuotabenchError(app.fatal or "the run was quit before it started — nothing was recorded")
+    return app.run_id, app.ledger
+
+
+def run_app(app: LiveApp, crash_log: Callable[[str], Path] | None = None, *, headless: bool = False) -> None:
+    """Run `app` until it exits. Textual prints an unhandled error's traceback (with locals) as it
+    exits and sets a return code of 1: that text goes to `crash_log` (api keys masked) and this
+    raises LiveViewCrashed, one line and exit status 1, instead of a traceback and exit 0."""
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):  # Textual's error console; the screen is on the tty
+            app.run(headless=headless)
+    except Exception as exc:  # Textual restored the terminal; say what broke without a traceback
+        raise QuotabenchError(f"the live view failed ({type(exc).__name__}: {exc}) — rerun with --headless; "
+                              f"the ledger keeps what was recorded") from None
+    if app.return_code:
+        text = errors.getvalue() or "no traceback was printed"
+        text = app.engine.mask(text) if hasattr(app.engine, "mask") else text
+        where = crash_log(text) if crash_log else None
+        run = f"; `quotabench resume {app.run_id[:10]}` finishes the run" if app.run_id else ""
+        raise LiveViewCrashed(f"the live view crashed (exit code {app.return_code})"
+                              + (f" — the traceback is in {where}" if where else "") + run)
+    if errors.getvalue().strip():
+        print(errors.getvalue().rstrip(), file=sys.stderr)
