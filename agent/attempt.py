@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import shutil
 import time
 import traceback
 from dataclasses import dataclass
@@ -94,7 +93,7 @@ class AttemptRunner:
         loop: AgentLoop | None = None
         error_traceback = None
         try:
-            await anyio.to_thread.run_sync(functools.partial(shutil.copytree, self.task.workspace, work))
+            await anyio.to_thread.run_sync(copy_with_overlays, self.task.workspace, work)  # symlinks stay links
             loop = AgentLoop(self.task, Workspace(work), self.arm.config.protocol, self.engine.config.limits,
                              query=self._query, run_tests=self._run_tests, on_tool=self._on_tool)
             end_reason, detail = await loop.run()

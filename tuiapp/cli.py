@@ -115,8 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true", help="print the test output tail of failing checks")
     p.add_argument("--require-sandbox", action="store_true", help="refuse to run unless the bubblewrap sandbox runs here")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="where the checks run: this machine, or a Ray cluster (needs the [ray] extra)")
-    p.add_argument("--ray-address", help='with --executor ray: "auto" or "ray://host:10001" (default: a local Ray)')
+                   help="where the checks run: this machine, or a Ray cluster (needs the [ray] extra), "
+                        "e.g. --executor ray")
+    p.add_argument("--ray-address", metavar="ADDRESS",
+                   help='with --executor ray: the cluster, e.g. --ray-address auto or ray://host:10001 '
+                        '(default: a local Ray for this command)')
     p.set_defaults(func=_cmd_validate)
 
     from tuiapp import commands
