@@ -189,6 +189,17 @@ class Ledger:
         with self.lock, self._guard("read"):
             return list(self.db.query(sql, params))
 
+    @contextlib.contextmanager
+    def stream(self, sql: str, params: Iterable | dict = ()) -> Iterator[Iterator[tuple]]:
+        """Rows as plain tuples, fetched from SQLite as the caller reads them: for reads too large
+        to hold as dicts (export, the report's calls). The connection is held until the block ends."""
+        with self.lock, self._guard("read"):
+            cursor = self.db.conn.execute(sql, params)
+            try:
+                yield iter(cursor)
+            finally:
+                cursor.close()
+
     def runs(self) -> list[dict]:
         return self.query("select * from runs order by created_utc desc")
 

@@ -18,7 +18,7 @@ from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
 from agent.metrics.replicates import check_same_manifest, replicate_summary
-from agent.metrics.usage import accounting, grading, intervals, same_accounting, union_ms
+from agent.metrics.usage import Spans, accounting, call_usage, grading, same_accounting, union_ms
 
 __all__ = ["DEFAULT_GRADING_CPU_HOUR", "DEFAULT_SEED", "ReportError", "build_report", "render_report"]
 
@@ -31,7 +31,7 @@ DEFAULT_GRADING_CPU_HOUR = 0.05
 ATTEMPT_COLUMNS = ("arm", "task_id", "attempt_no", "status", "end_reason", "verdict", "failure_class",
                    "accepted", "prompt_tokens", "completion_tokens", "total_tokens", "calls",
                    "transport_retries", "malformed_tool_calls", "duration_ms", "visible_passed", "ended_utc")
-CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "prompt_tokens", "completion_tokens", "usage_source")
+CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "usage_source", "prompt_tokens", "completion_tokens")
 
 
 def _resolve(ledger: Ledger, run_ids: list[str]) -> list[str]:
@@ -92,19 +92,21 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
                           "list runs with `quotabench report --list`")
     attempts = _by_arm(ledger.query(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? "
                                     "order by arm, task_id, attempt_no", [run_id]))
-    calls = _by_arm(ledger.query(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ?", [run_id]))
-    grades = _by_arm(ledger.query("select a.arm, g.duration_ms from grades g join attempts a on a.id = g.attempt_id "
-                                  "where a.run_id = ?", [run_id]))
-    busy = {a["name"]: union_ms(intervals(calls[a["name"]])) if calls.get(a["name"]) else None for a in arm_rows}
+    with ledger.stream(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ?", [run_id]) as rows:
+        spans, call_accounting = call_usage(rows)  # 400k calls at 100k attempts: streamed, never held as rows
+    busy = {a["name"]: union_ms(spans[a["name"]]) if a["name"] in spans else None for a in arm_rows}
     servers: dict[str, list[str]] = defaultdict(list)
     for a in arm_rows:
         if a.get("endpoint_url"):
             servers[a["endpoint_url"]].append(a["name"])
-    machine_busy = {url: union_ms(intervals([c for n in names for c in calls.get(n, [])]))
-                    for url, names in servers.items() if any(calls.get(n) for n in names)}
-    usage = {a["name"]: accounting(calls.get(a["name"], [])) for a in arm_rows}
-    graded = {a["name"]: grading([g["duration_ms"] for g in grades.get(a["name"], [])], grading_cpu_hour)
-              for a in arm_rows}
+    machine_busy = {url: union_ms(Spans.join(spans[n] for n in names if n in spans))
+                    for url, names in servers.items() if any(n in spans for n in names)}
+    usage = {a["name"]: call_accounting.get(a["name"]) or accounting({}) for a in arm_rows}
+    grade_sums = {r["arm"]: r for r in ledger.query(
+        "select a.arm, count(*) as n, sum(coalesce(g.duration_ms, 0)) as ms from grades g "
+        "join attempts a on a.id = g.attempt_id where a.run_id = ? group by a.arm", [run_id])}
+    graded = {a["name"]: grading(grade_sums.get(a["name"], {}).get("n", 0), grade_sums.get(a["name"], {}).get("ms"),
+                                 grading_cpu_hour) for a in arm_rows}
     metrics, outcomes = [], {}
     for arm_row in arm_rows:
         name = arm_row["name"]
