@@ -11,13 +11,16 @@ one line saying what to do.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
-from datetime import datetime, timezone
+import uuid
+from datetime import date, datetime, timezone
+from datetime import time as dt_time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -89,6 +92,38 @@ def _clean_op(op: tuple) -> tuple:
     return (*op[:3], _clean_row(op[3]))
 
 
+# Plain sqlite3 on the write path: sqlite-utils introspected the table on every insert and
+# update (~38 statements for a model call's 4 writes, 1.1-1.4 ms CPU). Each SQL text below is
+# built once per (table, columns) and sqlite3's statement cache keeps it prepared.
+@functools.lru_cache(maxsize=256)
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    return f"insert into [{table}] ({', '.join(f'[{c}]' for c in columns)}) values ({', '.join('?' * len(columns))})"
+
+
+@functools.lru_cache(maxsize=256)
+def _update_sql(table: str, columns: tuple[str, ...]) -> str:
+    if table not in _ID_TABLES:
+        raise ValueError(f"ledger update: table {table!r} has no id column — valid tables: {', '.join(_ID_TABLES)}")
+    return f"update [{table}] set {', '.join(f'[{c}] = ?' for c in columns)} where id = ?"
+
+
+_ID_TABLES = ("runs", "arms", "attempts", "calls", "tool_calls", "grades")
+_PLAIN = (str, int, float, type(None), bytes)
+
+
+def _value(value: Any) -> Any:
+    """What sqlite-utils stored for a non-SQL value: JSON for containers, ISO text for times."""
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, default=repr, ensure_ascii=False)
+    if isinstance(value, (datetime, date, dt_time)):
+        return value.isoformat()
+    return str(value) if isinstance(value, (uuid.UUID, Path)) else value
+
+
+def _values(values: Iterable[Any]) -> list:
+    return [v if type(v) in _PLAIN else _value(v) for v in values]
+
+
 def _fix_for(exc: sqlite3.Error) -> str:
     text = str(exc).lower()
     if "full" in text:
@@ -149,18 +184,25 @@ class Ledger:
             self._apply([_clean_op(op) for op in ops])
 
     def _apply(self, ops: list[tuple]) -> None:
-        with self.transaction() as db:
+        with self.transaction():
+            conn = self.db.conn
             for op in ops:
                 kind, table = op[0], op[1]
                 if kind == "insert":
-                    db[table].insert(op[2])
+                    conn.execute(_insert_sql(table, tuple(op[2])), _values(op[2].values()))
                 elif kind == "insert_all":
-                    db[table].insert_all(op[2])
-                elif kind == "update":
-                    db[table].update(op[2], op[3])
-                elif kind == "update_if":  # no error when the row is not there
-                    assignments = ", ".join(f"[{k}] = ?" for k in op[3])
-                    db.execute(f"update [{table}] set {assignments} where id = ?", [*op[3].values(), op[2]])
+                    rows = op[2]
+                    columns = tuple(dict.fromkeys(k for row in rows for k in row))
+                    if rows:
+                        conn.executemany(_insert_sql(table, columns),
+                                         [_values(row.get(c) for c in columns) for row in rows])
+                elif kind in ("update", "update_if"):  # update_if: no error when the row is not there
+                    fields = op[3]
+                    if not fields:
+                        continue
+                    cursor = conn.execute(_update_sql(table, tuple(fields)), [*_values(fields.values()), op[2]])
+                    if kind == "update" and cursor.rowcount == 0:
+                        raise LookupError(f"ledger {self.path}: no {table} row with id {op[2]!r} to update")
                 else:
                     raise ValueError(f"unknown ledger op {kind!r}")
 
