@@ -39,6 +39,7 @@ from verifiers.tasks import load_suite
 
 FAULTS = ("429", "500", "overflow", "401", "cut", "malformed", "slow", "empty", "no_choices", "no_usage", "drop")
 FINGERPRINT = "fp_scripted_1"
+REQUEST_LOG = 256
 _TASK_ID = re.compile(r"Task id:\s*([A-Za-z0-9][A-Za-z0-9_-]*)")
 _OVERFLOW = {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted "
                         "in 9100 tokens. Please reduce the length of the messages.",
@@ -66,9 +67,11 @@ class ScriptedServer:
                  delay_s: float = 0.0, slow_s: float = 5.0):
         self.suites = [Path(s) for s in (suites if suites is not None else default_suites())]
         self.host, self.port, self.delay_s, self.slow_s = host, port, delay_s, slow_s
-        self.requests: list[dict] = []
-        self.request_headers: list[dict[str, str]] = []
-        self.usage_log: list[tuple[int, int]] = []
+        # The last REQUEST_LOG chat requests (bodies, headers, reported usage), for tests: a long
+        # run keeps a window, not every body (~24 KB per attempt). `served` counts them all.
+        self.requests: collections.deque[dict] = collections.deque(maxlen=REQUEST_LOG)
+        self.request_headers: collections.deque[dict[str, str]] = collections.deque(maxlen=REQUEST_LOG)
+        self.usage_log: collections.deque[tuple[int, int]] = collections.deque(maxlen=REQUEST_LOG)
         self.peak_concurrency = 0
         self.tasks: dict[str, TaskFiles] = {}
         self.problems: list[str] = []
@@ -87,6 +90,11 @@ class ScriptedServer:
             self.problems += [str(p) for p in loaded.problems]
             for task in loaded.tasks:
                 self.tasks.setdefault(task.id, TaskFiles.from_task(task))
+
+    @property
+    def served(self) -> int:
+        """Chat requests received since the server was made (the logs keep only the last REQUEST_LOG)."""
+        return self._served
 
     @property
     def base_url(self) -> str:
