@@ -137,6 +137,17 @@ def _fix_for(exc: sqlite3.Error) -> str:
     return "check the file with `sqlite3 FILE 'pragma integrity_check'`, or pass another file with --db"
 
 
+class Row(sqlite3.Row):
+    """A row read for a large report: `row["arm"]` and `row.get("arm")` like a dict, a tuple
+    underneath (100k attempt rows: ~60 MB instead of ~150 MB as dicts)."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except IndexError:
+            return default
+
+
 class Ledger:
     def __init__(self, path: Path | str):
         self.path = Path(path)
@@ -230,6 +241,16 @@ class Ledger:
     def query(self, sql: str, params: Iterable | dict = ()) -> list[dict]:
         with self.lock, self._guard("read"):
             return list(self.db.query(sql, params))
+
+    def rows(self, sql: str, params: Iterable | dict = ()) -> list[Row]:
+        """Like `query`, as compact `Row`s."""
+        with self.lock, self._guard("read"):
+            cursor = self.db.conn.cursor()
+            cursor.row_factory = Row
+            try:
+                return cursor.execute(sql, params).fetchall()
+            finally:
+                cursor.close()
 
     @contextlib.contextmanager
     def stream(self, sql: str, params: Iterable | dict = ()) -> Iterator[Iterator[tuple]]:

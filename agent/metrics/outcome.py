@@ -20,7 +20,7 @@ NOT_COUNTED = ("censored", "aborted")
 ENDED = ("finished", "censored", "stopped", "aborted")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AttemptRecord:
     """What the outcome needs of one attempt; failure_class None = not classified yet."""
     task_id: str
@@ -30,7 +30,7 @@ class AttemptRecord:
     tokens: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: 100k outcomes are held through a report
 class TaskOutcome:
     """What one arm did with one task: accepted or not, on which attempt, and why not.
 

@@ -11,6 +11,7 @@ from itertools import combinations
 
 from agent import QuotabenchError
 from agent.ledger import Ledger
+from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics, TaskOutcome, arm_metrics
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
 from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
@@ -31,6 +32,7 @@ DEFAULT_GRADING_CPU_HOUR = 0.05
 ATTEMPT_COLUMNS = ("arm", "task_id", "attempt_no", "status", "end_reason", "verdict", "failure_class",
                    "accepted", "prompt_tokens", "completion_tokens", "total_tokens", "calls",
                    "transport_retries", "malformed_tool_calls", "duration_ms", "visible_passed", "ended_utc")
+TASK_COLUMNS = ("task_id", "files_sha256")  # not the prompts: 50k tasks' prompts are tens of MB
 CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "usage_source", "prompt_tokens", "completion_tokens")
 
 
@@ -71,8 +73,8 @@ def _price_table(arm_row: dict) -> dict | None:
     return table if isinstance(table, dict) and table else None
 
 
-def _by_arm(rows: list[dict]) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = defaultdict(list)
+def _by_arm(rows: list[Row]) -> dict[str, list[Row]]:
+    out: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         out[row["arm"]].append(row)
     return out
@@ -90,8 +92,8 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
     if not arm_rows:
         raise ReportError(f"run {run_id}: has no arms in the ledger — was it started? "
                           "list runs with `quotabench report --list`")
-    attempts = _by_arm(ledger.query(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? "
-                                    "order by arm, task_id, attempt_no", [run_id]))
+    attempts = _by_arm(ledger.rows(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? "
+                                   "order by arm, task_id, attempt_no", [run_id]))
     with ledger.stream(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ?", [run_id]) as rows:
         spans, call_accounting = call_usage(rows)  # 400k calls at 100k attempts: streamed, never held as rows
     busy = {a["name"]: union_ms(spans[a["name"]]) if a["name"] in spans else None for a in arm_rows}
@@ -179,7 +181,8 @@ def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
                           "pass --grading-cpu-hour with dollars per CPU-hour, e.g. 0.05")
     ids = _resolve(ledger, run_ids)
     runs = [ledger.run(i) for i in ids]
-    tasks_by_run = {i: ledger.tasks(i) for i in ids}
+    tasks_by_run = {i: ledger.query(f"select {', '.join(TASK_COLUMNS)} from tasks where run_id = ? order by position",
+                                    [i]) for i in ids}
     if len(runs) > 1:
         check_same_manifest(runs, tasks_by_run)
     sections, outcomes, not_comparable = [], {}, {}
