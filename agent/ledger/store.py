@@ -15,6 +15,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -22,12 +23,12 @@ import uuid
 from datetime import date, datetime, timezone
 from datetime import time as dt_time
 from pathlib import Path
-from typing import Any, Iterable, Iterator
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from agent import QuotabenchError
-from agent.ledger import schema
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 BUSY_TIMEOUT_S = 60
 ROW_TEXT_CHARS = 64_000  # per text cell of calls/tool_calls/grades; longer text is cut (length + sha256 kept)
@@ -124,6 +125,30 @@ def _values(values: Iterable[Any]) -> list:
     return [v if type(v) in _PLAIN else _value(v) for v in values]
 
 
+_MIGRATION = re.compile(r"^@migrations\(\)\ndef (m\d{3}_\w+)\(", re.M)
+
+
+@functools.cache
+def _migration_names() -> frozenset[str]:
+    """The migrations schema.py defines, read from its text: opening an up-to-date ledger then
+    needs no sqlite-utils (with click, pluggy and dateutil, ~0.1 s of every command's start).
+    tests/agent/test_ledger_writes.py checks the names against the registered migrations."""
+    try:
+        return frozenset(_MIGRATION.findall(Path(__file__).with_name("schema.py").read_text(encoding="utf-8")))
+    except OSError:
+        return frozenset()
+
+
+def _migrated(conn: sqlite3.Connection) -> bool:
+    names = _migration_names()
+    try:
+        applied = {row[0] for row in conn.execute("select name from _sqlite_migrations where migration_set = ?",
+                                                  ["quotabench"])}
+    except sqlite3.OperationalError:  # a new file: no migrations table yet
+        return False
+    return bool(names) and names <= applied
+
+
 def _fix_for(exc: sqlite3.Error) -> str:
     text = str(exc).lower()
     if "full" in text:
@@ -153,18 +178,27 @@ class Ledger:
         self.path = Path(path)
         # One connection shared by the writer thread and the event loop: every use is serialized.
         self.lock = threading.RLock()
+        self._db: Database | None = None
         with self._guard("open"):
-            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-            self.db = Database(conn)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            if schema.pending(self.db):
-                with self.transaction():  # two processes opening a new file: one migrates, the other waits
-                    schema.apply(self.db)
+            self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "recursive_triggers=ON"):
+                self.conn.execute(f"PRAGMA {pragma}")
+            if not _migrated(self.conn):
+                from agent.ledger import schema
+                if schema.pending(self.db):
+                    with self.transaction():  # two processes opening a new file: one migrates, the other waits
+                        schema.apply(self.db)
+
+    @property
+    def db(self) -> Database:
+        """The sqlite-utils view of the connection (migrations, recovery); imported on first use."""
+        if self._db is None:
+            from sqlite_utils import Database
+            self._db = Database(self.conn, recursive_triggers=False)
+        return self._db
 
     def close(self) -> None:
-        self.db.conn.close()
+        self.conn.close()
 
     @contextlib.contextmanager
     def _guard(self, what: str) -> Iterator[None]:
@@ -177,11 +211,16 @@ class Ledger:
     def transaction(self) -> Iterator[Database]:
         """A write transaction that holds the write lock from its first statement (BEGIN IMMEDIATE),
         so a read-then-write inside it never fails with "database is locked" under another writer."""
+        with self._transaction():
+            yield self.db
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
         with self.lock, self._guard("write"):
-            conn = self.db.conn
+            conn = self.conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self.db
+                yield
             except BaseException:
                 if conn.in_transaction:
                     conn.rollback()
@@ -195,8 +234,8 @@ class Ledger:
             self._apply([_clean_op(op) for op in ops])
 
     def _apply(self, ops: list[tuple]) -> None:
-        with self.transaction():
-            conn = self.db.conn
+        with self._transaction():
+            conn = self.conn
             for op in ops:
                 kind, table = op[0], op[1]
                 if kind == "insert":
@@ -234,18 +273,20 @@ class Ledger:
 
     def execute(self, sql: str, params: Iterable | dict = ()) -> None:
         """One write statement in its own IMMEDIATE transaction."""
-        with self.transaction() as db:
-            db.execute(sql, params)
+        with self._transaction():
+            self.conn.execute(sql, params)
 
     # -- reads -----------------------------------------------------------------------------
     def query(self, sql: str, params: Iterable | dict = ()) -> list[dict]:
         with self.lock, self._guard("read"):
-            return list(self.db.query(sql, params))
+            cursor = self.conn.execute(sql, params)
+            keys = [d[0] for d in cursor.description or ()]
+            return [dict(zip(keys, row)) for row in cursor]
 
     def rows(self, sql: str, params: Iterable | dict = ()) -> list[Row]:
         """Like `query`, as compact `Row`s."""
         with self.lock, self._guard("read"):
-            cursor = self.db.conn.cursor()
+            cursor = self.conn.cursor()
             cursor.row_factory = Row
             try:
                 return cursor.execute(sql, params).fetchall()
@@ -257,7 +298,7 @@ class Ledger:
         """Rows as plain tuples, fetched from SQLite as the caller reads them: for reads too large
         to hold as dicts (export, the report's calls). The connection is held until the block ends."""
         with self.lock, self._guard("read"):
-            cursor = self.db.conn.execute(sql, params)
+            cursor = self.conn.execute(sql, params)
             try:
                 yield iter(cursor)
             finally:

@@ -135,3 +135,18 @@ def test_update_of_a_missing_row_is_an_error_and_insert_many_fills_missing_keys(
     ledger.insert_many("runs", [{"id": "R1", "status": "running"}, {"id": "R2", "host": "h"}])
     assert ledger.query("select id, status, host from runs order by id") == [
         {"id": "R1", "status": "running", "host": None}, {"id": "R2", "status": None, "host": "h"}]
+
+
+def test_the_migrations_read_from_schema_py_are_the_registered_ones(tmp_path):
+    # Ledger() skips sqlite-utils when every migration named in schema.py's text is applied:
+    # the text must name exactly the migrations sqlite-utils would apply.
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    from agent.ledger import schema
+    from agent.ledger.store import _migration_names
+    registered = {m.name for m in schema.migrations.pending(Database(sqlite3.connect(":memory:")))}
+    assert _migration_names() == registered and len(registered) >= 11
+    ledger = Ledger(tmp_path / "l.sqlite")
+    assert not schema.pending(ledger.db)  # a new file is migrated on open
