@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,24 +30,10 @@ from agent.ledger import Ledger  # noqa: E402
 from agent.metrics import build_report, render_report  # noqa: E402
 from agent.metrics.report import ATTEMPT_COLUMNS, CALL_COLUMNS, DEFAULT_SEED  # noqa: E402
 from agent.metrics.stats import BOOTSTRAP_CHUNK  # noqa: E402
+from benchmarks.cold import cold  # noqa: E402
 from benchmarks.synthetic import build_ledger  # noqa: E402
 
 TARGETS = {1000: (0.5, None), 10000: (1.5, None), 100000: (6.0, 300)}   # seconds, MB
-
-
-def cold(args: list[str], runs: int) -> tuple[float, float]:
-    """Median wall seconds and the largest peak RSS (MB) of `runs` fresh processes."""
-    walls, peak = [], 0
-    for _ in range(runs):
-        started = time.perf_counter()
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        walls.append(time.perf_counter() - started)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode()}")
-        proc.stderr.close()
-        peak = max(peak, usage.ru_maxrss)
-    return statistics.median(walls), peak / 1024
 
 
 def sqlite_floor(db: Path) -> float:
