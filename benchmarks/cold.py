@@ -3,15 +3,21 @@
 On Linux a process's peak RSS starts from the high-water mark of the memory it was spawned
 from (recorded at exec, fork or vfork alike), so a command spawned by a benchmark that has
 built a 100k-attempt ledger would report the benchmark's size. Each command is therefore
-spawned by a small launcher interpreter, which times it and reads its rusage.
+spawned by a small launcher interpreter, which times it and reads its rusage. The project's
+bytecode is written first, as pip does at install (a shell with PYTHONDONTWRITEBYTECODE would
+otherwise have every cold start compile the project's modules again).
 """
 from __future__ import annotations
 
+import compileall
+import functools
 import json
-import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 _LAUNCHER = """
 import json, os, sys, time
@@ -24,9 +30,16 @@ print(json.dumps([time.perf_counter() - started, os.waitstatus_to_exitcode(statu
 """
 
 
+@functools.cache
+def _bytecode() -> None:
+    for package in ("agent", "tuiapp", "verifiers"):
+        compileall.compile_dir(ROOT / package, quiet=1)
+
+
 def cold(args: list[str], runs: int) -> tuple[float, float]:
     """Median wall seconds and the largest peak RSS (MB) of `runs` fresh `args` processes
     (args[0] an absolute path, e.g. sys.executable)."""
+    _bytecode()
     walls, peak = [], 0
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, json.dumps(args)], capture_output=True,
