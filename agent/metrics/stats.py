@@ -5,7 +5,9 @@ numbers, brute-force enumeration, scipy, a plain-loop bootstrap) and hypothesis 
 """
 from __future__ import annotations
 
+import contextlib
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Iterable, Sequence
@@ -85,12 +87,26 @@ def _resample(values: np.ndarray, rng: np.random.Generator, resamples: int, redu
     n = values.size
     rows = max(1, chunk_elements // n)
     out = np.empty(resamples, dtype=out_dtype)
-    for start in range(0, resamples, rows):
-        count = min(rows, resamples - start)
-        # int32 draws the very same stream as the default int64, at half the cost; the gather
-        # itself is faster with native-width indices.
-        idx = rng.integers(0, n, size=(count, n), dtype=np.int32).astype(np.intp)
-        out[start:start + count] = reduce(values.take(idx, mode="wrap"))
+
+    def fold(start: int, idx: np.ndarray) -> None:
+        # the gather is faster with native-width indices
+        out[start:start + len(idx)] = reduce(values.take(idx.astype(np.intp), mode="wrap"))
+
+    # Large runs fold chunk k on a second thread while chunk k + 1 is drawn (numpy releases the
+    # GIL in both); each chunk writes only its own rows, so the result is the same either way.
+    with ThreadPoolExecutor(1) if resamples * n > 2 * chunk_elements else contextlib.nullcontext() as pool:
+        folding = None
+        for start in range(0, resamples, rows):
+            # int32 draws the very same stream as the default int64, at half the cost
+            idx = rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32)
+            if pool is None:
+                fold(start, idx)
+                continue
+            if folding is not None:
+                folding.result()
+            folding = pool.submit(fold, start, idx)
+        if folding is not None:
+            folding.result()
     return out
 
 
