@@ -36,9 +36,9 @@ def _bytecode() -> None:
         compileall.compile_dir(ROOT / package, quiet=1)
 
 
-def cold(args: list[str], runs: int) -> tuple[float, float]:
-    """Median wall seconds and the largest peak RSS (MB) of `runs` fresh `args` processes
-    (args[0] an absolute path, e.g. sys.executable)."""
+def cold(args: list[str], runs: int) -> tuple[float, float, float]:
+    """Median and min wall seconds and the largest peak RSS (MB) of `runs` fresh `args`
+    processes (args[0] an absolute path, e.g. sys.executable)."""
     _bytecode()
     walls, peak = [], 0
     for _ in range(runs):
@@ -49,4 +49,4 @@ def cold(args: list[str], runs: int) -> tuple[float, float]:
             raise SystemExit(f"{' '.join(args)} exited with {code}")
         walls.append(wall)
         peak = max(peak, rss_kb)
-    return statistics.median(walls), peak / 1024
+    return statistics.median(walls), min(walls), peak / 1024
