@@ -1,10 +1,11 @@
 """`Ledger`: open (and migrate) the SQLite file, write rows, read them back.
 
-Every write is its own small transaction in WAL mode, so a SIGKILL at any point leaves a file
-that opens and reads, holding everything up to the last completed call. Write transactions
-start with BEGIN IMMEDIATE: they take the write lock up front and wait on the busy timeout, so
-several `quotabench run` processes (and `browse` reading) share one ledger. The engine calls
-these methods from one worker thread (see agent/ledger/writer.py), never on the event loop.
+Every write is a small transaction in WAL mode (writes that wait together on the writer thread
+may share one), so a SIGKILL at any point leaves a file that opens and reads, holding
+everything up to the last completed call. Write transactions start with BEGIN IMMEDIATE: they
+take the write lock up front and wait on the busy timeout, so several `quotabench run`
+processes (and `browse` reading) share one ledger. The engine calls these methods from one
+writer thread (see agent/ledger/writer.py), never on the event loop.
 Any SQLite failure (disk full, a damaged file, a lock held too long) is a `LedgerError` with
 one line saying what to do.
 """
@@ -96,6 +97,10 @@ def _clean_op(op: tuple) -> tuple:
 # Plain sqlite3 on the write path: sqlite-utils introspected the table on every insert and
 # update (~38 statements for a model call's 4 writes, 1.1-1.4 ms CPU). Each SQL text below is
 # built once per (table, columns) and sqlite3's statement cache keeps it prepared.
+_ID_TABLES = ("runs", "arms", "attempts", "calls", "tool_calls", "grades")
+_PLAIN = (str, int, float, type(None), bytes)
+
+
 @functools.lru_cache(maxsize=256)
 def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
     return f"insert into [{table}] ({', '.join(f'[{c}]' for c in columns)}) values ({', '.join('?' * len(columns))})"
@@ -106,10 +111,6 @@ def _update_sql(table: str, columns: tuple[str, ...]) -> str:
     if table not in _ID_TABLES:
         raise ValueError(f"ledger update: table {table!r} has no id column — valid tables: {', '.join(_ID_TABLES)}")
     return f"update [{table}] set {', '.join(f'[{c}] = ?' for c in columns)} where id = ?"
-
-
-_ID_TABLES = ("runs", "arms", "attempts", "calls", "tool_calls", "grades")
-_PLAIN = (str, int, float, type(None), bytes)
 
 
 def _value(value: Any) -> Any:

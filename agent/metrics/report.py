@@ -105,11 +105,10 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
     machine_busy = {url: union_ms(Spans.join(spans[n] for n in names if n in spans))
                     for url, names in servers.items() if any(n in spans for n in names)}
     usage = {a["name"]: call_accounting.get(a["name"]) or accounting({}) for a in arm_rows}
-    grade_sums = {r["arm"]: r for r in ledger.query(
+    grade_sums = {r["arm"]: (r["n"], r["ms"]) for r in ledger.query(
         "select a.arm, count(*) as n, sum(coalesce(g.duration_ms, 0)) as ms from grades g "
         "join attempts a on a.id = g.attempt_id where a.run_id = ? group by a.arm", [run_id])}
-    graded = {a["name"]: grading(grade_sums.get(a["name"], {}).get("n", 0), grade_sums.get(a["name"], {}).get("ms"),
-                                 grading_cpu_hour) for a in arm_rows}
+    graded = {a["name"]: grading(*grade_sums.get(a["name"], (0, 0)), grading_cpu_hour) for a in arm_rows}
     metrics, outcomes = [], {}
     for arm_row in arm_rows:
         name = arm_row["name"]
