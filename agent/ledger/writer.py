@@ -176,4 +176,5 @@ def _drain() -> None:
     """A process that ends normally first commits what it queued (the writer thread is a daemon)."""
     for writer in list(_writers):
         if writer._thread is not None:
-            writer.wait_idle(timeout=30)
+            with contextlib.suppress(RuntimeError):  # the thread went idle meanwhile: nothing was queued
+                writer.wait_idle(timeout=30)
