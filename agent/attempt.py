@@ -2,7 +2,9 @@
 
 Ledger order (seed 000): the attempt row is inserted when the attempt starts, every HTTP try
 is a calls row as soon as it ends, and the attempt's tokens, end reason and diff are written
-before grading starts; the grade and the attempt's class are one transaction. A cancelled
+before grading starts; the grade and the attempt's class are one transaction. One awaited
+write per model call: the in-flight row, committed before the request goes out; the call's
+final row is queued to the writer thread, which commits it while the tool runs. A cancelled
 attempt still records what it spent (shielded writes), and its quota reservation is settled.
 
 Nothing inside one attempt ends the run: an exception the loop did not expect ends this attempt
@@ -131,7 +133,7 @@ class AttemptRunner:
         async def on_try(t: CallTry) -> None:
             nonlocal spent
             spent += t.prompt_tokens + t.completion_tokens
-            await self._record_try(t, turn, reserve, placeholder if t.retry_index == 0 else new_id(), t.retry_index == 0)
+            self._record_try(t, turn, reserve, placeholder if t.retry_index == 0 else new_id(), t.retry_index == 0)
             if t.retry_index == 0:
                 self.in_flight.pop(placeholder, None)
 
@@ -177,7 +179,7 @@ class AttemptRunner:
         await self.engine.ledger.batch(ops + [self._totals_op()])
         return charged
 
-    async def _record_try(self, t: CallTry, turn: int, reserve: int, row_id: str, is_placeholder: bool) -> None:
+    def _record_try(self, t: CallTry, turn: int, reserve: int, row_id: str, is_placeholder: bool) -> None:
         self.calls += 1
         self.retries += 1 if t.retry_index > 0 else 0
         self.tokens["prompt"] += t.prompt_tokens
@@ -194,8 +196,9 @@ class AttemptRunner:
                                         for c in t.tool_calls]),
         }
         op = ("update", "calls", row_id, row) if is_placeholder else ("insert", "calls", {"id": row_id, **row})
-        with anyio.CancelScope(shield=True):
-            await self.engine.ledger.batch([op, self._totals_op()])
+        # Queued, not awaited: the writer commits it at once, in order, while the loop runs the
+        # tool; the next awaited write (the next call's in-flight row) waits for it.
+        self.engine.ledger.batch_queued([op, self._totals_op()])
         self._emit(ev.CallFinished, attempt=self.attempt_no, status=t.status, retry_index=t.retry_index,
                    prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
                    usage_source=t.usage_source, latency_ms=t.latency_ms)

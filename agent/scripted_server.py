@@ -30,15 +30,18 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Iterator, Mapping
 
 from agent import QuotabenchError
 from agent.scripted_models import SCRIPTS, TaskFiles, render
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 from verifiers import VerifierError
-from verifiers.tasks import load_suite
+from verifiers.tasks import Task, load_suite, load_task
 
 FAULTS = ("429", "500", "overflow", "401", "cut", "malformed", "slow", "empty", "no_choices", "no_usage", "drop")
 FINGERPRINT = "fp_scripted_1"
+REQUEST_LOG = 256
+TASK_FILES = 64
 _TASK_ID = re.compile(r"Task id:\s*([A-Za-z0-9][A-Za-z0-9_-]*)")
 _OVERFLOW = {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted "
                         "in 9100 tokens. Please reduce the length of the messages.",
@@ -59,6 +62,38 @@ def _pieces(text: str, size: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
+class _TaskFilesByID(Mapping[str, TaskFiles]):
+    """Task id -> its files as the scripts read them, read from disk when first asked for and
+    kept for the TASK_FILES most recently used tasks: a 1,000-task suite does not sit in memory."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, Path] = {}
+        self._files: collections.OrderedDict[str, TaskFiles] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, task: Task) -> None:
+        self._folders.setdefault(task.id, task.path)
+
+    def __getitem__(self, task_id: str) -> TaskFiles:
+        with self._lock:
+            files = self._files.get(task_id)
+            if files is not None:
+                self._files.move_to_end(task_id)
+                return files
+        files = TaskFiles.from_task(load_task(self._folders[task_id]))
+        with self._lock:
+            self._files[task_id] = files
+            while len(self._files) > TASK_FILES:
+                self._files.popitem(last=False)
+        return files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._folders)
+
+    def __len__(self) -> int:
+        return len(self._folders)
+
+
 class ScriptedServer:
     """The server; `start()` serves in a background thread (also a context manager)."""
 
@@ -66,11 +101,13 @@ class ScriptedServer:
                  delay_s: float = 0.0, slow_s: float = 5.0):
         self.suites = [Path(s) for s in (suites if suites is not None else default_suites())]
         self.host, self.port, self.delay_s, self.slow_s = host, port, delay_s, slow_s
-        self.requests: list[dict] = []
-        self.request_headers: list[dict[str, str]] = []
-        self.usage_log: list[tuple[int, int]] = []
+        # The last REQUEST_LOG chat requests (bodies, headers, reported usage), for tests: a long
+        # run keeps a window, not every body (~24 KB per attempt). `served` counts them all.
+        self.requests: collections.deque[dict] = collections.deque(maxlen=REQUEST_LOG)
+        self.request_headers: collections.deque[dict[str, str]] = collections.deque(maxlen=REQUEST_LOG)
+        self.usage_log: collections.deque[tuple[int, int]] = collections.deque(maxlen=REQUEST_LOG)
         self.peak_concurrency = 0
-        self.tasks: dict[str, TaskFiles] = {}
+        self.tasks = _TaskFilesByID()
         self.problems: list[str] = []
         self._faults: collections.deque[str] = collections.deque()
         self._lock = threading.Lock()
@@ -86,7 +123,12 @@ class ScriptedServer:
                 raise QuotabenchError(f"scripted server: {exc}") from None
             self.problems += [str(p) for p in loaded.problems]
             for task in loaded.tasks:
-                self.tasks.setdefault(task.id, TaskFiles.from_task(task))
+                self.tasks.add(task)
+
+    @property
+    def served(self) -> int:
+        """Chat requests received since the server was made (the logs keep only the last REQUEST_LOG)."""
+        return self._served
 
     @property
     def base_url(self) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from typing import Iterable
 
 CHARS_PER_TOKEN = 4
@@ -43,9 +45,57 @@ def _compact_json(value) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+class _IdentityCache:
+    """At most `size` values keyed by an object's identity (plus a length and a partner object
+    it was computed with), least recently used dropped first. Each entry holds its objects, so
+    an id cannot be reused by another object while cached, and a run's tools lists (or a
+    request's, on the scripted server) never pin more than `size` entries."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._entries: OrderedDict[int, tuple[object, int, object, int]] = OrderedDict()
+        self._lock = threading.Lock()  # the scripted server estimates from its handler threads
+
+    def get(self, obj: object, length: int = 0, partner: object = None) -> int | None:
+        with self._lock:
+            entry = self._entries.get(id(obj))
+            if entry is None or entry[0] is not obj or entry[1] != length or entry[2] is not partner:
+                return None
+            self._entries.move_to_end(id(obj))
+            return entry[3]
+
+    def put(self, obj: object, value: int, length: int = 0, partner: object = None) -> int:
+        with self._lock:
+            self._entries[id(obj)] = (obj, length, partner, value)
+            self._entries.move_to_end(id(obj))
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+CACHE_SIZE = 64
+_tools_cache = _IdentityCache(CACHE_SIZE)
+# The same conversation is estimated twice per call (the quota reservation, then the client's
+# fallback for a reply without usage). The agent loop only appends to its list, so the list, its
+# length and the tools list name one request.
+_conversation_cache = _IdentityCache(CACHE_SIZE)
+
+
+def cache_sizes() -> dict[str, int]:
+    """Entries held by the estimator's caches (each at most CACHE_SIZE)."""
+    return {"tools": len(_tools_cache), "conversations": len(_conversation_cache)}
+
+
 def estimate_messages_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
     """Prompt tokens for a chat request: every message's text, name, tool calls and
-    tool_call_id plus MESSAGE_OVERHEAD each, the tool schemas as compact JSON, plus REPLY_PRIMING."""
+    tool_call_id plus MESSAGE_OVERHEAD each, the tool schemas as compact JSON, plus REPLY_PRIMING.
+    A conversation list is remembered by identity and length: change it only by appending."""
+    cached = _conversation_cache.get(messages, len(messages), tools)
+    if cached is not None:
+        return cached
     total = REPLY_PRIMING
     for message in messages:
         total += MESSAGE_OVERHEAD + estimate_tokens(_content_text(message.get("content")))
@@ -57,22 +107,16 @@ def estimate_messages_tokens(messages: list[dict], tools: list[dict] | None = No
             arguments = function.get("arguments", "")
             if not isinstance(arguments, str):
                 arguments = _compact_json(arguments)
-            total += estimate_reply_tokens("", [(str(function.get("name", "")), arguments)])
+            total += estimate_tokens(str(function.get("name", ""))) + estimate_tokens(arguments)
     if tools:
         total += _tools_tokens(tools)
-    return total
-
-
-_tools_cache: dict[int, tuple[list, int]] = {}
+    return _conversation_cache.put(messages, total, len(messages), tools)
 
 
 def _tools_tokens(tools: list[dict]) -> int:
     """Tool schemas are the same list on every call of a run: estimate each list once."""
-    cached = _tools_cache.get(id(tools))
-    if cached is None or cached[0] is not tools:
-        cached = (tools, estimate_tokens(_compact_json(tools)))
-        _tools_cache[id(tools)] = cached
-    return cached[1]
+    cached = _tools_cache.get(tools)
+    return cached if cached is not None else _tools_cache.put(tools, estimate_tokens(_compact_json(tools)))
 
 
 def estimate_reply_tokens(text: str, tool_calls: Iterable[tuple[str, str]] = ()) -> int:

@@ -1,12 +1,18 @@
-"""tree-sitter edit-mechanics check time per file (issue 2 target: < 5 ms for a 500-line file).
+"""tree-sitter edit-mechanics check time per 500-line file, beside the grammar's own parse time
+(issue 2 target, restated in issue 15: <= 5 ms for a 500-line file that still parses, in every
+language).
 
-The target applies to the common case, a changed file that still parses. A broken file costs
-more (tree-sitter's error recovery, re-parsing the fixture version); both are printed.
+Per language, medians of 30 checks: a changed file that still parses (the common case; the
+fixture's parse is kept across attempts, so only the edit is re-parsed) and a file broken in
+the middle (tree-sitter's error recovery, then locating the error), each beside its floor: one
+full parse of the same bytes by the grammar. "first" is the first check against a fixture not
+seen before (its parse is part of the cost).
 
     python benchmarks/mechanics.py
 """
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -14,44 +20,65 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from verifiers.mechanics import check_file  # noqa: E402
+from verifiers.mechanics import _parser, check_file, grammar_for  # noqa: E402
 
+TARGET_MS, REPEATS = 5.0, 30
 UNITS = {
-    "python": ("f.py", "def f{i}(a, b):\n    if a > b:\n        return a - b\n    return [x * 2 for x in range(b)]\n\n"),
-    "javascript": ("f.mjs", "export function f{i}(a, b) {{\n  if (a > b) return a - b;\n  return [...Array(b).keys()].map((x) => x * 2);\n}}\n\n"),
-    "typescript": ("f.ts", "export function f{i}(a: number, b: number): number[] {{\n  if (a > b) return [a - b];\n  return Array.from({{ length: b }}, (_, x) => x * 2);\n}}\n\n"),
-    "rust": ("f.rs", "pub fn f{i}(a: i64, b: i64) -> Vec<i64> {{\n    if a > b {{ return vec![a - b]; }}\n    (0..b).map(|x| x * 2).collect()\n}}\n\n"),
-    "bash": ("f.sh", "f{i}() {{\n  if [ \"$1\" -gt \"$2\" ]; then\n    echo $(( $1 - $2 ))\n  fi\n}}\n\n"),
+    "python": ("f.py", "#", "def f{i}(a, b):\n    if a > b:\n        return a - b\n    return [x * 2 for x in range(b)]\n\n"),
+    "javascript": ("f.mjs", "//", "export function f{i}(a, b) {{\n  if (a > b) return a - b;\n  return [...Array(b).keys()].map((x) => x * 2);\n}}\n\n"),
+    "typescript": ("f.ts", "//", "export function f{i}(a: number, b: number): number[] {{\n  if (a > b) return [a - b];\n  return Array.from({{ length: b }}, (_, x) => x * 2);\n}}\n\n"),
+    "rust": ("f.rs", "//", "pub fn f{i}(a: i64, b: i64) -> Vec<i64> {{\n    if a > b {{ return vec![a - b]; }}\n    (0..b).map(|x| x * 2).collect()\n}}\n\n"),
+    "bash": ("f.sh", "#", "f{i}() {{\n  if [ \"$1\" -gt \"$2\" ]; then\n    echo $(( $1 - $2 ))\n  fi\n}}\n\n"),
 }
 
 
+def _median_ms(fn, repeats: int = REPEATS) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def _sources(unit: str) -> tuple[bytes, bytes, bytes]:
+    source = "".join(unit.format(i=i) for i in range(500 // unit.count("\n") + 1))
+    source = "\n".join(source.splitlines()[:500]) + "\n"
+    after = source.replace("return", "return ", 1)                  # a changed, still-valid file
+    lines = source.splitlines()
+    lines[250] = lines[250][: len(lines[250]) // 2] + " ((("         # a line cut in the middle of the file
+    return source.encode(), after.encode(), ("\n".join(lines) + "\n").encode()
+
+
 def main() -> int:
-    worst = worst_broken = 0.0
-    for language, (name, unit) in UNITS.items():
-        lines_per_unit = unit.count("\n")
-        source = "".join(unit.format(i=i) for i in range(500 // lines_per_unit + 1))
-        source = "\n".join(source.splitlines()[:500]) + "\n"
-        before = source.encode()
-        after = source.replace("return", "return ", 1).encode()   # a changed, still-valid file
-        lines = source.splitlines()
-        lines[250] = lines[250][: len(lines[250]) // 2] + " ((("  # a line cut in the middle of the file
-        broken = ("\n".join(lines) + "\n").encode()
-        check_file(name, after, before)                            # warm the parser
-        for label, payload in (("clean", after), ("broken", broken)):
-            times = []
-            for _ in range(30):
-                started = time.perf_counter()
-                check_file(name, payload, before)
-                times.append(time.perf_counter() - started)
-            ms = statistics.median(times) * 1000
-            if label == "clean":
-                worst = max(worst, ms)
-            else:
-                worst_broken = max(worst_broken, ms)
-            print(f"{language:<11} 500 lines {label:<6} {ms:6.2f} ms")
-    print(f"worst median per-file check, file that parses: {worst:.2f} ms (target < 5 ms)")
-    print(f"worst median per-file check, broken file (error recovery, fixture re-parse, locating): {worst_broken:.2f} ms")
-    return 0 if worst < 5 else 1
+    load = os.getloadavg()[0]
+    worst = 0.0
+    rows = []
+    for language, (name, comment, unit) in UNITS.items():
+        before, after, broken = _sources(unit)
+        parser = _parser(grammar_for(name))
+        firsts = []
+        for i in range(REPEATS):  # a fixture never seen: its own parse is part of the check
+            fresh = before + f"{comment} fixture {i}\n".encode()
+            started = time.perf_counter()
+            check_file(name, after + f"{comment} fixture {i}\n".encode(), fresh)
+            firsts.append(time.perf_counter() - started)
+        first = statistics.median(firsts) * 1000
+        clean = _median_ms(lambda: check_file(name, after, before))
+        clean_floor = _median_ms(lambda: parser.parse(after))
+        bad = _median_ms(lambda: check_file(name, broken, before))
+        bad_floor = _median_ms(lambda: parser.parse(broken))
+        worst = max(worst, clean, first)
+        rows.append((language, clean, first, clean_floor, bad, bad_floor))
+    load = max(load, os.getloadavg()[0])
+    print(f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end)")
+    print(f"{'500-line file':<12} {'parses: check':>14} {'first':>7} {'floor':>7}   {'broken: check':>14} {'floor':>7}")
+    for language, clean, first, clean_floor, bad, bad_floor in rows:
+        print(f"{language:<12} {clean:11.2f} ms {first:7.2f} {clean_floor:7.2f}   {bad:11.2f} ms {bad_floor:7.2f}")
+    print(f"worst check of a file that parses: {worst:.2f} ms (target <= {TARGET_MS:g} ms); floor = one full parse "
+          "of the same bytes by the grammar")
+    print("a broken file costs the grammar's error recovery (its floor) plus a second parse to locate the errors")
+    return 0 if worst <= TARGET_MS else 1
 
 
 if __name__ == "__main__":

@@ -1,13 +1,21 @@
-"""Time the full report on a synthetic ledger: 500 tasks × 2 arms × 5 attempts (issue 5).
+"""`quotabench report` as a user runs it: a cold CLI process on a real ledger of 1k, 10k and 100k
+attempts (issue 15 targets: <= 0.5 s at 1k, <= 1.5 s at 10k, <= 6 s and <= 300 MB peak RSS at
+100k; 2 cores).
 
-Every task uses its whole attempt budget (accepted, if at all, on attempt 5), the worst case
-for the report's reads. The ledger is a real SQLite file written through agent.ledger.Ledger.
-Run: /work/venv/bin/python benchmarks/report.py   — exits 1 if the median exceeds 200 ms.
+The ledgers come from benchmarks/synthetic.py: a finished two-arm run, one attempt per task (the
+most tasks for the paired comparison and its 10,000-resample bootstrap), 4 calls and a grade per
+attempt, diffs and files_json of a few KB. Each size is timed as `python -m tuiapp.cli report
+--db FILE` in a fresh process (median of the runs; peak RSS from the kernel), beside its floors
+measured in the same run: a bare interpreter start, the plain sqlite3 reads of the rows the
+report uses, and the bootstrap's own index draws (numpy, same seed and count). The warm
+in-process build + render is printed too.
+
+    python benchmarks/report.py [--sizes 1000,10000,100000] [--runs 5]
 """
 from __future__ import annotations
 
-import json
-import statistics
+import argparse
+import os
 import sys
 import tempfile
 import time
@@ -15,68 +23,81 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from agent.ledger import Ledger, new_id  # noqa: E402
+from agent.ledger import Ledger  # noqa: E402
 from agent.metrics import build_report, render_report  # noqa: E402
+from agent.metrics.report import ATTEMPT_COLUMNS, CALL_COLUMNS, DEFAULT_SEED  # noqa: E402
+from agent.metrics.stats import BOOTSTRAP_CHUNK  # noqa: E402
+from benchmarks.cold import cold  # noqa: E402
+from benchmarks.synthetic import build_ledger  # noqa: E402
 
-TASKS, ATTEMPTS, BUDGET_MS, REPEATS = 500, 5, 200.0, 7
-ARMS = {"A": ({"gpu_hour": 1.60}, 0.45), "B": ({"input_per_mtok": 0.15, "output_per_mtok": 0.60}, 0.55)}
-CLASSES = ["reasoning", "mechanics", "timeout", "environment", "harness_error"]
-
-
-def build_ledger(path: Path, seed: int = 1) -> tuple[Ledger, str]:
-    """A finished two-arm run with every attempt, grade class and price the report reads."""
-    rng = np.random.default_rng(seed)
-    ledger = Ledger(path)
-    run_id = new_id()
-    ledger.insert("runs", {"id": run_id, "created_utc": "2026-11-30T08:00:00.000+00:00",
-                           "finished_utc": "2026-11-30T12:00:00.000+00:00", "status": "finished",
-                           "manifest_sha256": "b" * 64, "config_json": json.dumps({"max_attempts": ATTEMPTS}),
-                           "session_id": "bench"})
-    task_ids = [f"task-{i:03d}" for i in range(TASKS)]
-    ledger.insert_many("tasks", [{"run_id": run_id, "task_id": t, "position": i, "language": "python",
-                                  "kind": "bugfix"} for i, t in enumerate(task_ids)])
-    for name, (price, p_accept) in ARMS.items():
-        arm_id = new_id()
-        ledger.insert("arms", {"id": arm_id, "run_id": run_id, "name": name, "cap_tokens": 10**9,
-                               "max_attempts": ATTEMPTS, "censored": 0, "unfinished_json": "[]",
-                               "busy_ms": 9_000_000, "price_json": json.dumps(price), "state": "finished"})
-        rows = []
-        for task_id in task_ids:
-            accepted = rng.random() < p_accept
-            for no in range(1, ATTEMPTS + 1):
-                ok = accepted and no == ATTEMPTS
-                prompt, completion = int(rng.integers(2000, 20000)), int(rng.integers(200, 3000))
-                rows.append({
-                    "id": new_id(), "run_id": run_id, "arm_id": arm_id, "arm": name, "task_id": task_id,
-                    "attempt_no": no, "status": "done", "end_reason": "finished",
-                    "verdict": "pass" if ok else "fail", "accepted": int(ok),
-                    "failure_class": "accepted" if ok else CLASSES[int(rng.integers(len(CLASSES)))],
-                    "prompt_tokens": prompt, "completion_tokens": completion,
-                    "total_tokens": prompt + completion, "calls": int(rng.integers(1, 12)),
-                    "transport_retries": int(rng.integers(0, 2)), "malformed_tool_calls": 0,
-                    "duration_ms": int(rng.integers(5_000, 60_000)),
-                    "visible_passed": int(rng.integers(0, 2))})
-        ledger.insert_many("attempts", rows)
-    return ledger, run_id
+TARGETS = {1000: (0.5, None), 10000: (1.5, None), 100000: (6.0, 300)}   # seconds, MB
 
 
-def main() -> int:
+def sqlite_floor(db: Path) -> float:
+    """The report's reads as plain sqlite3 fetches of tuples, in seconds."""
+    import sqlite3
+    started = time.perf_counter()
+    conn = sqlite3.connect(str(db))
+    run = conn.execute("select id from runs order by created_utc desc limit 1").fetchone()[0]
+    conn.execute("select * from arms where run_id = ?", [run]).fetchall()
+    conn.execute("select * from tasks where run_id = ? order by position", [run]).fetchall()
+    conn.execute(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no",
+                 [run]).fetchall()
+    for _ in conn.execute(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ?", [run]):
+        pass
+    conn.execute("select a.arm, count(*), sum(g.duration_ms) from grades g join attempts a on a.id = g.attempt_id "
+                 "where a.run_id = ? group by a.arm", [run]).fetchall()
+    conn.close()
+    return time.perf_counter() - started
+
+
+def draws_floor(tasks: int, resamples: int = 10_000) -> float:
+    """numpy drawing the bootstrap's resamples × tasks indices (the same stream), in seconds."""
+    rng = np.random.default_rng(DEFAULT_SEED)
+    rows = max(1, BOOTSTRAP_CHUNK // tasks)
+    started = time.perf_counter()
+    for start in range(0, resamples, rows):
+        rng.integers(0, tasks, size=(min(rows, resamples - start), tasks), dtype=np.int32)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000", help="attempts per ledger, comma-separated")
+    parser.add_argument("--runs", type=int, default=5, help="cold processes per size (3 at 100k and above)")
+    args = parser.parse_args(argv)
+    load = os.getloadavg()[0]
+    ok, lines = True, []
+    interpreter, _, _ = cold([sys.executable, "-c", "pass"], args.runs)
     with tempfile.TemporaryDirectory() as tmp:
-        ledger, run_id = build_ledger(Path(tmp) / "bench.db")
-        timings = []
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            text = render_report(build_report(ledger, [run_id]), "text")
-            timings.append((time.perf_counter() - start) * 1000)
-        ledger.close()
-    median = statistics.median(timings)
-    print(text)
-    print(f"full report (build + render text), {TASKS} tasks × {len(ARMS)} arms × {ATTEMPTS} attempts, "
-          f"10,000 resamples: median {median:.1f} ms, min {min(timings):.1f} ms, first {timings[0]:.1f} ms "
-          f"(n={REPEATS} runs; budget {BUDGET_MS:.0f} ms)")
-    return 0 if median < BUDGET_MS else 1
+        for size in (int(s) for s in args.sizes.split(",")):
+            db = Path(tmp) / f"ledger-{size}.sqlite"
+            run_id = build_ledger(db, size)
+            wall, fastest, rss = cold([sys.executable, "-m", "tuiapp.cli", "report", "--db", str(db)],
+                                      args.runs if size < 100_000 else min(args.runs, 3))
+            ledger = Ledger(db)
+            started = time.perf_counter()
+            render_report(build_report(ledger, [run_id]), "text")
+            warm = time.perf_counter() - started
+            ledger.close()
+            reads, draws = sqlite_floor(db), draws_floor(size // 2)
+            seconds, mb = TARGETS.get(size, (None, None))
+            target = "; ".join(t for t in (f"target <= {seconds:g} s" if seconds else "",
+                                           f"<= {mb} MB" if mb else "") if t)
+            ok &= (seconds is None or wall <= seconds) and (mb is None or rss <= mb)
+            lines.append(f"{size:>7,} attempts ({size // 2:,} paired tasks): `quotabench report` cold {wall:5.2f} s "
+                         f"(min {fastest:.2f}), "
+                         f"peak RSS {rss:5.0f} MB ({target or 'no target'})\n"
+                         f"          floors: interpreter start {interpreter:.2f} s, sqlite3 reads {reads:.2f} s, "
+                         f"bootstrap index draws {draws:.2f} s; warm in-process build + render {warm:.2f} s")
+            db.unlink()
+    load = max(load, os.getloadavg()[0])
+    print(f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end)")
+    print("\n".join(lines))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -191,12 +191,12 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from agent.metrics.report import build_report, render_report
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     if args.list:
         for run in ledger.runs():
             print(f"{run['id']}  {run['created_utc']}  {run['status']:<9} manifest {run['manifest_sha256'][:12]}")
         return 0
+    from agent.metrics.report import build_report, render_report  # numpy: only when there is a report to build
     run_ids = [ledger.resolve_run_id(r) for r in args.run_ids] or [ledger.resolve_run_id(None)]
     fmt = "markdown" if args.markdown else "json" if args.json else "text"
     print(render_report(build_report(ledger, run_ids, with_cost=not args.no_cost,

@@ -1,30 +1,35 @@
 """`Ledger`: open (and migrate) the SQLite file, write rows, read them back.
 
-Every write is its own small transaction in WAL mode, so a SIGKILL at any point leaves a file
-that opens and reads, holding everything up to the last completed call. Write transactions
-start with BEGIN IMMEDIATE: they take the write lock up front and wait on the busy timeout, so
-several `quotabench run` processes (and `browse` reading) share one ledger. The engine calls
-these methods from one worker thread (see agent/ledger/writer.py), never on the event loop.
+Every write is a small transaction in WAL mode (writes that wait together on the writer thread
+may share one), so a SIGKILL at any point leaves a file that opens and reads, holding
+everything up to the last completed call. Write transactions start with BEGIN IMMEDIATE: they
+take the write lock up front and wait on the busy timeout, so several `quotabench run`
+processes (and `browse` reading) share one ledger. The engine calls these methods from one
+writer thread (see agent/ledger/writer.py), never on the event loop.
 Any SQLite failure (disk full, a damaged file, a lock held too long) is a `LedgerError` with
 one line saying what to do.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
-from datetime import datetime, timezone
+import uuid
+from datetime import date, datetime, timezone
+from datetime import time as dt_time
 from pathlib import Path
-from typing import Any, Iterable, Iterator
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from agent import QuotabenchError
-from agent.ledger import schema
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 BUSY_TIMEOUT_S = 60
 ROW_TEXT_CHARS = 64_000  # per text cell of calls/tool_calls/grades; longer text is cut (length + sha256 kept)
@@ -89,6 +94,62 @@ def _clean_op(op: tuple) -> tuple:
     return (*op[:3], _clean_row(op[3]))
 
 
+# Plain sqlite3 on the write path: sqlite-utils introspected the table on every insert and
+# update (~38 statements for a model call's 4 writes, 1.1-1.4 ms CPU). Each SQL text below is
+# built once per (table, columns) and sqlite3's statement cache keeps it prepared.
+_ID_TABLES = ("runs", "arms", "attempts", "calls", "tool_calls", "grades")
+_PLAIN = (str, int, float, type(None), bytes)
+
+
+@functools.lru_cache(maxsize=256)
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    return f"insert into [{table}] ({', '.join(f'[{c}]' for c in columns)}) values ({', '.join('?' * len(columns))})"
+
+
+@functools.lru_cache(maxsize=256)
+def _update_sql(table: str, columns: tuple[str, ...]) -> str:
+    if table not in _ID_TABLES:
+        raise ValueError(f"ledger update: table {table!r} has no id column — valid tables: {', '.join(_ID_TABLES)}")
+    return f"update [{table}] set {', '.join(f'[{c}] = ?' for c in columns)} where id = ?"
+
+
+def _value(value: Any) -> Any:
+    """What sqlite-utils stored for a non-SQL value: JSON for containers, ISO text for times."""
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, default=repr, ensure_ascii=False)
+    if isinstance(value, (datetime, date, dt_time)):
+        return value.isoformat()
+    return str(value) if isinstance(value, (uuid.UUID, Path)) else value
+
+
+def _values(values: Iterable[Any]) -> list:
+    return [v if type(v) in _PLAIN else _value(v) for v in values]
+
+
+_MIGRATION = re.compile(r"^@migrations\(\)\ndef (m\d{3}_\w+)\(", re.M)
+
+
+@functools.cache
+def _migration_names() -> frozenset[str]:
+    """The migrations schema.py defines, read from its text: opening an up-to-date ledger then
+    needs no sqlite-utils (with click, pluggy and dateutil, ~0.1 s of every command's start).
+    tests/agent/test_ledger_writes.py checks the names against the registered migrations."""
+    try:
+        return frozenset(_MIGRATION.findall(Path(__file__).with_name("schema.py").read_text(encoding="utf-8")))
+    except OSError:
+        return frozenset()
+
+
+def _migrated(conn: sqlite3.Connection) -> bool:
+    names = _migration_names()
+    try:
+        applied = {row[0] for row in conn.execute("select name from _sqlite_migrations where migration_set = ?",
+                                                  ["quotabench"])}
+    except sqlite3.OperationalError:  # a new file: no migrations table yet
+        return False
+    return bool(names) and names <= applied
+
+
 def _fix_for(exc: sqlite3.Error) -> str:
     text = str(exc).lower()
     if "full" in text:
@@ -102,23 +163,43 @@ def _fix_for(exc: sqlite3.Error) -> str:
     return "check the file with `sqlite3 FILE 'pragma integrity_check'`, or pass another file with --db"
 
 
+class Row(sqlite3.Row):
+    """A row read for a large report: `row["arm"]` and `row.get("arm")` like a dict, a tuple
+    underneath (100k attempt rows: ~60 MB instead of ~150 MB as dicts)."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except IndexError:
+            return default
+
+
 class Ledger:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         # One connection shared by the writer thread and the event loop: every use is serialized.
         self.lock = threading.RLock()
+        self._db: Database | None = None
         with self._guard("open"):
-            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-            self.db = Database(conn)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            if schema.pending(self.db):
-                with self.transaction():  # two processes opening a new file: one migrates, the other waits
-                    schema.apply(self.db)
+            self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "recursive_triggers=ON"):
+                self.conn.execute(f"PRAGMA {pragma}")
+            if not _migrated(self.conn):
+                from agent.ledger import schema
+                if schema.pending(self.db):
+                    with self.transaction():  # two processes opening a new file: one migrates, the other waits
+                        schema.apply(self.db)
+
+    @property
+    def db(self) -> Database:
+        """The sqlite-utils view of the connection (migrations, recovery); imported on first use."""
+        if self._db is None:
+            from sqlite_utils import Database
+            self._db = Database(self.conn, recursive_triggers=False)
+        return self._db
 
     def close(self) -> None:
-        self.db.conn.close()
+        self.conn.close()
 
     @contextlib.contextmanager
     def _guard(self, what: str) -> Iterator[None]:
@@ -131,11 +212,16 @@ class Ledger:
     def transaction(self) -> Iterator[Database]:
         """A write transaction that holds the write lock from its first statement (BEGIN IMMEDIATE),
         so a read-then-write inside it never fails with "database is locked" under another writer."""
+        with self._transaction():
+            yield self.db
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
         with self.lock, self._guard("write"):
-            conn = self.db.conn
+            conn = self.conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self.db
+                yield
             except BaseException:
                 if conn.in_transaction:
                     conn.rollback()
@@ -149,18 +235,25 @@ class Ledger:
             self._apply([_clean_op(op) for op in ops])
 
     def _apply(self, ops: list[tuple]) -> None:
-        with self.transaction() as db:
+        with self._transaction():
+            conn = self.conn
             for op in ops:
                 kind, table = op[0], op[1]
                 if kind == "insert":
-                    db[table].insert(op[2])
+                    conn.execute(_insert_sql(table, tuple(op[2])), _values(op[2].values()))
                 elif kind == "insert_all":
-                    db[table].insert_all(op[2])
-                elif kind == "update":
-                    db[table].update(op[2], op[3])
-                elif kind == "update_if":  # no error when the row is not there
-                    assignments = ", ".join(f"[{k}] = ?" for k in op[3])
-                    db.execute(f"update [{table}] set {assignments} where id = ?", [*op[3].values(), op[2]])
+                    rows = op[2]
+                    columns = tuple(dict.fromkeys(k for row in rows for k in row))
+                    if rows:
+                        conn.executemany(_insert_sql(table, columns),
+                                         [_values(row.get(c) for c in columns) for row in rows])
+                elif kind in ("update", "update_if"):  # update_if: no error when the row is not there
+                    fields = op[3]
+                    if not fields:
+                        continue
+                    cursor = conn.execute(_update_sql(table, tuple(fields)), [*_values(fields.values()), op[2]])
+                    if kind == "update" and cursor.rowcount == 0:
+                        raise LookupError(f"ledger {self.path}: no {table} row with id {op[2]!r} to update")
                 else:
                     raise ValueError(f"unknown ledger op {kind!r}")
 
@@ -181,13 +274,36 @@ class Ledger:
 
     def execute(self, sql: str, params: Iterable | dict = ()) -> None:
         """One write statement in its own IMMEDIATE transaction."""
-        with self.transaction() as db:
-            db.execute(sql, params)
+        with self._transaction():
+            self.conn.execute(sql, params)
 
     # -- reads -----------------------------------------------------------------------------
     def query(self, sql: str, params: Iterable | dict = ()) -> list[dict]:
         with self.lock, self._guard("read"):
-            return list(self.db.query(sql, params))
+            cursor = self.conn.execute(sql, params)
+            keys = [d[0] for d in cursor.description or ()]
+            return [dict(zip(keys, row)) for row in cursor]
+
+    def rows(self, sql: str, params: Iterable | dict = ()) -> list[Row]:
+        """Like `query`, as compact `Row`s."""
+        with self.lock, self._guard("read"):
+            cursor = self.conn.cursor()
+            cursor.row_factory = Row
+            try:
+                return cursor.execute(sql, params).fetchall()
+            finally:
+                cursor.close()
+
+    @contextlib.contextmanager
+    def stream(self, sql: str, params: Iterable | dict = ()) -> Iterator[Iterator[tuple]]:
+        """Rows as plain tuples, fetched from SQLite as the caller reads them: for reads too large
+        to hold as dicts (export, the report's calls). The connection is held until the block ends."""
+        with self.lock, self._guard("read"):
+            cursor = self.conn.execute(sql, params)
+            try:
+                yield iter(cursor)
+            finally:
+                cursor.close()
 
     def runs(self) -> list[dict]:
         return self.query("select * from runs order by created_utc desc")

@@ -20,7 +20,7 @@ NOT_COUNTED = ("censored", "aborted")
 ENDED = ("finished", "censored", "stopped", "aborted")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AttemptRecord:
     """What the outcome needs of one attempt; failure_class None = not classified yet."""
     task_id: str
@@ -30,7 +30,7 @@ class AttemptRecord:
     tokens: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: 100k outcomes are held through a report
 class TaskOutcome:
     """What one arm did with one task: accepted or not, on which attempt, and why not.
 
@@ -65,26 +65,35 @@ def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempt
     with fewer counted attempts than `max_attempts` is pending while `live`, else unfinished
     (a killed run).
     """
-    rows = sorted(attempts, key=lambda r: r.attempt_no)
-    tokens = sum(r.tokens for r in rows)
-    hit = next((r for r in rows if r.accepted), None)
-    counted = [r for r in rows if r.failure_class is not None and r.failure_class not in NOT_COUNTED]
+    # One pass, no closures or generators: the report calls this once per task (100k at a time).
+    rows = sorted(attempts, key=_attempt_no) if len(attempts) > 1 else attempts
+    tokens, hit, counted, last_counted = 0, None, 0, None
+    for r in rows:
+        tokens += r.tokens
+        if hit is None and r.accepted:
+            hit = r
+        if r.failure_class is not None and r.failure_class not in NOT_COUNTED:
+            counted += 1
+            last_counted = r.failure_class
     last = rows[-1].failure_class if rows else None
-
-    def make(cls: str, decided: bool) -> TaskOutcome:
-        return TaskOutcome(task_id, hit is not None, hit.attempt_no if hit else None, cls, decided, len(rows), tokens)
-
     if hit is not None:
-        return make("accepted", True)
-    if listed_unfinished or last in NOT_COUNTED:
-        return make("censored" if cap_hit or last == "censored" else "aborted", False)
-    if counted and max_attempts and len(counted) >= max_attempts:
-        return make(counted[-1].failure_class, True)
-    if counted and last is not None and arm_state in ENDED:
-        return make(counted[-1].failure_class, True)
-    if live and arm_state not in ENDED:
-        return make("pending", False)
-    return make("censored" if cap_hit else "aborted", False)
+        cls, decided = "accepted", True
+    elif listed_unfinished or last in NOT_COUNTED:
+        cls, decided = ("censored" if cap_hit or last == "censored" else "aborted"), False
+    elif counted and max_attempts and counted >= max_attempts:
+        cls, decided = last_counted, True
+    elif counted and last is not None and arm_state in ENDED:
+        cls, decided = last_counted, True
+    elif live and arm_state not in ENDED:
+        cls, decided = "pending", False
+    else:
+        cls, decided = ("censored" if cap_hit else "aborted"), False
+    return TaskOutcome(task_id, hit is not None, hit.attempt_no if hit is not None else None, cls, decided,
+                       len(rows), tokens)
+
+
+def _attempt_no(record: AttemptRecord) -> int:
+    return record.attempt_no
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from itertools import combinations
 
 from agent import QuotabenchError
 from agent.ledger import Ledger
+from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics, TaskOutcome, arm_metrics
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
 from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
@@ -19,7 +20,7 @@ from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
 from agent.metrics.replicates import check_same_manifest, replicate_summary
-from agent.metrics.usage import accounting, grading, intervals, same_accounting, union_ms
+from agent.metrics.usage import Spans, accounting, call_usage, grading, same_accounting, union_ms
 
 __all__ = ["DEFAULT_GRADING_CPU_HOUR", "DEFAULT_SEED", "ReportError", "build_report", "render_report"]
 
@@ -28,11 +29,13 @@ DEFAULT_SEED = 20261130
 # $ per CPU-hour of grading (a general-purpose cloud vCPU-hour is a few cents); stated in every
 # report and set with `quotabench report --grading-cpu-hour`.
 DEFAULT_GRADING_CPU_HOUR = 0.05
-# Only the columns the metrics read: `a.*` (diffs included) took half the report's time at 5,000 attempts.
-ATTEMPT_COLUMNS = ("arm", "task_id", "attempt_no", "status", "end_reason", "verdict", "failure_class",
-                   "accepted", "prompt_tokens", "completion_tokens", "total_tokens", "calls",
-                   "transport_retries", "malformed_tool_calls", "duration_ms", "visible_passed", "ended_utc")
-CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "prompt_tokens", "completion_tokens", "usage_source")
+# Only the columns the metrics read: `a.*` (diffs included) took half the report's time at 5,000
+# attempts. Read through sqlite3.Row, which finds a name by scanning: the most-read come first.
+ATTEMPT_COLUMNS = ("task_id", "attempt_no", "failure_class", "accepted", "total_tokens", "arm", "verdict",
+                   "visible_passed", "duration_ms", "calls", "transport_retries", "malformed_tool_calls",
+                   "prompt_tokens", "completion_tokens", "ended_utc")
+TASK_COLUMNS = ("task_id", "files_sha256")  # not the prompts: 50k tasks' prompts are tens of MB
+CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "usage_source", "prompt_tokens", "completion_tokens")
 
 
 def _resolve(ledger: Ledger, run_ids: list[str]) -> list[str]:
@@ -72,8 +75,8 @@ def _price_table(arm_row: dict) -> dict | None:
     return table if isinstance(table, dict) and table else None
 
 
-def _by_arm(rows: list[dict]) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = defaultdict(list)
+def _by_arm(rows: list[Row]) -> dict[str, list[Row]]:
+    out: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         out[row["arm"]].append(row)
     return out
@@ -91,21 +94,22 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
     if not arm_rows:
         raise ReportError(f"run {run_id}: has no arms in the ledger — was it started? "
                           "list runs with `quotabench report --list`")
-    attempts = _by_arm(ledger.query(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? "
-                                    "order by arm, task_id, attempt_no", [run_id]))
-    calls = _by_arm(ledger.query(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ?", [run_id]))
-    grades = _by_arm(ledger.query("select a.arm, g.duration_ms from grades g join attempts a on a.id = g.attempt_id "
-                                  "where a.run_id = ?", [run_id]))
-    busy = {a["name"]: union_ms(intervals(calls[a["name"]])) if calls.get(a["name"]) else None for a in arm_rows}
+    attempts = _by_arm(ledger.rows(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? "
+                                   "order by arm, task_id, attempt_no", [run_id]))
+    with ledger.stream(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ?", [run_id]) as rows:
+        spans, call_accounting = call_usage(rows)  # 400k calls at 100k attempts: streamed, never held as rows
+    busy = {a["name"]: union_ms(spans[a["name"]]) if a["name"] in spans else None for a in arm_rows}
     servers: dict[str, list[str]] = defaultdict(list)
     for a in arm_rows:
         if a.get("endpoint_url"):
             servers[a["endpoint_url"]].append(a["name"])
-    machine_busy = {url: union_ms(intervals([c for n in names for c in calls.get(n, [])]))
-                    for url, names in servers.items() if any(calls.get(n) for n in names)}
-    usage = {a["name"]: accounting(calls.get(a["name"], [])) for a in arm_rows}
-    graded = {a["name"]: grading([g["duration_ms"] for g in grades.get(a["name"], [])], grading_cpu_hour)
-              for a in arm_rows}
+    machine_busy = {url: union_ms(Spans.join(spans[n] for n in names if n in spans))
+                    for url, names in servers.items() if any(n in spans for n in names)}
+    usage = {a["name"]: call_accounting.get(a["name"]) or accounting({}) for a in arm_rows}
+    grade_sums = {r["arm"]: (r["n"], r["ms"]) for r in ledger.query(
+        "select a.arm, count(*) as n, sum(coalesce(g.duration_ms, 0)) as ms from grades g "
+        "join attempts a on a.id = g.attempt_id where a.run_id = ? group by a.arm", [run_id])}
+    graded = {a["name"]: grading(*grade_sums.get(a["name"], (0, 0)), grading_cpu_hour) for a in arm_rows}
     metrics, outcomes = [], {}
     for arm_row in arm_rows:
         name = arm_row["name"]
@@ -198,7 +202,8 @@ def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
                           "pass --grading-cpu-hour with dollars per CPU-hour, e.g. 0.05")
     ids = _resolve(ledger, run_ids)
     runs = [ledger.run(i) for i in ids]
-    tasks_by_run = {i: ledger.tasks(i) for i in ids}
+    tasks_by_run = {i: ledger.query(f"select {', '.join(TASK_COLUMNS)} from tasks where run_id = ? order by position",
+                                    [i]) for i in ids}
     if len(runs) > 1:
         check_same_manifest(runs, tasks_by_run)
     sections, outcomes, not_comparable = [], {}, {}

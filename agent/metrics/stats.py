@@ -5,7 +5,9 @@ numbers, brute-force enumeration, scipy, a plain-loop bootstrap) and hypothesis 
 """
 from __future__ import annotations
 
+import contextlib
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Iterable, Sequence
@@ -14,6 +16,7 @@ import numpy as np
 
 WILSON_Z = 1.96
 BISECTION_STEPS = 80  # halvings of [-1, 1]: far below float resolution
+BOOTSTRAP_CHUNK = 1 << 21  # task indices drawn at once by a bootstrap: ~25 MB, whatever the task count
 
 
 def z_two_sided(alpha: float) -> float:
@@ -73,36 +76,69 @@ class PairedGap:
     resamples: int
 
 
+def _resample(values: np.ndarray, rng: np.random.Generator, resamples: int, reduce, out_dtype,
+              chunk_elements: int) -> np.ndarray:
+    """reduce(values[idx]) row by row for `resamples` rows of n task indices drawn from `rng`.
+
+    The rows are drawn a chunk at a time (at most `chunk_elements` indices held at once) rather
+    than as one resamples × n matrix (2 GB at 50,000 tasks): numpy's generator hands out the
+    same stream either way, so the result for a seed does not depend on the chunk size.
+    """
+    n = values.size
+    rows = max(1, chunk_elements // n)
+    out = np.empty(resamples, dtype=out_dtype)
+
+    def fold(start: int, idx: np.ndarray) -> None:
+        # the gather is faster with native-width indices
+        out[start:start + len(idx)] = reduce(values.take(idx.astype(np.intp), mode="wrap"))
+
+    # Large runs fold chunk k on a second thread while chunk k + 1 is drawn (numpy releases the
+    # GIL in both); each chunk writes only its own rows, so the result is the same either way.
+    with ThreadPoolExecutor(1) if resamples * n > 2 * chunk_elements else contextlib.nullcontext() as pool:
+        folding = None
+        for start in range(0, resamples, rows):
+            # int32 draws the very same stream as the default int64, at half the cost
+            idx = rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32)
+            if pool is None:
+                fold(start, idx)
+                continue
+            if folding is not None:
+                folding.result()
+            folding = pool.submit(fold, start, idx)
+        if folding is not None:
+            folding.result()
+    return out
+
+
 def paired_bootstrap(a: Sequence[int], b: Sequence[int], *, seed: int,
-                     resamples: int = 10_000) -> PairedGap:
+                     resamples: int = 10_000, chunk_elements: int = BOOTSTRAP_CHUNK) -> PairedGap:
     """Paired bootstrap of mean(b) - mean(a), resampling tasks (never attempts), seed 000.
 
-    a[i] and b[i] are 0/1 outcomes of the two arms on task i. All resamples are drawn in one
-    vectorized call; quantiles use seed 000's rule, gaps[floor(p * (iters - 1))].
+    a[i] and b[i] are 0/1 outcomes of the two arms on task i. Resamples are drawn in chunks
+    of rows (`_resample`); quantiles use seed 000's rule, gaps[floor(p * (iters - 1))].
     """
     d = np.asarray(b, dtype=np.int64) - np.asarray(a, dtype=np.int64)
     n = d.size
     if n == 0:
         raise ValueError("paired_bootstrap: no paired tasks")
     rng = np.random.default_rng(seed)
-    # int32 draws the very same stream as the default int64, at half the cost.
-    idx = rng.integers(0, n, size=(resamples, n), dtype=np.int32)
-    gaps = d.astype(np.int8)[idx].sum(axis=1, dtype=np.int64) / n
+    sums = _resample(d.astype(np.int8), rng, resamples, lambda m: m.sum(axis=1, dtype=np.int64), np.int64,
+                     chunk_elements)
+    gaps = sums / n
     lo, hi = np.quantile(gaps, [0.025, 0.975], method="lower")
     return PairedGap(gap=float(d.sum() / n), lo=float(lo), hi=float(hi),
                      p_positive=float(np.mean(gaps > 0)), n=n, seed=seed, resamples=resamples)
 
 
 def bootstrap_mean(values: Sequence[float], *, seed: int, resamples: int = 10_000,
-                   level: float = 0.95) -> tuple[float, float]:
+                   level: float = 0.95, chunk_elements: int = BOOTSTRAP_CHUNK) -> tuple[float, float]:
     """Percentile interval of the mean of per-task values, resampling tasks (seed 000/001:
-    "resample problems, not attempts"); same quantile rule as the paired bootstrap."""
+    "resample problems, not attempts"); same quantile rule and chunked draws as the paired bootstrap."""
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0:
         raise ValueError("bootstrap_mean: no tasks")
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, v.size, size=(resamples, v.size), dtype=np.int32)
-    means = v[idx].mean(axis=1)
+    means = _resample(v, rng, resamples, lambda m: m.mean(axis=1), np.float64, chunk_elements)
     tail = (1 - level) / 2
     lo, hi = np.quantile(means, [tail, 1 - tail], method="lower")
     return float(lo), float(hi)
@@ -121,13 +157,17 @@ def binomial_two_sided_half(k: int, n: int) -> float:
 
     The distribution is symmetric, so "outcomes no likelier than k" (scipy's rule) are the two
     tails beyond min(k, n - k): p = min(1, 2 · Σ_{i ≤ min(k, n-k)} C(n, i) / 2^n), in exact
-    integers until the one division.
+    integers until the one division. Each C(n, i + 1) comes from C(n, i) (one small multiply and
+    exact divide): a fresh math.comb per term took 28 s at 20,000 discordant tasks.
     """
     if not 0 <= k <= n:
         raise ValueError(f"binomial_two_sided_half: need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(k, n - k) + 1))
+    term = tail = 1
+    for i in range(min(k, n - k)):
+        term = term * (n - i) // (i + 1)
+        tail += term
     return min(1.0, 2 * tail / 2**n)
 
 

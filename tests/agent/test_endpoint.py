@@ -181,7 +181,7 @@ async def test_each_fault_is_one_failed_try_then_a_retry(server, stream, fault, 
         assert ok.text.startswith(failed.text)
         if stream:
             assert failed.completion_tokens > 0
-    assert server.usage_log == [(ok.prompt_tokens, ok.completion_tokens)]
+    assert list(server.usage_log) == [(ok.prompt_tokens, ok.completion_tokens)]
 
 
 @pytest.mark.anyio
@@ -245,7 +245,7 @@ async def test_gives_up_after_the_retry_limit_and_on_try_precedes_each_retry(ser
     requests_seen_at_on_try = []
 
     async def on_try(call: CallTry) -> None:
-        requests_seen_at_on_try.append(len(server.requests))
+        requests_seen_at_on_try.append(server.served)
 
     server.inject("500", "500", "500", "500")
     async with client_for(server.base_url, max_retries=2) as client:
@@ -268,7 +268,7 @@ async def test_context_overflow_is_not_retried(server, stream):
     (only,) = info.value.tries
     assert (only.status, only.http_status, only.usage_source) == ("context_overflow", 400, "none")
     assert "maximum context length" in only.error and sleeps.delays == []
-    assert len(server.requests) == 1
+    assert server.served == 1
 
 
 @pytest.mark.anyio
@@ -325,7 +325,7 @@ async def test_concurrency_is_limited_per_client(limit):
             async with anyio.create_task_group() as tg:
                 for _ in range(4):
                     tg.start_soon(client.complete, conversation(0), TOOLS)
-        assert server.peak_concurrency == limit and len(server.requests) == 4
+        assert server.peak_concurrency == limit and server.served == 4
 
 
 @pytest.mark.anyio

@@ -158,15 +158,15 @@ def test_streamed_wire_format_and_reported_usage(server):
     assert usage["prompt_tokens"] == estimate_messages_tokens(body["messages"], TOOLS)
     assert usage["completion_tokens"] == estimate_reply_tokens("Let me look at the workspace first.", [("list_files", "{}")])
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
-    assert server.usage_log == [(usage["prompt_tokens"], usage["completion_tokens"])]
-    assert server.requests == [body]
+    assert list(server.usage_log) == [(usage["prompt_tokens"], usage["completion_tokens"])]
+    assert list(server.requests) == [body] and server.served == 1
 
 
 def test_stream_without_include_usage_reports_nothing(server):
     body = {"model": "solver", "messages": [first_user("py-word-count")], "stream": True}
     with httpx.stream("POST", f"{server.base_url}/chat/completions", json=body) as response:
         chunks = [json.loads(line[6:]) for line in response.iter_lines() if line and line != "data: [DONE]"]
-    assert all("usage" not in c for c in chunks) and server.usage_log == []
+    assert all("usage" not in c for c in chunks) and not server.usage_log
 
 
 def test_whole_response_format(server):
@@ -176,7 +176,7 @@ def test_whole_response_format(server):
     (choice,) = data["choices"]
     assert choice["finish_reason"] == "stop" and "tool_calls" not in choice["message"]
     assert parse_actions(choice["message"]["content"])[0].tool == "write_file"
-    assert server.usage_log == [(data["usage"]["prompt_tokens"], data["usage"]["completion_tokens"])]
+    assert list(server.usage_log) == [(data["usage"]["prompt_tokens"], data["usage"]["completion_tokens"])]
 
 
 def test_models_and_request_errors(server):
@@ -190,7 +190,7 @@ def test_models_and_request_errors(server):
     unknown_task = httpx.post(url, json={"model": "solver", "messages": [first_user("py-nope")]})
     assert unknown_task.status_code == 400 and "py-nope" in unknown_task.json()["error"]["message"]
     assert httpx.get(f"{server.base_url}/nowhere").status_code == 404
-    assert server.usage_log == []
+    assert not server.usage_log
 
 
 def test_injected_faults_are_one_per_request_and_validated(server):

@@ -152,3 +152,26 @@ def test_cut_short_says_so():
     after = b"".join(before.splitlines(keepends=True)[:14])
     (finding,) = [f for f in check_file("lib.rs", after, before) if f.flag == "syntax_error"]
     assert finding.line == 14 and "the file breaks off here" in finding.message
+
+
+@pytest.mark.parametrize("ext", EXTS)
+def test_the_incremental_clean_verdict_agrees_with_a_full_parse(ext):
+    # Issue 15: a changed file is re-parsed from the fixture's tree; that shortcut may only
+    # ever say "clean" when a whole parse would, on any edit (here: 300 random ones).
+    import random
+
+    from verifiers.mechanics import grammar_for, parses_clean, parses_clean_edited
+    grammar = grammar_for("f" + ext)
+    before = SOURCES[ext][0].encode()
+    rng = random.Random(ext)
+    pieces = [b"(", b")", b"{", b"}", b";", b":", b"=", b"\n", b" ", b"x", b"1", b'"', b"'", b"$", b"return "]
+    agreed = {True: 0, False: 0}
+    for _ in range(300):
+        start = rng.randrange(len(before))
+        end = min(len(before), start + rng.choice([0, 0, 1, 3, 12]))
+        insert = b"".join(rng.choice(pieces) for _ in range(rng.choice([0, 1, 2, 5])))
+        after = before[:start] + insert + before[end:]
+        clean = parses_clean(after, grammar)
+        assert parses_clean_edited(before, after, grammar) == clean, (start, end, insert)
+        agreed[clean] += 1
+    assert agreed[True] and agreed[False]  # the edits hit both outcomes

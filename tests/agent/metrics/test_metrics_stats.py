@@ -128,6 +128,58 @@ def test_vectorized_bootstrap_equals_plain_loop(n):
     assert result.gap == (sum(b) - sum(a)) / n
 
 
+def one_matrix_bootstrap(a, b, seed, resamples):
+    """The bootstrap as it was before issue 15: every resample in one resamples × n matrix."""
+    d = np.asarray(b, dtype=np.int64) - np.asarray(a, dtype=np.int64)
+    idx = np.random.default_rng(seed).integers(0, d.size, size=(resamples, d.size), dtype=np.int32)
+    gaps = d.astype(np.int8)[idx].sum(axis=1, dtype=np.int64) / d.size
+    lo, hi = np.quantile(gaps, [0.025, 0.975], method="lower")
+    return float(lo), float(hi), float(np.mean(gaps > 0))
+
+
+def one_matrix_mean(values, seed, resamples):
+    v = np.asarray(values, dtype=np.float64)
+    idx = np.random.default_rng(seed).integers(0, v.size, size=(resamples, v.size), dtype=np.int32)
+    lo, hi = np.quantile(v[idx].mean(axis=1), [0.025, 0.975], method="lower")
+    return float(lo), float(hi)
+
+
+def report_sized_pairs(n=3000):
+    rng = np.random.default_rng(2026)
+    return (rng.random(n) < 0.45).astype(int).tolist(), (rng.random(n) < 0.55).astype(int).tolist()
+
+
+@pytest.mark.parametrize("chunk", [1, 2999, 3001, 100_000, 1 << 21])
+def test_chunked_bootstrap_gives_todays_interval_for_a_fixed_seed(chunk):
+    # Issue 15: drawn a chunk of rows at a time, the interval is the one the single matrix gave,
+    # whatever the chunk (1 index = one row per chunk; 1 << 21 = the default).
+    a, b = report_sized_pairs()
+    result = paired_bootstrap(a, b, seed=20261130, chunk_elements=chunk)
+    assert (result.lo, result.hi, result.p_positive) == one_matrix_bootstrap(a, b, 20261130, 10_000)
+    # and the very numbers today's report printed for these pairs (seed 20261130, 10,000 resamples)
+    assert (result.gap, result.lo, result.hi) == (0.083, 0.057666666666666665, 0.10833333333333334)
+
+
+@pytest.mark.parametrize("chunk", [1, 699, 1 << 21])
+def test_chunked_bootstrap_mean_gives_todays_interval_for_a_fixed_seed(chunk):
+    values = np.random.default_rng(7).random(700).tolist()
+    assert bootstrap_mean(values, seed=20261130, chunk_elements=chunk) == one_matrix_mean(values, 20261130, 10_000)
+
+
+def test_bootstrap_memory_does_not_grow_with_resamples_times_tasks():
+    # 20,000 tasks × 2,000 resamples was a 160 MB index matrix (int32) plus a 40 MB gather; the
+    # chunked draw holds ~2M indices at a time whatever the task count.
+    import tracemalloc
+    a, b = report_sized_pairs(20_000)
+    tracemalloc.start()
+    try:
+        paired_bootstrap(a, b, seed=1, resamples=2000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * 2**20, f"bootstrap peak {peak / 2**20:.0f} MB"
+
+
 def test_bootstrap_is_reproducible_and_seed_sensitive():
     a, b = [0, 1, 0, 1, 0, 0, 1, 0], [1, 1, 0, 1, 1, 0, 1, 1]
     first = paired_bootstrap(a, b, seed=7)
@@ -169,6 +221,22 @@ def test_exact_binomial_matches_scipy(n):
     for k in range(n + 1):
         expected = binomtest(k, n, 0.5).pvalue if n else 1.0
         assert binomial_two_sided_half(k, n) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 17, 60, 301, 1000])
+def test_exact_binomial_equals_the_sum_of_binomials(n):
+    # the incremental C(n, i) gives the very float of the plain definition, not a close one
+    for k in range(n + 1):
+        tail = sum(math.comb(n, i) for i in range(min(k, n - k) + 1))
+        assert binomial_two_sided_half(k, n) == (min(1.0, 2 * tail / 2**n) if n else 1.0)
+
+
+def test_exact_binomial_at_report_scale():
+    # 40,000 discordant tasks (a 100k-attempt run): exact, and p rounds to 0 far from the middle
+    assert binomial_two_sided_half(20_000, 40_000) == 1.0
+    tail = sum(math.comb(4_000, i) for i in range(1_901))
+    assert binomial_two_sided_half(2_100, 4_000) == 2 * tail / 2**4_000
+    assert binomial_two_sided_half(19_000, 40_000) < 1e-20
 
 
 def test_metrics_do_not_import_scipy():
