@@ -64,12 +64,17 @@ def _probe_node() -> dict:
 
     import ray
 
-    from agent import __version__
+    from importlib.metadata import PackageNotFoundError, version
+
     from verifiers.hostpaths import host_paths
     from verifiers.isolation import bwrap_status
     status = bwrap_status()
     path = ":".join(host_paths().path_dirs)
-    return {"node_id": ray.get_runtime_context().get_node_id(), "host": _host(), "quotabench": __version__,
+    try:
+        installed: str | None = version("quotabench")
+    except PackageNotFoundError:
+        installed = None
+    return {"node_id": ray.get_runtime_context().get_node_id(), "host": _host(), "quotabench": installed,
             "sandbox": "bwrap" if status.usable else "fallback", "sandbox_problem": status.problem,
             "missing_tools": tuple(t for t in TOOLS if shutil.which(t, path=path) is None)}
 
