@@ -96,6 +96,9 @@ class RunConfig:
     auto_pause_policy: AutoPausePolicy = "continue"  # headless: continue (censor at the cap), stop-arm, abort
     prompt_template: str = "v1"
     require_sandbox: bool = False  # refuse to start when the bubblewrap sandbox is unavailable
+    stop_when_decided: bool = False  # stop both arms once the always-valid paired test decides (issue 20)
+    decision_alpha: Annotated[float, Meta(gt=0, le=0.2)] = 0.05
+    task_order_seed: Annotated[int, Meta(ge=0, le=_INT64)] = 1  # stop_when_decided runs: the seeded task shuffle
     executor: str = "local"        # where sandboxed commands run: local | ray (verifiers/executors.py)
     ray_address: str | None = None  # executor = "ray": "auto", "ray://host:10001", or unset for a local Ray
 

@@ -15,6 +15,7 @@ import contextlib
 import json
 import math
 import os
+import random
 
 import anyio
 
@@ -23,6 +24,8 @@ from agent import events as ev
 from agent.arms import ArmRuntime, open_arm
 from agent.attempt import AttemptRunner
 from agent.config import RunConfig
+from agent.decision import DecisionWatch
+from agent.metrics.sequential import Decision
 from agent.endpoint import Completion
 from agent.killpoints import kill_point
 from agent.ledger.counts import LedgerCounts
@@ -52,6 +55,8 @@ def load_tasks(config: RunConfig, log=None) -> list[Task]:
         if missing:
             raise QuotabenchError(f"config {config.path}: run.tasks names unknown task ids {sorted(missing)} — check the ids in the suites")
         tasks = [t for t in tasks if t.id in wanted]
+    if config.stop_when_decided:  # the decided prefix must be a random sample of the suite (issue 20)
+        random.Random(config.task_order_seed).shuffle(tasks)
     if not tasks:
         raise QuotabenchError(f"config {config.path}: the suites hold no valid task — run `quotabench validate` on them")
     return tasks
@@ -90,6 +95,7 @@ class RunEngine:
         self._stop_now: anyio.CancelScope | None = None
         self.resume_state: dict | None = None  # set by agent.resume for a resumed run
         self._finished_arms: set[str] = set()  # arms whose final row is written
+        self.decision_watch: DecisionWatch | None = None
 
     # -- events -----------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
@@ -182,6 +188,15 @@ class RunEngine:
             arm.state = "stopped"
             self.log(f"arm {name} stopped {why}", arm=name)
 
+    def stop_decided(self, decision: Decision, saved: dict[str, int]) -> None:
+        """The paired test decided (issue 20): stop both arms cleanly; what they did not run is
+        listed, not censored, and left out of pairing."""
+        for arm in self.arms.values():
+            if arm.state == "running":
+                arm.state = "decided"
+        spared = " and ".join(f"~{n:,} tokens of {arm}" for arm, n in saved.items())
+        self.log(f"{decision.line}: stopping both arms" + (f", saving {spared}" if spared else ""))
+
     def raise_cap(self, name: str, new_cap: int) -> None:
         arm = self.arms[name]
         arm.quota.raise_cap(new_cap)
@@ -194,7 +209,7 @@ class RunEngine:
         """Called before every model call: waits while paused, ends the attempt when stopping."""
         from agent.loop import AttemptEnded
         while True:
-            if self.state == "aborting" or arm.state in ("stopped", "aborted"):
+            if self.state == "aborting" or arm.state in ("stopped", "aborted", "decided"):
                 raise AttemptEnded("aborted")
             if arm.state == "censored":
                 raise AttemptEnded("censored")
@@ -241,6 +256,9 @@ class RunEngine:
                     self.arms[arm.name] = arm
                     await self._register_arm(arm, fresh)
                 kill_point("arms_open")
+                if len(self.arms) == 2:  # the always-valid paired test, watched live (issue 20)
+                    self.decision_watch = DecisionWatch(self, [t.id for t in self.tasks], self.config.decision_alpha,
+                                                        self.config.stop_when_decided)
                 self.emit(ev.RunStarted(self.run_id, manifest_sha256=manifest, arms=tuple(self.arms),
                                         task_ids=tuple(t.id for t in self.tasks),
                                         caps={a.name: a.quota.cap for a in self.arms.values()},
@@ -317,12 +335,14 @@ class RunEngine:
                 if arm.state != "running" or self.state == "aborting":
                     unfinished.append(task.id)
                     continue
-                done = False
+                outcome = "unfinished"
                 try:
-                    done = await self._run_task(arm, task)
+                    outcome = await self._run_task(arm, task)
                 finally:  # a task in flight when the run is stopped now is unfinished too
-                    if not done:
+                    if outcome == "unfinished":
                         unfinished.append(task.id)
+                    if self.decision_watch is not None:
+                        self.decision_watch.record(arm.name, task.id, outcome)
 
         ended = "ok"
         try:
@@ -356,24 +376,27 @@ class RunEngine:
         rows = self.ledger_sync.query("select coalesce(sum(total_tokens), 0) as n from attempts where arm_id = ?", [arm_id])
         return int(rows[0]["n"])
 
-    async def _run_task(self, arm: ArmRuntime, task: Task) -> bool:
-        """Attempts until accepted or the budget is spent. False if the task was left unfinished."""
+    async def _run_task(self, arm: ArmRuntime, task: Task) -> str:
+        """Attempts until accepted or the budget is spent: "accepted", "failed" (budget spent)
+        or "unfinished" (censored, stopped, aborted)."""
         if await skip_missing_runtime(self, arm, task):  # no runtime here: class environment, no tokens spent
-            return True
+            return "failed"
         first, budget = 1, self.config.max_attempts
         if self.resume_state:
             done = self.resume_state["progress"].get((arm.name, task.id))
             if done:
-                if done["accepted"] or done["counted"] >= budget:
-                    return True
+                if done["accepted"]:
+                    return "accepted"
+                if done["counted"] >= budget:
+                    return "failed"
                 first, budget = done["next_no"], budget - done["counted"]
         for offset in range(budget):
             result = await AttemptRunner(self, arm, task, first + offset).run()
             if result.accepted:
-                return True
+                return "accepted"
             if result.failure_class in ("censored", "aborted"):
-                return False
-        return True
+                return "unfinished"
+        return "failed"
 
 
 def task_rows(run_id: str, tasks: list[Task]) -> list[dict]:

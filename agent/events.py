@@ -138,3 +138,20 @@ class LogMessage(Event):
     level: str
     text: str
     arm: str | None = None
+
+
+@dataclass(frozen=True)
+class DecisionUpdated(Event):
+    """The always-valid paired test moved (issue 20): after each newly decided pair."""
+    decided: bool
+    winner: str | None
+    e_value: float
+    threshold: float
+    after_tasks: int | None
+    n_pairs: int
+    gap_lo: float
+    gap_hi: float
+    futile: bool
+    line: str                 # "undecided: e = 3.1 of 20 needed (α = 0.05)" / "decided after 27 tasks: B better ..."
+    saved: dict[str, int]     # tokens stopping now saves per arm (when decided)
+    stopping: bool = False    # run.stop_when_decided: the engine stops both arms now

@@ -27,6 +27,8 @@ def manifest_sha256(tasks: list[Task], config: RunConfig, prompt_template_versio
         "max_attempts": config.max_attempts, "limits": asdict(config.limits),
         "prompt_template": prompt_template_version, "harness_version": __version__,
     }
+    if config.stop_when_decided:  # the task order is a seeded shuffle (issue 20); the order is hashed too
+        harness["task_order"] = f"shuffled with seed {config.task_order_seed}"
     h.update(json.dumps(harness, sort_keys=True).encode())
     return h.hexdigest()
 

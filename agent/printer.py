@@ -40,10 +40,13 @@ def format_event(event: ev.Event) -> str | None:
             mark = "ACCEPTED" if event.accepted else event.failure_class
             return f"[{event.arm}] {event.task_id} attempt {event.attempt}: {event.verdict or '-'} -> {mark}"
         case ev.ArmStateChanged():
-            tail = f"; never finished: {', '.join(event.unfinished)}" if event.unfinished else ""
+            what = "not run (the comparison was decided)" if event.state == "decided" else "never finished"
+            tail = f"; {what}: {', '.join(event.unfinished)}" if event.unfinished else ""
             return f"[{event.arm}] arm {event.state}{tail}"
         case ev.AutoPaused():
             return " ".join(choice_point(event))
+        case ev.DecisionUpdated():
+            return f"decision: {decision_text(event)}"
         case ev.EngineStateChanged():
             return f"engine {event.state}"
         case ev.LogMessage():
@@ -88,3 +91,12 @@ async def print_events(events, out: TextIO = sys.stdout) -> None:
         async for event in events:
             for line in format_lines(event):  # printable() flattens any newline a model put in a line
                 print(printable(line), file=out, flush=True)
+
+
+def decision_text(event: ev.DecisionUpdated) -> str:
+    """The decision line with what stopping saves (the live view shows the same words)."""
+    text = event.line
+    if event.decided and event.saved:
+        saved = " and ".join(f"~{n:,} tokens of {arm}" for arm, n in event.saved.items())
+        text += f"; stopping now saves {saved}" if not event.stopping else f"; stopping both arms, saving {saved}"
+    return text

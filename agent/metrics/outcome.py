@@ -17,7 +17,11 @@ from agent.metrics.stats import wilson
 # Attempt classes that did not use up an attempt of the budget (agent/resume.py counts the same).
 NOT_COUNTED = ("censored", "aborted")
 # Arm states after which the engine's list of unfinished tasks (arms.unfinished_json) is final.
-ENDED = ("finished", "censored", "stopped", "aborted")
+ENDED = ("finished", "censored", "stopped", "aborted", "decided")
+# A run stopped because the comparison was settled (issue 20): its arms' remaining tasks were
+# never run. They are left out of pairing and of the acceptance denominators, but the arm is
+# not a missing measurement — it is comparable on the tasks it decided.
+NOT_RUN = "not_run"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +39,8 @@ class TaskOutcome:
     """What one arm did with one task: accepted or not, on which attempt, and why not.
 
     failure_class is "accepted", a failure class of its last counted attempt, "censored" /
-    "aborted" when unfinished, or "pending" while the live view waits for it.
+    "aborted" when unfinished, "not_run" after the run stopped on a settled decision, or
+    "pending" while the live view waits for it.
     """
     task_id: str
     accepted: bool
@@ -78,6 +83,8 @@ def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempt
     last = rows[-1].failure_class if rows else None
     if hit is not None:
         cls, decided = "accepted", True
+    elif arm_state == "decided" and (listed_unfinished or last in NOT_COUNTED):
+        cls, decided = NOT_RUN, False
     elif listed_unfinished or last in NOT_COUNTED:
         cls, decided = ("censored" if cap_hit or last == "censored" else "aborted"), False
     elif counted and max_attempts and counted >= max_attempts:

@@ -48,7 +48,16 @@ def _percent(x: float) -> str:
 
 
 def _minutes(ms: float | None) -> str:
-    return "—" if ms is None else f"{ms / 60000:.1f} min"
+    """A duration read at a glance: seconds under two minutes, else minutes."""
+    if ms is None:
+        return "—"
+    return f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60000:.1f} min"
+
+
+def _session(session_id: str | None) -> str:
+    """runs.session_id is the launching shell's pid plus terminal/tmux ids when present."""
+    parts = [p for p in (session_id or "").split("-") if p]
+    return f"shell session {'/'.join(parts)}" if parts else "session —"
 
 
 def _acceptance(m: dict) -> str:
@@ -207,7 +216,7 @@ def comparison_lines(c: dict) -> list[str]:
                  + f" (have n={c['n_paired']})")
     if c["excluded"]:
         lines.append(f"excluded (n={len(c['excluded'])}): tasks unfinished in either arm (censored, stopped, "
-                     "aborted or lost)")
+                     "aborted or lost) or not run after the comparison was decided")
     if not c.get("qap_same_accounting", True):
         lines.append("QAP: not compared — the arms' tokens were counted differently (†)")
     be = c.get("break_even")
@@ -280,6 +289,23 @@ def sandbox_warning(sandbox: dict) -> str:
             f"grades outside bubblewrap: {what}) — model-written code could read or change the host")
 
 
+def decision_lines(d: dict) -> list[str]:
+    """The always-valid test's read (issue 20), what it is, and what an early stop means."""
+    lines = [f"{d['line']}; gap {d['second']} − {d['first']} always-valid {1 - d['alpha']:.0%} bounds "
+             f"[{d['gap_lo']:+.2f}, {d['gap_hi']:+.2f}] over n={d['n_pairs']} paired tasks "
+             f"({d['only_second']} only {d['second']}, {d['only_first']} only {d['first']})",
+             f"method: {d['method']}; bounds: {d['cs_method']}"]
+    if d["stopped_early"]:
+        not_run = ", ".join(f"{arm} {n}" for arm, n in d["not_run"].items())
+        lines.append(f"the run stopped here (stop_when_decided): tasks not run — {not_run}; they are left out of "
+                     "every figure, not counted as failures or as censoring")
+        lines.append(d["caveat"])
+    elif d["decided"] and not d["stop_when_decided"]:
+        lines.append("decided while the run went on (stop_when_decided = false): it could have stopped "
+                     f"after {d['after_tasks']} tasks")
+    return lines
+
+
 def placement_line(p: dict) -> str:
     """Where grading ran and how fast: executor, nodes, run time, queue wait, retries, throughput."""
     where = ", ".join(p["executors"]) + (f" on {len(p['nodes'])} node(s)" if p["nodes"] else "")
@@ -295,7 +321,7 @@ def _blocks(report: dict) -> list[tuple]:
     for section in report["runs"]:
         run = section["run"]
         blocks.append(("heading", f"Run {run['id']} ({run['status'] or '—'}, created {run['created_utc'] or '—'}, "
-                                  f"session {run['session_id'] or '—'}, manifest {run['manifest_sha256'] or '—'}, "
+                                  f"{_session(run['session_id'])}, manifest {run['manifest_sha256'] or '—'}, "
                                   f"n={section['n_tasks']} tasks)"))
         if not section["sandbox"]["full"]:
             blocks.append(("lines", [sandbox_warning(section["sandbox"])]))
@@ -309,8 +335,16 @@ def _blocks(report: dict) -> list[tuple]:
             blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))
         if section["comparisons"]:
             blocks.append(("lines", [f"decision rule: {report['decision_rule']['text']}"]))
+        if section.get("decision") and section["decision"]["n_pairs"]:
+            blocks.append(("section", "sequential decision (stays valid when watched after every task):",
+                           decision_lines(section["decision"])))
     if report["replicates"]:
         blocks.extend(_replicate_blocks(report["replicates"]))
+        early = [sec["run"]["id"] for sec in report["runs"] if (sec.get("decision") or {}).get("stopped_early")]
+        if early:
+            blocks.append(("lines", [f"not fixed-n: {', '.join(early)} stopped early when the comparison was "
+                                     "decided; its figures cover the decided prefix only, and its gap is biased "
+                                     "toward a larger one (docs/sequential.md)"]))
     return blocks
 
 

@@ -17,6 +17,7 @@ from agent.metrics.arm import ArmMetrics, TaskOutcome, arm_metrics
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
 from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
 from agent.metrics.errors import PriceError, ReportError
+from agent.metrics.outcome import NOT_RUN
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
 from agent.metrics.replicates import check_same_manifest, replicate_summary
@@ -150,9 +151,36 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
                   "grading": asdict(graded[m.name]) | {"cost": graded[m.name].cost},
                   "accounting": usage[m.name].kind, "read": read} for m, read in zip(metrics, reads)],
         "comparisons": [_comparison_dict(c, costs, censored, same) for c in comparisons],
+        "decision": decision_section(run, arm_rows, outcomes),
     }
     why = {m.name: m.not_comparable for m in metrics if m.censored}
     return section, outcomes, why
+
+
+def _run_config(run: dict) -> dict:
+    """The [run] table the run was started with (as recorded), or {} if it cannot be read."""
+    import tomllib
+    try:
+        return tomllib.loads(json.loads(run.get("config_json") or "{}").get("toml") or "").get("run", {})
+    except (ValueError, AttributeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def decision_section(run: dict, arm_rows: list[dict], outcomes: dict[str, list[TaskOutcome]]) -> dict | None:
+    """The always-valid sequential decision over the run's task order (issue 20), with whether
+    the run stopped on it; None unless the run has exactly two arms."""
+    from agent.metrics.decision import run_decision
+    if len(arm_rows) != 2:
+        return None
+    config = _run_config(run)
+    alpha = config.get("decision_alpha", 0.05)
+    first, second = sorted(outcomes, key=[a["name"] for a in arm_rows].index)
+    d = run_decision(first, outcomes[first], second, outcomes[second], alpha=alpha)
+    not_run = {name: sum(o.failure_class == NOT_RUN for o in outcomes[name]) for name in (first, second)}
+    stopped = any(a.get("state") == "decided" for a in arm_rows)
+    return d.as_json() | {"first": first, "second": second, "line": d.line,
+                          "stop_when_decided": bool(config.get("stop_when_decided", False)),
+                          "stopped_early": stopped, "not_run": not_run}
 
 
 def sandbox_summary(ledger: Ledger, run: dict) -> dict:

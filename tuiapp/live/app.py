@@ -34,7 +34,7 @@ from tuiapp.live.widgets import ArmPanel, Fit, Legend, RunHeader, arm_label
 FRAME_S = 1 / 20  # the event worker posts at most this often: >= 10 screen updates a second
 FIGURES_S = 1.0  # aggregate figures are recomputed on this timer, never per event
 LOG_TAIL = 100  # event-log lines handed to the tail widget (it shows those that fit)
-RUN_CONTROLS = ("toggle_pause", "abort", "stop_arm")
+RUN_CONTROLS = ("toggle_pause", "abort", "stop_arm", "stop_decided")
 if TYPE_CHECKING:  # agent.ledger loads sqlite-utils and numpy: not on the first frame's path
     from agent.ledger import Ledger
 Opener = Callable[[], "tuple[Ledger, Any]"]  # -> (the ledger, an engine: RunEngine or a stand-in)
@@ -52,6 +52,7 @@ class LiveApp(App[str | None]):
         Binding("a", "abort", "abort", id="live-abort"),
         Binding("1", "stop_arm(0)", "stop arm 1", id="live-stop-arm-1"),
         Binding("2", "stop_arm(1)", "stop arm 2", id="live-stop-arm-2"),
+        Binding("d", "stop_decided", "stop: decided", id="live-stop-decided"),
         Binding("enter", "open_task", "task attempts", show=False, id="live-attempts"),
         Binding("l", "toggle_log", "log", id="live-log"),
         Binding("question_mark", "toggle_legend", "legend", key_display="?", id="live-legend"),
@@ -163,6 +164,9 @@ class LiveApp(App[str | None]):
                     self.post_message(AutoPaused(notice.arm or "", notice.text, notice.tokens))
                 elif notice.kind == "finished":
                     self.post_message(RunEnded(notice.text))
+                elif notice.kind == "decided":
+                    self.notify(notice.text, title="Decided", timeout=20)
+                    self.refresh_bindings()
                 elif notice.kind == "sandbox":
                     self.notify(notice.text, title="Sandbox", severity="warning", timeout=8)  # the header keeps it
             await anyio.sleep(FRAME_S)
@@ -218,6 +222,8 @@ class LiveApp(App[str | None]):
                 panel.show_activity(state.arms[name])
         if "header" in dirty:
             self.header.show_run(state, self.figures)
+        if "gap" in dirty and self.figures is not None:  # the decision moved: no need to wait for the figures
+            self.gap.show(*with_decision(self.figures.gap_text, self.figures.gap_short, state.decision))
         if "log" in dirty:
             self.log_view.show(list(state.log)[-LOG_TAIL:])
         controls = (self.check_action("toggle_pause", ()), self.check_action("abort", ()),
@@ -233,8 +239,15 @@ class LiveApp(App[str | None]):
         for name, panel in self.panels.items():
             if name in message.figures.arms:
                 panel.show_figures(message.figures.arms[name])
-        self.gap.show(message.figures.gap_text, message.figures.gap_short)
+        self.gap.show(*with_decision(message.figures.gap_text, message.figures.gap_short, self.state.decision))
         self.header.show_run(self.state, self.figures)
+
+    def action_stop_decided(self) -> None:
+        watch = getattr(self.engine, "decision_watch", None)
+        if watch and watch.last and watch.last.decided and not watch.stopped:
+            watch.stopped = True
+            self.engine.stop_decided(watch.last, watch.savings())
+            self.refresh_bindings()
 
     def on_auto_paused(self, message: AutoPaused) -> None:
         if self._shutting_down() or message.arm in self._asking:
@@ -306,6 +319,9 @@ class LiveApp(App[str | None]):
             return False
         if self.engine is None:
             return None  # still starting
+        if action == "stop_decided":  # shown once the test has decided and nothing stopped the arms yet
+            watch = getattr(self.engine, "decision_watch", None)
+            return bool(watch and watch.last and watch.last.decided and not watch.stopped)
         if action == "stop_arm":
             index = parameters[0] if parameters else 0
             if not isinstance(index, int) or index >= len(self.arm_names):
@@ -412,3 +428,13 @@ def make_app(config: RunConfig, ledger: Ledger | None, engine=None, *, clock: Ca
         from agent.engine import RunEngine
         engine = RunEngine(config, ledger, auto_pause=True)
     return LiveApp(config, ledger, engine, clock=clock, opener=opener)
+
+
+def with_decision(text: str, short: str, decision) -> tuple[str, str]:
+    """The paired-gap line with the always-valid test's read after it (issue 20)."""
+    if decision is None:
+        return text, short
+    from agent.printer import decision_text
+    compact = (f"decided: {decision.winner} better" if decision.decided
+               else f"e = {decision.e_value:.1f}/{decision.threshold:g}")
+    return f"{text} · {decision_text(decision)}", f"{short} · {compact}"

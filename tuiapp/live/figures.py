@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 MIN_PAIRED = 5  # tasks decided on both arms before the paired gap is shown (or every task, in a smaller suite)
 MIN_PROJECTION = 3  # decided tasks before a cap projection is stated firmly (below: marked as a rough guess)
-CLOSED = ("finished", "censored", "stopped", "stopping", "aborted")  # arm states with no task left to run
+CLOSED = ("finished", "censored", "stopped", "stopping", "aborted", "decided")  # arm states with no task left to run
 SPARK_BUCKETS = 30  # the sparkline covers 30 buckets of 10 s: the last five minutes
 SPARK = "▁▂▃▄▅▆▇█"
 

@@ -159,6 +159,7 @@ class RunState:
         self.engine_state = "starting"  # starting | running | paused | aborting | finished | aborted | crashed
         self.status: str | None = None  # the run's final status once RunFinished arrived
         self.sandbox_warning: str | None = None  # set when grades run without bubblewrap
+        self.decision: ev.DecisionUpdated | None = None  # the always-valid paired test (issue 20)
         self.task_ids: list[str] = []
         self.arms: dict[str, ArmState] = {name: ArmState(name, caps.get(name, 0)) for name in arms}
         self.log: deque[str] = deque(maxlen=LOG_LINES)
@@ -209,6 +210,8 @@ class RunState:
             case ev.EngineStateChanged():
                 self.engine_state = event.state
                 self.dirty.add("header")
+            case ev.DecisionUpdated():
+                return self._decision(event)
             case ev.AutoPaused() if arm and event.policy is None:  # the engine waits for the user's choice
                 return Notice("auto_pause", event.arm, f"auto-pause: arm {event.arm} near its cap", event.next_call)
             case ev.RunFinished():
@@ -219,6 +222,15 @@ class RunState:
                     self.dirty.add(f"activity:{a.name}")
                 self.dirty.add("header")
                 return Notice("finished", text=event.status)
+        return None
+
+    def _decision(self, event: ev.DecisionUpdated) -> Notice | None:
+        newly = event.decided and not (self.decision and self.decision.decided)
+        self.decision = event
+        self.dirty.add("gap")
+        if newly:
+            from agent.printer import decision_text
+            return Notice("decided", text=decision_text(event) + ("" if event.stopping else " — press d to stop both arms"))
         return None
 
     def _set_tasks(self, task_ids: Sequence[str]) -> None:

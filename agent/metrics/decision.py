@@ -1,0 +1,35 @@
+"""The sequential decision of a run (issue 20), from task outcomes: one definition of which
+pairs feed it, used by the engine while the run goes, the live view and the report.
+
+Pairs come in the run's task order, as the longest prefix decided on both arms
+(sequential.decided_prefix); a task unfinished on either arm for good (censored, aborted)
+is left out of both; a task one arm has not decided yet ends the prefix for now.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from agent.metrics.outcome import TaskOutcome
+from agent.metrics.sequential import Decision, decided_prefix, decision
+
+PENDING, UNFINISHED = None, "unfinished"
+Status = bool | str | None   # True/False decided (accepted or not), PENDING, UNFINISHED
+
+
+def paired_prefix(first: Sequence[Status], second: Sequence[Status]) -> list[tuple[bool, bool]]:
+    """Pairs for the test from per-task statuses of two arms, both in the run's task order."""
+    kept = [(a, b) for a, b in zip(first, second, strict=True) if UNFINISHED not in (a, b)]
+    return decided_prefix([a for a, _ in kept], [b for _, b in kept])
+
+
+def status_of(outcome: TaskOutcome) -> Status:
+    if outcome.decided:
+        return outcome.accepted
+    return UNFINISHED if outcome.unfinished else PENDING
+
+
+def run_decision(first: str, first_outcomes: Sequence[TaskOutcome], second: str,
+                 second_outcomes: Sequence[TaskOutcome], *, alpha: float, remaining: int | None = None) -> Decision:
+    """The decision over two arms' outcomes (both in the run's task order)."""
+    pairs = paired_prefix([status_of(o) for o in first_outcomes], [status_of(o) for o in second_outcomes])
+    return decision(pairs, alpha, labels=(first, second), remaining=remaining)
