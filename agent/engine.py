@@ -15,6 +15,7 @@ import contextlib
 import json
 import math
 import os
+from dataclasses import dataclass
 
 import anyio
 
@@ -30,6 +31,7 @@ from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
+from agent.preflight import preflight_arms, refusal, spent_line
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.sandbox import describe_sandbox, make_sandbox
 from verifiers.scratch import clean_stale
@@ -55,7 +57,7 @@ def load_tasks(config: RunConfig, log=None) -> list[Task]:
     return tasks
 
 
-def preflight(config: RunConfig) -> None:
+def check_before_run(config: RunConfig) -> None:
     """Problems that would only surface once the run is recorded: fail before writing anything."""
     for arm in config.arms:
         if arm.api_key_env and not os.environ.get(arm.api_key_env):
@@ -65,9 +67,17 @@ def preflight(config: RunConfig) -> None:
         make_sandbox(require=True)  # SandboxUnavailable names what is missing
 
 
+@dataclass(frozen=True)
+class Replicate:
+    """Run `number` of `of` runs of one manifest (`quotabench run --replicates N`), in set `set_id`."""
+    set_id: str
+    number: int
+    of: int
+
+
 class RunEngine:
     def __init__(self, config: RunConfig, ledger: Ledger, *, grader: Grader | None = None,
-                 auto_pause: bool = False, config_text: str | None = None):
+                 auto_pause: bool = False, config_text: str | None = None, replicate: Replicate | None = None):
         self.config, self.ledger_sync = config, ledger
         self.ledger = AsyncLedger(ledger)
         self.grader: Grader = grader or SandboxGrader(make_sandbox(require=config.require_sandbox),
@@ -85,6 +95,8 @@ class RunEngine:
         self._stop_now: anyio.CancelScope | None = None
         self.resume_state: dict | None = None  # set by agent.resume for a resumed run
         self._finished_arms: set[str] = set()  # arms whose final row is written
+        self.replicate = replicate
+        self.refusal: str | None = None  # the preflight's one line when it refused the run
 
     # -- events -----------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
@@ -178,7 +190,7 @@ class RunEngine:
     # -- the run ----------------------------------------------------------------------------
     async def run(self) -> str:
         """Start a new run and drive it to the end; returns the run id."""
-        preflight(self.config)
+        check_before_run(self.config)
         await anyio.to_thread.run_sync(clean_stale)  # scratch folders of killed runs
         self.tasks = load_tasks(self.config, log=lambda text: self.log(text, "warning"))
         self.run_id = self.run_id or new_id()
@@ -189,7 +201,7 @@ class RunEngine:
             "id": self.run_id, "created_utc": utc_now(), "status": "running", "manifest_sha256": manifest,
             "config_path": str(self.config.path), "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
             "suites_json": to_json([str(s) for s in self.config.suites]), "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-            "load_start": load_average(), "session_id": _session_id(), **constants,
+            "load_start": load_average(), "session_id": _session_id(), **constants, **self._replicate_columns(),
         }), ("insert_all", "tasks", task_rows(self.run_id, self.tasks))])
         kill_point("run_row")
         return await self.drive(manifest, constants, fresh=True)
@@ -203,7 +215,8 @@ class RunEngine:
                     cap = arm_cfg.cap_tokens
                     if not fresh:
                         cap = self.resume_state["caps"].get(arm_cfg.name, cap)
-                    arm = await stack.enter_async_context(open_arm(arm_cfg, list(self.config.suites), cap))
+                    number = self.replicate.number if self.replicate else 1
+                    arm = await stack.enter_async_context(open_arm(arm_cfg, list(self.config.suites), cap, number))
                     self.arms[arm.name] = arm
                     await self._register_arm(arm, fresh)
                 kill_point("arms_open")
@@ -211,6 +224,9 @@ class RunEngine:
                                         task_ids=tuple(t.id for t in self.tasks),
                                         caps={a.name: a.quota.cap for a in self.arms.values()},
                                         isolation=self._isolation_event(constants)))
+                if not await self._preflight():
+                    status = "refused"
+                    return self.run_id
                 with anyio.CancelScope() as self._stop_now:
                     async with anyio.create_task_group() as tg:
                         for arm in self.arms.values():
@@ -236,6 +252,31 @@ class RunEngine:
                     self._send.close()
         return self.run_id
 
+    async def _preflight(self) -> bool:
+        """Probe every arm's endpoint against its config (run.preflight); False: refused."""
+        mode = self.config.preflight
+        if mode == "off":
+            return True
+        self.log("tiny requests to each endpoint, compared with its config (not charged to the caps)",
+                 "preflight")
+        results = await preflight_arms(list(self.arms.values()), self.tasks, self.ledger, self.run_id,
+                                       forced=mode == "force", log=lambda arm, line: self.log(line, "preflight", arm))
+        self.log(spent_line(results), "preflight")
+        self.refusal = refusal(results)
+        if self.refusal is None:
+            return True
+        if mode == "force":
+            self.log(f"--force: running anyway; {self.refusal}", "warning")
+            return True
+        self.log(self.refusal, "error")
+        for arm in self.arms.values():
+            arm.state = "refused"
+        return False
+
+    def _replicate_columns(self) -> dict:
+        r = self.replicate
+        return {} if r is None else {"replicate": r.number, "replicates": r.of, "replicate_set": r.set_id}
+
     def _sandbox_constants(self) -> dict:
         sandbox = describe_sandbox(getattr(self.grader, "sandbox", None))
         if sandbox["sandbox"] != "bwrap":
@@ -257,6 +298,7 @@ class RunEngine:
             "sampling_json": to_json({"temperature": cfg.temperature, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens,
                                       "seed": cfg.seed, "stream": cfg.stream, "tool_choice": cfg.tool_choice}),
             "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
+            "server_session_id": arm.session_id,
             "max_attempts": self.config.max_attempts, "state": "running", "censored": 0, "busy_ms": 0, "tokens_used": 0,
         }
         existing = None if fresh else self.resume_state["arms"].get(arm.name)
@@ -269,7 +311,8 @@ class RunEngine:
             arm.busy_ms = existing["busy_ms"] or 0
             arm.state = "censored" if existing["censored"] else "running"
             await self.ledger.update("arms", arm.arm_id, {"models_listed_json": row["models_listed_json"],
-                                                          "endpoint_url": arm.endpoint_url})
+                                                          "endpoint_url": arm.endpoint_url,
+                                                          "server_session_id": arm.session_id})
 
     async def _run_arm(self, arm: ArmRuntime) -> None:
         queue = list(self.tasks)

@@ -1,4 +1,4 @@
-"""Subcommands beyond `validate`: run, resume, report, export, browse, import, demo."""
+"""Subcommands beyond `validate`: run, preflight, resume, report, export, browse, import, demo."""
 from __future__ import annotations
 
 import argparse
@@ -60,8 +60,13 @@ def _want_tui(args) -> bool:
 
 
 def _exit_code(ledger, run_id: str) -> int:
-    """0 finished, 130 aborted or stopped, 1 crashed (see tuiapp/cli.py)."""
+    """0 finished, 130 aborted or stopped, 2 refused by preflight, 1 crashed (see tuiapp/cli.py)."""
     status = (ledger.run(run_id) or {}).get("status")
+    if status == "refused":
+        from agent.preflight import recorded_refusal
+        rows = ledger.query("select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id])
+        print(f"quotabench: {recorded_refusal(rows) or 'preflight refused the run'}", file=sys.stderr)
+        return 2
     if status not in ("finished", "aborted"):  # the live view showed why; the terminal gets one line
         print(f"quotabench: run {run_id} {status or 'did not start'} — `quotabench resume {run_id[:10]}` finishes it",
               file=sys.stderr)
@@ -69,6 +74,8 @@ def _exit_code(ledger, run_id: str) -> int:
 
 
 def _after_run(ledger, run_id: str, db: str) -> None:
+    if (ledger.run(run_id) or {}).get("status") == "refused":
+        return  # nothing ran: the preflight table above says why, _exit_code the one line
     try:
         from agent.metrics.report import build_report, render_report
         print()
@@ -92,14 +99,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from agent.config import load_config
-    from agent.engine import RunEngine, preflight
-    config = load_config(args.config)
+    from agent.engine import RunEngine, check_before_run
+    config = _preflight_flags(load_config(args.config), args)
     if getattr(args, "require_sandbox", False):
         config = dataclasses.replace(config, require_sandbox=True)
-    preflight(config)
+    check_before_run(config)
     _guard_harness()
     db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
     ledger = _open_ledger(db)
+    if args.replicates > 1:
+        return _run_replicates(config, ledger, db, args.replicates)
     if _want_tui(args):
         from tuiapp.live.app import run_live
         run_id = run_live(config, ledger)
@@ -110,11 +119,70 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _exit_code(ledger, run_id)
 
 
+def _preflight_flags(config, args):
+    """--no-preflight / --force over the config's run.preflight."""
+    import dataclasses
+    if getattr(args, "no_preflight", False) and getattr(args, "force", False):
+        raise QuotabenchError("--no-preflight and --force contradict each other — pass one: --force still runs the "
+                              "checks and records them, --no-preflight skips them")
+    if getattr(args, "no_preflight", False):
+        return dataclasses.replace(config, preflight="off")
+    if getattr(args, "force", False):
+        return dataclasses.replace(config, preflight="force")
+    return config
+
+
+def _run_replicates(config, ledger, db: str, n: int) -> int:
+    """`run --replicates N`: N paired runs in turn, headless (the live view would wait for q after each)."""
+    from agent.schedule import MAX_REPLICATES, run_replicates
+    if n > MAX_REPLICATES:
+        raise QuotabenchError(f"--replicates {n}: at most {MAX_REPLICATES} — run several sets instead")
+    print(f"quotabench: {n} replicates of one manifest, one after another, headless; servers quotabench starts are "
+          "restarted between them", flush=True)
+    run_ids = anyio.run(lambda: run_replicates(config, ledger, n, drive=lambda e: _headless(e, e.run)))
+    done = [r for r in run_ids if (ledger.run(r) or {}).get("status") == "finished"]
+    if len(done) > 1:
+        try:
+            from agent.metrics.report import build_report, render_report
+            print()
+            print(render_report(build_report(ledger, done), "text"))
+        except QuotabenchError as exc:
+            print(f"quotabench: report not available: {exc}", file=sys.stderr)
+    print(f"\nreplicates: {' '.join(r[:10] for r in run_ids)} — quotabench report --db {db} {' '.join(r[:10] for r in done)}")
+    if len(run_ids) < n or len(done) < len(run_ids):
+        return _exit_code(ledger, run_ids[-1])
+    return 0
+
+
+def _cmd_preflight(args: argparse.Namespace) -> int:
+    """Probe each arm's endpoint against its config without running anything; 2 when a
+    difference would invalidate a run."""
+    from agent.config import load_config
+    from agent.engine import check_before_run, load_tasks
+    from agent.ledger.writer import AsyncLedger
+    from agent.preflight import WOULD_REFUSE, preflight_standalone, refusal, spent_line
+    config = load_config(args.config)
+    check_before_run(config)
+    tasks = load_tasks(config, log=lambda text: print(f"warning: {text}", file=sys.stderr))
+    db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
+    ledger = AsyncLedger(_open_ledger(db))
+    results = anyio.run(lambda: preflight_standalone(config, tasks, ledger, lambda arm, line: print(line, flush=True)))
+    print(spent_line(results))
+    line = refusal(results, WOULD_REFUSE)
+    if line:
+        print(f"quotabench: {line}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _cmd_resume(args: argparse.Namespace) -> int:
+    import dataclasses
+
     from agent.resume import engine_for_resume, resume_run
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id)
     engine = engine_for_resume(ledger, run_id)
+    engine.config = _preflight_flags(engine.config, args)
     _guard_harness()
     anyio.run(_headless, engine, lambda: resume_run(engine))
     _after_run(ledger, run_id, args.db or DEFAULT_DB)
@@ -175,6 +243,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def _preflight_options(p) -> None:
+    p.add_argument("--no-preflight", action="store_true",
+                   help="skip the endpoint checks before the run (also: [run] preflight = \"off\")")
+    p.add_argument("--force", action="store_true", help="run even when preflight finds a difference that "
+                                                        "invalidates the run (also: [run] preflight = \"force\")")
+
+
 def register(sub) -> None:
     p = sub.add_parser("run", help="run a paired benchmark from a config (live view on a terminal, else headless)")
     p.add_argument("config", help="run config TOML (see docs/config.md)")
@@ -182,11 +267,21 @@ def register(sub) -> None:
     p.add_argument("--headless", action="store_true", help="line printer instead of the live view")
     p.add_argument("--require-sandbox", action="store_true",
                    help="refuse to start unless the bubblewrap sandbox runs here (also: [run] require_sandbox = true)")
+    _preflight_options(p)
+    p.add_argument("--replicates", type=_positive, default=1, metavar="N",
+                   help="run the manifest N times (headless), restarting the servers quotabench starts between them")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("preflight", help="probe each arm's endpoint against its config (model, context, usage, "
+                                         "tool calls, slots, GGUF); exit 2 on a difference that invalidates a run")
+    p.add_argument("config", help="run config TOML (see docs/config.md)")
+    p.add_argument("--db", help=f"ledger that records the probes (default: run.db of the config, else ./{DEFAULT_DB})")
+    p.set_defaults(func=_cmd_preflight)
 
     p = sub.add_parser("resume", help="finish a killed or aborted run without re-running finished attempts")
     p.add_argument("run_id", nargs="?", help="run id or a unique prefix (default: the newest run)")
     p.add_argument("--db", help=f"ledger file (default ./{DEFAULT_DB})")
+    _preflight_options(p)
     p.set_defaults(func=_cmd_resume)
 
     p = sub.add_parser("report", help="decision table and paired comparison of one or more runs")
