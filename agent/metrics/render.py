@@ -7,6 +7,7 @@ import json
 
 from agent.classify import CLASS_LABELS
 from agent.metrics.errors import ReportError
+from agent.metrics.replicate_stats import replicate_stats_blocks
 
 
 FORMATS = ("text", "markdown", "json")
@@ -191,6 +192,8 @@ def _blocks(report: dict) -> list[tuple]:
             blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))
     if report["replicates"]:
         blocks.extend(_replicate_blocks(report["replicates"]))
+    if report.get("replicate_statistics"):
+        blocks.extend(replicate_stats_blocks(report["replicate_statistics"]))
     return blocks
 
 

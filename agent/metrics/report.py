@@ -17,6 +17,7 @@ from agent.metrics.cost import ArmCost, arm_cost, break_even_utilization
 from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
+from agent.metrics.replicate_stats import replicate_statistics
 from agent.metrics.replicates import check_same_manifest, replicate_summary
 
 __all__ = ["DEFAULT_SEED", "ReportError", "build_report", "render_report"]
@@ -133,4 +134,6 @@ def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
         "bootstrap": {"seed": bootstrap_seed, "resamples": resamples, "unit": "task"},
         "runs": sections,
         "replicates": replicate_summary(runs, outcomes) if len(runs) > 1 else None,
+        "replicate_statistics": (replicate_statistics(ledger, runs, outcomes, seed=bootstrap_seed, resamples=resamples)
+                                 if len(runs) > 1 else None),
     }

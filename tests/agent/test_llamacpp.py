@@ -101,7 +101,7 @@ def test_real_local_model_run_records_reported_and_estimated_usage(tmp_path):
     assert constants["gguf_size"] > 200_000_000 and constants["llama_cpp_python_version"]
     assert constants["n_ctx"] == 2048 and constants["chat_format"] == "gemma" and constants["server_model_id"]
     assert json.loads(arms["B"]["constants_json"])["server_pid"] == constants["server_pid"]  # one shared server
-    sources = {arm: {c["usage_source"] for c in ledger.query("select usage_source from calls where arm = ? and status = 'ok'", [arm])}
+    sources = {arm: {c["usage_source"] for c in ledger.query("select usage_source from calls where arm = ? and status = 'ok' and kind = 'attempt'", [arm])}
                for arm in ("A", "B")}
     assert sources["A"] == {"reported"}      # non-streamed: the server reports usage
     assert sources["B"] == {"estimated"}     # streamed: llama-cpp-python sends no usage
