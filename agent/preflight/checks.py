@@ -113,8 +113,9 @@ def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None
 
 
 def _outcome_text(tokens: int, outcome: Outcome, where: str) -> str:
-    if outcome.ok:
-        return f"accepted {tokens:,} ({where})"
+    if outcome.ok:  # the endpoint's own count when it reported one, else the size aimed at
+        measured = outcome.prompt_tokens if outcome.usage == "reported" else tokens
+        return f"accepted {measured:,} ({where})"
     if outcome.status == "context_overflow":
         return f"refused {tokens:,} as too long ({where})"
     return f"{tokens:,} ({where}): {outcome.status}, {outcome.error or 'no detail'}"
