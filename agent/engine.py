@@ -57,12 +57,17 @@ def load_tasks(config: RunConfig, log=None) -> list[Task]:
     return tasks
 
 
-def check_before_run(config: RunConfig) -> None:
-    """Problems that would only surface once the run is recorded: fail before writing anything."""
+def check_keys(config: RunConfig) -> None:
+    """Every arm's api key variable is set (one line naming it otherwise)."""
     for arm in config.arms:
         if arm.api_key_env and not os.environ.get(arm.api_key_env):
             raise QuotabenchError(f"arm {arm.name}: environment variable {arm.api_key_env} is not set — "
                                   f"export {arm.api_key_env}=... or remove api_key_env from the config")
+
+
+def check_before_run(config: RunConfig) -> None:
+    """Problems that would only surface once the run is recorded: fail before writing anything."""
+    check_keys(config)
     if config.require_sandbox:
         make_sandbox(require=True)  # SandboxUnavailable names what is missing
 
@@ -224,14 +229,18 @@ class RunEngine:
                                         task_ids=tuple(t.id for t in self.tasks),
                                         caps={a.name: a.quota.cap for a in self.arms.values()},
                                         isolation=self._isolation_event(constants)))
-                if not await self._preflight():
+                go = False
+                with anyio.CancelScope() as self._stop_now:  # a stop-now cancels the preflight too
+                    go = await self._preflight()
+                    if go:
+                        async with anyio.create_task_group() as tg:
+                            for arm in self.arms.values():
+                                tg.start_soon(self._run_arm, arm)
+                stopped = self.state == "aborting" or self._stop_now.cancel_called
+                if not go and not stopped:
                     status = "refused"
                     return self.run_id
-                with anyio.CancelScope() as self._stop_now:
-                    async with anyio.create_task_group() as tg:
-                        for arm in self.arms.values():
-                            tg.start_soon(self._run_arm, arm)
-                status = "aborted" if self.state == "aborting" or self._stop_now.cancel_called else "finished"
+                status = "aborted" if stopped else "finished"
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
                 status = "aborted"

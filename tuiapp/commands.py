@@ -158,11 +158,11 @@ def _cmd_preflight(args: argparse.Namespace) -> int:
     """Probe each arm's endpoint against its config without running anything; 2 when a
     difference would invalidate a run."""
     from agent.config import load_config
-    from agent.engine import check_before_run, load_tasks
+    from agent.engine import check_keys, load_tasks
     from agent.ledger.writer import AsyncLedger
     from agent.preflight import WOULD_REFUSE, preflight_standalone, refusal, spent_line
     config = load_config(args.config)
-    check_before_run(config)
+    check_keys(config)
     tasks = load_tasks(config, log=lambda text: print(f"warning: {text}", file=sys.stderr))
     db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
     ledger = AsyncLedger(_open_ledger(db))

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import anyio
+
 from agent.arms import ArmRuntime
 from agent.attempt import call_columns
 from agent.endpoint import CallTry
@@ -114,18 +116,23 @@ async def _preflight_arm(arm: ArmRuntime, tasks: list[Task], ledger: AsyncLedger
             **call_columns(t)})
 
     key = (arm.endpoint_url, model, cfg.context_limit)
-    obs = await observe(Prober(cfg, arm.endpoint_url, model, record), cfg,
-                        largest_first_request(tasks, cfg.protocol), shared.get(key))
-    if key not in shared and obs.reply is not None and obs.reply.ok:
-        obs.shared_with = arm.name
-        shared[key] = obs
-    result.shared_with = obs.shared_with if obs.shared_with != arm.name else None
-    result.checks = checks_for(arm, obs)
-    result.duration_ms = int((time.monotonic() - started) * 1000)
-    await ledger.update("preflights", preflight_id, {
-        "verdict": result.verdict, "checks_json": to_json([c.to_dict() for c in result.checks]),
-        "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens, "calls": result.calls,
-        "duration_ms": result.duration_ms})
+    verdict = "stopped"  # what the row says when a stop-now cancels the probes
+    try:
+        obs = await observe(Prober(cfg, arm.endpoint_url, model, record), cfg,
+                            largest_first_request(tasks, cfg.protocol), shared.get(key))
+        if key not in shared and obs.reply is not None and obs.reply.ok:
+            obs.shared_with = arm.name
+            shared[key] = obs
+        result.shared_with = obs.shared_with if obs.shared_with != arm.name else None
+        result.checks = checks_for(arm, obs)
+        verdict = result.verdict
+    finally:
+        result.duration_ms = int((time.monotonic() - started) * 1000)
+        with anyio.CancelScope(shield=True):
+            await ledger.update("preflights", preflight_id, {
+                "verdict": verdict, "checks_json": to_json([c.to_dict() for c in result.checks]),
+                "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
+                "calls": result.calls, "duration_ms": result.duration_ms})
     return result
 
 

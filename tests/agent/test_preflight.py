@@ -166,3 +166,32 @@ def test_cli_force_runs_despite_the_mismatch(tmp_path):
     assert "--force: running anyway" in done.stdout and "ACCEPTED" in done.stdout
     skipped = _cli("run", cfg, "--db", tmp_path / "l.sqlite", "--headless", "--no-preflight")
     assert skipped.returncode == 0 and "preflight arm" not in skipped.stdout
+
+
+def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
+    from agent.engine import RunEngine
+    from agent.scripted_server import ScriptedServer
+    with ScriptedServer(delay_s=30) as server:
+        cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url)], tasks=["py-word-count"])
+        engine = RunEngine(load_config(cfg), Ledger(tmp_path / "l.sqlite"))
+
+        async def main():
+            async def watch():
+                while not server.requests:                               # the first probe is at the server
+                    await anyio.sleep(0.01)
+                engine.stop_now()
+
+            async def drain():
+                async for _ in engine.events:
+                    pass
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch)
+                tg.start_soon(drain)
+                return await engine.run()
+
+        run_id = anyio.run(main)
+    ledger = Ledger(tmp_path / "l.sqlite")
+    assert ledger.run(run_id)["status"] == "aborted" and not ledger.attempts(run_id)
+    assert [r["verdict"] for r in ledger.query("select verdict from preflights where run_id = ?", [run_id])] == ["stopped"]
+    assert {a["state"] for a in ledger.arms(run_id)} == {"aborted"}
