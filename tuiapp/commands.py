@@ -100,6 +100,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from agent.config import load_config
     from agent.engine import RunEngine, check_before_run
+    from agent.schedule import MAX_REPLICATES
+    replicates = getattr(args, "replicates", 1)  # `quotabench demo` passes no such option
+    if replicates > MAX_REPLICATES:
+        raise QuotabenchError(f"--replicates {replicates}: at most {MAX_REPLICATES} — run several sets instead")
     config = _preflight_flags(load_config(args.config), args)
     if getattr(args, "require_sandbox", False):
         config = dataclasses.replace(config, require_sandbox=True)
@@ -107,8 +111,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _guard_harness()
     db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
     ledger = _open_ledger(db)
-    if args.replicates > 1:
-        return _run_replicates(config, ledger, db, args.replicates)
+    if replicates > 1:
+        return _run_replicates(config, ledger, db, replicates)
     if _want_tui(args):
         from tuiapp.live.app import run_live
         run_id = run_live(config, ledger)
@@ -134,9 +138,7 @@ def _preflight_flags(config, args):
 
 def _run_replicates(config, ledger, db: str, n: int) -> int:
     """`run --replicates N`: N paired runs in turn, headless (the live view would wait for q after each)."""
-    from agent.schedule import MAX_REPLICATES, run_replicates
-    if n > MAX_REPLICATES:
-        raise QuotabenchError(f"--replicates {n}: at most {MAX_REPLICATES} — run several sets instead")
+    from agent.schedule import run_replicates
     print(f"quotabench: {n} replicates of one manifest, one after another, headless; servers quotabench starts are "
           "restarted between them", flush=True)
     run_ids = anyio.run(lambda: run_replicates(config, ledger, n, drive=lambda e: _headless(e, e.run)))
