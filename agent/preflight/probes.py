@@ -29,7 +29,11 @@ CALIBRATION_SENTENCES = 20  # ~360 estimated tokens: fits any context worth runn
 PROBE_MAX_TOKENS = 8
 TOOLS_MAX_TOKENS = 48
 PAIRS = 2
-MAX_PROBE_RETRIES = 2
+MAX_PROBE_RETRIES = 1
+# A tiny probe that has not answered in a minute will not: an endpoint that trickles keep-alive
+# bytes must not hold the preflight for the arm's whole request_deadline_s (up to a day). The
+# context probes, whose prompts are as long as the context, keep the arm's own deadline.
+PROBE_DEADLINE_S = 60.0
 
 
 def near_limit(limit: int) -> int:
@@ -60,7 +64,8 @@ class Prober:
     def __init__(self, arm: ArmConfig, base_url: str, model: str, record: Record):
         self.arm, self.record = arm, record
         self.settings = replace(settings_for(arm, base_url, model), max_tokens=PROBE_MAX_TOKENS,
-                                max_retries=min(arm.max_retries, MAX_PROBE_RETRIES), max_concurrency=1)
+                                max_retries=min(arm.max_retries, MAX_PROBE_RETRIES), max_concurrency=1,
+                                request_deadline_s=min(arm.request_deadline_s, PROBE_DEADLINE_S))
 
     async def ask(self, probe: str, messages: list[dict], tools: list[dict] | None = None, **changes) -> Outcome:
         """One request; its outcome (never raises)."""
@@ -109,7 +114,7 @@ class Prober:
 
     async def prompt_of(self, probe: str, tokens: int, ratio: float) -> Outcome:
         """A prompt of about `tokens` real tokens, at the arm's stream setting (as the run sends)."""
-        return await self.ask(probe, filled(tokens, ratio))
+        return await self.ask(probe, filled(tokens, ratio), request_deadline_s=self.arm.request_deadline_s)
 
     async def tools(self, choices: list[object]) -> list[tuple[str, Outcome]]:
         """The tools the run offers, with each tool_choice in turn until tool calls come back."""

@@ -195,3 +195,16 @@ def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
     assert ledger.run(run_id)["status"] == "aborted" and not ledger.attempts(run_id)
     assert [r["verdict"] for r in ledger.query("select verdict from preflights where run_id = ?", [run_id])] == ["stopped"]
     assert {a["state"] for a in ledger.arms(run_id)} == {"aborted"}
+
+
+def test_a_trickling_endpoint_cannot_hold_the_preflight(tmp_path):
+    from tests.agent.hostile_server import HostileServer
+    with HostileServer() as server:
+        cfg = write_config(tmp_path, [arm_toml("A", "trickle", base_url=server.base_url,
+                                               extra="request_timeout_s = 3\nrequest_deadline_s = 2\n")],
+                           tasks=["py-word-count"])
+        config = load_config(cfg)
+        (result,) = anyio.run(lambda: preflight_standalone(config, load_tasks(config),
+                                                           AsyncLedger(Ledger(tmp_path / "l.sqlite")), lambda *_: None))
+    assert result.calls == 2                                               # the first probe's two tries, then stop and {c.status for c in result.checks} == {"unknown"}
+    assert not result.invalidating and "no reply" in _checks(result)["model"].observed
