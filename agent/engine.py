@@ -15,7 +15,6 @@ import contextlib
 import json
 import math
 import os
-from dataclasses import dataclass
 
 import anyio
 
@@ -32,6 +31,7 @@ from agent.ledger.writer import AsyncLedger
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
 from agent.preflight import preflight_arms, refusal, spent_line
+from agent.schedule import Replicate
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.sandbox import describe_sandbox, make_sandbox
 from verifiers.scratch import clean_stale
@@ -70,14 +70,6 @@ def check_before_run(config: RunConfig) -> None:
     check_keys(config)
     if config.require_sandbox:
         make_sandbox(require=True)  # SandboxUnavailable names what is missing
-
-
-@dataclass(frozen=True)
-class Replicate:
-    """Run `number` of `of` runs of one manifest (`quotabench run --replicates N`), in set `set_id`."""
-    set_id: str
-    number: int
-    of: int
 
 
 class RunEngine:

@@ -21,8 +21,9 @@ from agent import events as ev
 from agent.attempt import grade_attempt
 from agent.classify import classify
 from agent.config import RunConfig, load_config_text
-from agent.engine import Replicate, RunEngine, load_tasks, task_rows
+from agent.engine import RunEngine, load_tasks, task_rows
 from agent.ledger.store import Ledger, LedgerError, capped
+from agent.schedule import Replicate
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import manifest_sha256, observed_constants
 from agent.workspace_diff import apply_changes

@@ -9,15 +9,26 @@ does not finish (aborted, refused by preflight, crashed) ends the schedule.
 """
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 import anyio
 
 from agent.config import RunConfig
-from agent.engine import Replicate, RunEngine
 from agent.ledger.store import Ledger, new_id
 
+if TYPE_CHECKING:
+    from agent.engine import RunEngine
+
 MAX_REPLICATES = 100
+
+
+@dataclass(frozen=True)
+class Replicate:
+    """Run `number` of `of` runs of one manifest (`quotabench run --replicates N`), in set `set_id`."""
+    set_id: str
+    number: int
+    of: int
 
 
 def replicate_plan(n: int) -> list[Replicate]:
@@ -26,7 +37,7 @@ def replicate_plan(n: int) -> list[Replicate]:
     return [Replicate(set_id, k, n) for k in range(1, n + 1)]
 
 
-async def drain(engine: RunEngine) -> str:
+async def drain(engine: "RunEngine") -> str:
     """Run the engine, reading (and dropping) its events: for callers without a display."""
     async with anyio.create_task_group() as tg:
         async def read() -> None:
@@ -37,10 +48,11 @@ async def drain(engine: RunEngine) -> str:
 
 
 async def run_replicates(config: RunConfig, ledger: Ledger, n: int,
-                         drive: Callable[[RunEngine], Awaitable[str]] = drain,
+                         drive: Callable[["RunEngine"], Awaitable[str]] = drain,
                          **engine_kwargs) -> list[str]:
     """Run replicates 1..n in turn; the run ids so far (the last one did not finish if it is
     not `finished` in the ledger)."""
+    from agent.engine import RunEngine
     run_ids: list[str] = []
     for replicate in replicate_plan(n):
         engine = RunEngine(config, ledger, replicate=replicate, **engine_kwargs)

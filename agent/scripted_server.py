@@ -23,8 +23,8 @@ actions come back as text), `stream_usage=False` (no usage in streams), `slots=1
 at a time: the rest queue). `session_seed`: an int, or "random" for a new one at every start;
 within a session the same request always gets the same reply, a new seed varies the wording
 and `coin`'s toss (agent.scripted_models.play). A preflight probe (a request carrying
-scripted_models.PROBE_MARKER) gets a short reply, never takes an injected fault and is logged
-in `probe_log`, not `usage_log`.
+scripted_models.PROBE_MARKER) gets a short reply, never takes an injected fault, and is kept
+in `probes` and `probe_log`, apart from the workload's `requests` and `usage_log`.
 
 Run `python -m agent.scripted_server --port 8000 [--suite fixtures/smoke]` for demos (`--help`
 lists the switches).
@@ -88,8 +88,9 @@ class ScriptedServer:
             raise QuotabenchError(f"scripted server: session_seed {session_seed!r} — use an integer or 'random'")
         self.session_policy = session_seed
         self.session_seed: int | None = session_seed if isinstance(session_seed, int) else None
-        self.requests: list[dict] = []
+        self.requests: list[dict] = []          # chat requests of the workload (probes: .probes)
         self.request_headers: list[dict[str, str]] = []
+        self.probes: list[dict] = []
         self.usage_log: list[tuple[int, int]] = []
         self.probe_log: list[tuple[int, int]] = []
         self.peak_concurrency = 0
@@ -158,8 +159,11 @@ class ScriptedServer:
 
     def _record(self, body: dict, headers: dict[str, str], probe: bool) -> tuple[str | None, int]:
         with self._lock:
-            self.requests.append(body)
-            self.request_headers.append(headers)
+            if probe:
+                self.probes.append(body)
+            else:
+                self.requests.append(body)
+                self.request_headers.append(headers)
             self._served += 1
             return (self._faults.popleft() if self._faults and not probe else None), self._served
 
@@ -364,6 +368,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(data).encode(), "application/json", headers)
 
 
+def _seed(text: str) -> int | str:
+    if text == "random" or text.isdigit():
+        return text if text == "random" else int(text)
+    raise argparse.ArgumentTypeError(f"{text!r} is not an integer or 'random'")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agent.scripted_server",
                                      description="Serve the scripted models over an OpenAI-compatible API.")
@@ -376,15 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-tool-calls", action="store_true", help="misreport: ignore tools, answer in text")
     parser.add_argument("--no-stream-usage", action="store_true", help="misreport: never send usage in streams")
     parser.add_argument("--slots", type=int, help="requests served at once (1 = serial: the rest queue)")
-    parser.add_argument("--session-seed", help="an integer, or 'random' for a new session seed at every start")
+    parser.add_argument("--session-seed", type=_seed, help="an integer, or 'random' for a new seed at every start")
     args = parser.parse_args(argv)
     seed = args.session_seed
-    if seed is not None and seed != "random":
-        try:
-            seed = int(seed)
-        except ValueError:
-            print(f"scripted server: --session-seed {seed!r} is not an integer or 'random'", file=sys.stderr)
-            return 2
     try:
         server = ScriptedServer(args.suite, args.host, args.port, delay_s=args.delay, report_model=args.report_model,
                                 context_limit=args.context_limit, tool_calls=not args.no_tool_calls,

@@ -5,6 +5,8 @@ arm.py        per-arm acceptance, QAP, retry tax, first-try share, censoring, ta
 cost.py       price tables, cost per attempt, CPSP, break-even utilization (seed 000)
 compare.py    paired comparison of two arms of one run (seed 000)
 replicates.py several runs of one manifest: spread, failure frequency, sessions (seed 003)
+determinism.py  error bars, failure rotation, within-session determinism vs restarts (seed 003)
+replicate_stats.py  those over the ledger's runs, and their report blocks (issue 17)
 read.py       the one-line practical read per arm (seed 002)
 report.py     build_report(ledger, run_ids) -> dict;  render.py: render_report(dict, fmt) -> str
 """

@@ -7,6 +7,7 @@ cap and never part of an attempt's tokens.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Callable
 
 import anyio
 
-from agent.arms import ArmRuntime
+from agent.arms import ArmRuntime, open_arm
 from agent.attempt import call_columns
 from agent.endpoint import CallTry
 from agent.ledger.store import new_id, to_json, utc_now
@@ -191,9 +192,6 @@ def spent_line(results: list[ArmPreflight]) -> str:
 async def preflight_standalone(config, tasks: list[Task], ledger: AsyncLedger, log: Callable[[str, str], None]
                                ) -> list[ArmPreflight]:
     """`quotabench preflight CONFIG`: start the arms' endpoints as a run would, probe, stop them."""
-    import contextlib
-
-    from agent.arms import open_arm
     async with contextlib.AsyncExitStack() as stack:
         arms = [await stack.enter_async_context(open_arm(a, [Path(s) for s in config.suites], a.cap_tokens))
                 for a in config.arms]

@@ -177,7 +177,7 @@ def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
 
         async def main():
             async def watch():
-                while not server.requests:                               # the first probe is at the server
+                while not server.probes:                                 # the first probe is at the server
                     await anyio.sleep(0.01)
                 engine.stop_now()
 

@@ -134,7 +134,7 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
         while time.monotonic() < deadline:
             time.sleep(0.2)
             try:
-                if Ledger(db).query("select count(*) n from calls where status = 'ok'")[0]["n"] >= 2:
+                if Ledger(db).query("select count(*) n from calls where status = 'ok' and kind = 'attempt'")[0]["n"] >= 2:
                     break
             except Exception:
                 continue

@@ -303,6 +303,7 @@ def test_a_preflight_probe_gets_a_short_reply_and_never_a_fault(server):
     assert _post(server, untooled).json()["choices"][0]["message"]["content"] == "OK"
     assert _post(server, {"model": "solver", "messages": [first_user("py-word-count")]}).status_code == 500  # the task got it
     assert server.usage_log == [] and len(server.probe_log) == 2
+    assert len(server.probes) == 2 and len(server.requests) == 1
 
 
 def test_cli_takes_the_misreport_switches():
@@ -321,4 +322,4 @@ def test_cli_takes_the_misreport_switches():
         proc.wait(timeout=5)
     bad = subprocess.run([sys.executable, "-m", "agent.scripted_server", "--session-seed", "x"], cwd=ROOT,
                          capture_output=True, text=True, timeout=30)
-    assert bad.returncode == 2 and "--session-seed 'x'" in bad.stderr
+    assert bad.returncode == 2 and "'x' is not an integer or 'random'" in bad.stderr
