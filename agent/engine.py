@@ -261,7 +261,8 @@ class RunEngine:
         self.log("tiny requests to each endpoint, compared with its config (not charged to the caps)",
                  "preflight")
         results = await preflight_arms(list(self.arms.values()), self.tasks, self.ledger, self.run_id,
-                                       forced=mode == "force", log=lambda arm, line: self.log(line, "preflight", arm))
+                                       forced=mode == "force", log=lambda arm, line: self.log(line, "preflight", arm),
+                                       stop=lambda: self.state == "aborting")
         self.log(spent_line(results), "preflight")
         self.refusal = refusal(results)
         if self.refusal is None:

@@ -85,11 +85,15 @@ def checks_for(arm: ArmRuntime, obs: Observed) -> list[Check]:
 
 
 async def preflight_arms(arms: list[ArmRuntime], tasks: list[Task], ledger: AsyncLedger, run_id: str | None, *,
-                         forced: bool = False, log: Callable[[str, str], None] | None = None) -> list[ArmPreflight]:
-    """Preflight each arm in turn; `log(arm, line)` gets its table as soon as it is done."""
+                         forced: bool = False, log: Callable[[str, str], None] | None = None,
+                         stop: Callable[[], bool] = lambda: False) -> list[ArmPreflight]:
+    """Preflight each arm in turn (until `stop()` says the run is being aborted); `log(arm,
+    line)` gets each arm's table as soon as it is done."""
     shared: dict[tuple, Observed] = {}
     results = []
     for arm in arms:
+        if stop():
+            break
         result = await _preflight_arm(arm, tasks, ledger, run_id, forced, shared)
         results.append(result)
         if log is not None:
