@@ -84,6 +84,17 @@ def _listing(model: str, listed: list[str]) -> str:
     return f"; /models does not list it (lists {', '.join(listed[:3])}{' ...' if len(listed) > 3 else ''})"
 
 
+_UNKNOWN = ("not found", "does not exist", "no such", "unknown model", "invalid model", "not available",
+            "not a valid model", "model_not_found")
+
+
+def unknown_model(error: str) -> bool:
+    """A refusal that says the model does not exist here (not one that merely mentions "model",
+    such as "max_tokens is not supported with this model")."""
+    text = error.lower()
+    return text.startswith("http 404") or ("model" in text and any(p in text for p in _UNKNOWN))
+
+
 def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None = None) -> Check:
     """The model the endpoint reports (or, for a llama.cpp server, the file it lists) vs the config."""
     if gguf_path is not None:  # llama-cpp-python echoes the request's model: what it loaded is what it lists
@@ -99,7 +110,7 @@ def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None
         why = reply.error if reply is not None else "not probed"
         return Check("model", "unknown", model, f"no reply ({why}){listed}", "check base_url and that the server is up")
     if not reply.ok:  # a 4xx: does the endpoint know this model at all?
-        if "model" in (reply.error or "").lower():
+        if unknown_model(reply.error or ""):
             return Check("model", "differs", model, f"refused: {reply.error}{listed}",
                          "set model to one the endpoint serves", invalidating=True)
         return Check("model", "unknown", model, f"refused: {reply.error}{listed}", "check the api key and request settings")

@@ -23,8 +23,8 @@ from agent.ledger.store import new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.llamacpp import configured_flags, process_argv
 from agent.loop import initial_messages
-from agent.preflight.checks import (Check, Observed, context_check, flags_check, gguf_check, model_check, slots_check,
-                                    tools_check, usage_check)
+from agent.preflight.checks import (Check, Observed, context_check, effective_flags, flags_check, gguf_check,
+                                    model_check, slots_check, tools_check, usage_check)
 from agent.preflight.probes import Prober, observe
 from agent.tokens import estimate_messages_tokens
 from agent.tools import TOOL_SCHEMAS, Workspace
@@ -74,7 +74,10 @@ def largest_first_request(tasks: list[Task], protocol: str) -> int:
 def checks_for(arm: ArmRuntime, obs: Observed) -> list[Check]:
     cfg, constants = arm.config, arm.constants
     llama = cfg.llamacpp if cfg.kind == "llamacpp" else None
-    checks = [model_check(cfg, arm.client.settings.model, obs, constants.get("gguf_path") if llama else None),
+    listed_as = None
+    if llama is not None:  # the server lists its file's path, or the alias extra_args gave it
+        listed_as = effective_flags(constants.get("server_args") or []).get("--model_alias", constants.get("gguf_path"))
+    checks = [model_check(cfg, arm.client.settings.model, obs, listed_as),
               context_check(cfg, obs), usage_check(cfg, obs), tools_check(cfg, obs), slots_check(cfg, obs)]
     if llama is not None:
         pid = constants.get("server_pid")

@@ -31,6 +31,11 @@ def test_model_check_outcomes():
     assert (other.status, other.invalidating) == ("differs", True) and "gpt-4o" in other.observed
     unknown_model = Outcome("http_4xx", "HTTP 404: model 'm' does not exist")
     assert model_check(arm(), "m", Observed(reply=unknown_model)).invalidating
+    not_found = Outcome("http_4xx", "HTTP 400: The model `m` is not available for your account")
+    assert model_check(arm(), "m", Observed(reply=not_found)).invalidating
+    a_parameter = Outcome("http_4xx", "HTTP 400: Unsupported parameter: 'max_tokens' is not supported with this model.")
+    mentions = model_check(arm(), "m", Observed(reply=a_parameter))
+    assert (mentions.status, mentions.invalidating) == ("unknown", False) and "max_tokens" in mentions.observed
     down = model_check(arm(), "m", Observed(reply=Outcome("connect_error", "refused")))
     assert (down.status, down.invalidating) == ("unknown", False)
     unlisted = model_check(arm(), "m", Observed(reply=OK, listed=["a", "b"]))
@@ -97,3 +102,22 @@ def test_gguf_hash_and_server_flags():
     clean = LlamaCppSettings(model_path="m.gguf", n_ctx=2048)
     assert flags_check(configured_flags("m.gguf", clean), server_command(Path("m.gguf"), 1, clean)).status == "ok"
     assert flags_check(configured_flags("m.gguf", clean), None).status == "unknown"
+
+
+def test_a_llama_server_listed_under_its_alias_is_the_configured_file():
+    import anyio
+
+    from agent.arms import ArmRuntime
+    from agent.endpoint import ChatClient, EndpointSettings
+    from agent.preflight.run import checks_for
+    from agent.quota import Quota
+    settings = LlamaCppSettings(model_path="m.gguf", extra_args=("--model_alias", "local"))
+    cfg = ArmConfig(name="A", kind="llamacpp", llamacpp=settings)
+    argv = server_command(Path("/x/m.gguf"), 1, settings)
+    client = ChatClient(EndpointSettings("http://127.0.0.1:9/v1", "local"))
+    runtime = ArmRuntime(cfg, client, Quota(10), constants={"gguf_path": "/x/m.gguf", "server_args": argv[3:]})
+    checks = {c.name: c for c in checks_for(runtime, Observed(reply=OK, listed=["local"]))}
+    assert checks["model"].status == "ok"
+    other = {c.name: c for c in checks_for(runtime, Observed(reply=OK, listed=["/x/other.gguf"]))}
+    assert other["model"].invalidating
+    anyio.run(client.aclose)
