@@ -215,29 +215,33 @@ def tools_check(arm: ArmConfig, obs: Observed) -> Check:
                  'use protocol = "text" for this endpoint', invalidating=True)
 
 
-QUEUED = 0.5  # the slower of two simultaneous calls finished this many solo latencies after the faster
+QUEUED = 0.5    # the slower of two simultaneous calls ends this many single-call times after the faster: queued
+OVERLAP = 0.3   # ... at most this many: they ran side by side (in between: cannot tell)
 TOO_FAST_MS = 20
 
 
 def slots_verdict(pairs: list[tuple[int, int, int]]) -> str | None:
-    """"queues", "overlaps", or None (too fast to tell, or the pairs disagree)."""
-    verdicts = set()
-    for solo, faster, slower in pairs:
-        if max(solo, faster) < TOO_FAST_MS:
-            return None
-        verdicts.add("queues" if (slower - faster) >= QUEUED * max(1, min(solo, faster)) else "overlaps")
-    return verdicts.pop() if len(verdicts) == 1 else None
+    """"queues", "overlaps", or None (too fast to tell, or unclear). Per pair, how much later the
+    slower of two simultaneous calls ended, in units of one call alone; the median over the
+    pairs decides, so one pair disturbed by a busy machine does not."""
+    if not pairs or any(max(solo, faster) < TOO_FAST_MS for solo, faster, _ in pairs):
+        return None
+    lags = sorted((slower - faster) / max(1, min(solo, faster)) for solo, faster, slower in pairs)
+    median = lags[len(lags) // 2] if len(lags) % 2 else (lags[len(lags) // 2 - 1] + lags[len(lags) // 2]) / 2
+    if median >= QUEUED:
+        return "queues"
+    return "overlaps" if median <= OVERLAP else None
 
 
 def slots_check(arm: ArmConfig, obs: Observed) -> Check:
     expected = f"max_concurrency {arm.max_concurrency}"
     if not obs.pairs:
         return Check("parallel slots", "unknown", expected, "not probed")
-    timings = "; ".join(f"alone {s:,} ms, two at once {a:,} and {b:,} ms" for s, a, b in obs.pairs)
+    timings = "ms alone → two at once: " + "; ".join(f"{s:,} → {a:,}, {b:,}" for s, a, b in obs.pairs)
     verdict = slots_verdict(obs.pairs)
     if verdict is None:
         return Check("parallel slots", "unknown", expected, f"cannot tell ({timings})")
-    seen = f"{'queue' if verdict == 'queues' else 'overlap'} ({timings})"
+    seen = f"two calls at once {'queue' if verdict == 'queues' else 'overlap'} ({timings})"
     if verdict == "queues" and arm.max_concurrency > 1:
         return Check("parallel slots", "differs", expected, seen, "the server serves one call at a time: set "
                      "max_concurrency = 1, or give the server more slots (queued calls eat the attempt's time)")

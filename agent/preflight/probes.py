@@ -28,7 +28,7 @@ SENTENCE = "The quick brown fox jumps over the lazy dog near the quiet river ban
 CALIBRATION_SENTENCES = 20  # ~360 estimated tokens: fits any context worth running
 PROBE_MAX_TOKENS = 8
 TOOLS_MAX_TOKENS = 48
-PAIRS = 2
+PAIRS = 3  # a median of three: one pair disturbed by a busy machine does not decide
 MAX_PROBE_RETRIES = 1
 # A tiny probe that has not answered in a minute will not: an endpoint that trickles keep-alive
 # bytes must not hold the preflight for the arm's whole request_deadline_s (up to a day). The

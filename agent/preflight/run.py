@@ -27,7 +27,7 @@ from agent.preflight.checks import (Check, Observed, context_check, effective_fl
                                     model_check, slots_check, tools_check, usage_check)
 from agent.preflight.probes import Prober, observe
 from agent.tokens import estimate_messages_tokens
-from agent.tools import TOOL_SCHEMAS, Workspace
+from agent.tools import TOOL_SCHEMAS, ToolError, Workspace
 from verifiers.tasks import Task
 
 FORCE_HINT = "`quotabench run --force` runs anyway"
@@ -67,8 +67,13 @@ def largest_first_request(tasks: list[Task], protocol: str) -> int:
     """Estimated prompt tokens of the largest first request the run sends (system prompt, task
     prompt and file list, plus the tool schemas for `tools`); conversations grow from there."""
     tools = TOOL_SCHEMAS if protocol == "tools" else None
-    return max((estimate_messages_tokens(initial_messages(t, protocol, Workspace(t.workspace).list_files()), tools)
-                for t in tasks), default=0)
+
+    def files(task: Task) -> str:
+        try:
+            return Workspace(task.workspace).list_files()
+        except ToolError:  # the attempt will say so; the estimate goes without the list
+            return ""
+    return max((estimate_messages_tokens(initial_messages(t, protocol, files(t)), tools) for t in tasks), default=0)
 
 
 def checks_for(arm: ArmRuntime, obs: Observed) -> list[Check]:

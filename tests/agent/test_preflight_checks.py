@@ -80,13 +80,16 @@ def test_usage_and_tools_checks():
 
 
 def test_two_calls_at_once_queue_or_overlap():
-    assert slots_verdict([(200, 205, 410), (210, 200, 405)]) == "queues"
-    assert slots_verdict([(200, 205, 230), (210, 200, 260)]) == "overlaps"
-    assert slots_verdict([(200, 205, 410), (210, 200, 260)]) is None      # the pairs disagree
-    assert slots_verdict([(3, 4, 9)]) is None                             # too fast to tell
-    queued = slots_check(arm(max_concurrency=2), Observed(pairs=[(200, 205, 410), (210, 200, 405)]))
+    assert slots_verdict([(200, 205, 410), (210, 200, 405), (190, 200, 390)]) == "queues"
+    assert slots_verdict([(200, 205, 230), (210, 200, 260), (200, 200, 210)]) == "overlaps"
+    assert slots_verdict([(200, 205, 410), (210, 200, 405), (200, 200, 230)]) == "queues"  # one disturbed pair
+    assert slots_verdict([(200, 205, 290), (210, 200, 280), (200, 200, 285)]) is None      # in between: unclear
+    assert slots_verdict([(3, 4, 9)]) is None                                              # too fast to tell
+    assert slots_verdict([]) is None
+    serial = [(200, 205, 410), (210, 200, 405), (190, 200, 390)]
+    queued = slots_check(arm(max_concurrency=2), Observed(pairs=serial))
     assert queued.status == "differs" and "max_concurrency = 1" in queued.fix
-    assert slots_check(arm(), Observed(pairs=[(200, 205, 410), (210, 200, 405)])).status == "ok"
+    assert slots_check(arm(), Observed(pairs=serial)).status == "ok"
 
 
 def test_gguf_hash_and_server_flags():
