@@ -14,8 +14,9 @@ from typing import AsyncIterator, Callable
 import anyio
 
 from agent import QuotabenchError
-from agent.config import ArmConfig
+from agent.config import ArmConfig, ScriptedSettings
 from agent.endpoint import ChatClient, EndpointSettings
+from agent.ledger.store import new_id
 from agent.quota import Quota
 
 
@@ -32,6 +33,7 @@ class ArmRuntime:
     gate: object | None = None   # held around each call when the server serves one request at a time
     model_reported: str | None = None
     system_fingerprint: str | None = None
+    session_id: str | None = None  # the server session (a new id per server start); None: not ours to know
 
     @property
     def name(self) -> str:
@@ -56,23 +58,35 @@ class Endpoint:
     constants: dict = field(default_factory=dict)
     transport: object | None = None   # an httpx transport, for in-process endpoints (benchmarks)
     gate: object | None = None        # an anyio.Lock shared by arms of one single-request server
+    session_id: str | None = None     # set when quotabench started the server: a new id per start
 
 
 @contextlib.asynccontextmanager
-async def _openai(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[Endpoint]:
+async def _openai(arm: ArmConfig, suites: list[Path], replicate: int) -> AsyncIterator[Endpoint]:
     yield Endpoint(arm.base_url, arm.model)
 
 
+def session_seed(settings: ScriptedSettings | None, replicate: int) -> int | None:
+    """The scripted server's session seed for replicate `replicate` (1-based): the seeds cycle."""
+    if settings is None or not settings.session_seeds:
+        return None
+    return settings.session_seeds[(replicate - 1) % len(settings.session_seeds)]
+
+
 @contextlib.asynccontextmanager
-async def _scripted(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[Endpoint]:
+async def _scripted(arm: ArmConfig, suites: list[Path], replicate: int) -> AsyncIterator[Endpoint]:
     if arm.base_url:
         yield Endpoint(arm.base_url, arm.model)
         return
     from agent.scripted_server import ScriptedServer
-    server = ScriptedServer(suites)
+    s = arm.scripted or ScriptedSettings()
+    seed = session_seed(s, replicate)
+    server = ScriptedServer(suites, delay_s=s.delay_s, report_model=s.report_model, context_limit=s.context_limit,
+                            tool_calls=s.tool_calls, stream_usage=s.stream_usage, slots=s.slots, session_seed=seed)
     await anyio.to_thread.run_sync(server.start)
     try:
-        yield Endpoint(server.base_url, arm.model, {"scripted_server": "in-process"})
+        yield Endpoint(server.base_url, arm.model, {"scripted_server": "in-process", "session_seed": seed},
+                       session_id=new_id())
     finally:
         await anyio.to_thread.run_sync(server.stop)
 
@@ -84,6 +98,7 @@ class _SharedServer:
     stack: contextlib.AsyncExitStack
     gate: anyio.Lock = field(default_factory=anyio.Lock)
     users: int = 0
+    session_id: str = ""
 
 
 _shared_servers: dict[object, _SharedServer] = {}   # keyed by LlamaCppSettings
@@ -91,20 +106,21 @@ _shared_lock = anyio.Lock()
 
 
 @contextlib.asynccontextmanager
-async def _llamacpp(arm: ArmConfig, suites: list[Path]) -> AsyncIterator[Endpoint]:
+async def _llamacpp(arm: ArmConfig, suites: list[Path], replicate: int) -> AsyncIterator[Endpoint]:
     from agent.llamacpp import llama_server
     key = arm.llamacpp
     async with _shared_lock:
         shared = _shared_servers.get(key)
         if shared is None:
             stack = contextlib.AsyncExitStack()
-            shared = _shared_servers[key] = _SharedServer(await stack.enter_async_context(llama_server(key)), stack)
+            shared = _shared_servers[key] = _SharedServer(await stack.enter_async_context(llama_server(key)), stack,
+                                                          session_id=new_id())
         shared.users += 1
     server = shared.server
     try:
         # llama-cpp-python serves one request at a time: queueing here instead of in the server
         # keeps each arm's busy time (its share of the server) free of the other arm's calls.
-        yield Endpoint(server.base_url, server.model_id, server.constants, gate=shared.gate)
+        yield Endpoint(server.base_url, server.model_id, server.constants, gate=shared.gate, session_id=shared.session_id)
     finally:
         with anyio.CancelScope(shield=True):
             async with _shared_lock:
@@ -118,15 +134,17 @@ ARM_KINDS: dict[str, Callable] = {"openai": _openai, "scripted": _scripted, "lla
 
 
 @contextlib.asynccontextmanager
-async def open_arm(arm: ArmConfig, suites: list[Path], cap: int) -> AsyncIterator[ArmRuntime]:
+async def open_arm(arm: ArmConfig, suites: list[Path], cap: int, replicate: int = 1) -> AsyncIterator[ArmRuntime]:
+    """The arm's endpoint (started here when quotabench runs its server) and client; `replicate`
+    (1-based) picks a scripted server's session seed."""
     factory = ARM_KINDS.get(arm.kind)
     if factory is None:
         raise QuotabenchError(f"arm {arm.name}: unknown kind {arm.kind!r} — valid kinds: {', '.join(ARM_KINDS)}")
-    async with factory(arm, suites) as endpoint:
+    async with factory(arm, suites, replicate) as endpoint:
         client = ChatClient(settings_for(arm, endpoint.base_url, endpoint.model), transport=endpoint.transport)
         try:
             yield ArmRuntime(arm, client, Quota(cap), endpoint_url=endpoint.base_url, constants=endpoint.constants,
-                             gate=endpoint.gate)
+                             gate=endpoint.gate, session_id=endpoint.session_id)
         finally:
             with anyio.CancelScope(shield=True):
                 await client.aclose()

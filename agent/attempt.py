@@ -58,6 +58,20 @@ class AttemptResult:
         return self.failure_class == "accepted"
 
 
+def call_columns(t: CallTry) -> dict:
+    """The calls-row columns one HTTP try fills, for attempts and preflight alike."""
+    return {
+        "retry_index": t.retry_index, "started_utc": t.started_utc, "latency_ms": t.latency_ms,
+        "status": t.status, "http_status": t.http_status, "prompt_tokens": t.prompt_tokens,
+        "completion_tokens": t.completion_tokens, "usage_source": t.usage_source,
+        "model_reported": t.model_reported, "system_fingerprint": t.system_fingerprint,
+        "finish_reason": t.finish_reason, "error": t.error, "response_text": capped(t.text),
+        "tool_calls_json": to_json([{"id": capped(c.id, 200), "name": capped(c.name, 200), "arguments": capped(c.arguments)}
+                                    for c in t.tool_calls]),
+        "request_sha256": t.request_sha256, "response_sha256": t.response_sha256,
+    }
+
+
 class AttemptRunner:
     """Runs one attempt; the engine supplies the arm (client, quota) and its own controls."""
 
@@ -187,13 +201,8 @@ class AttemptRunner:
         self.arm.busy_ms += t.latency_ms
         row = {
             "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name, "turn": turn,
-            "retry_index": t.retry_index, "started_utc": t.started_utc, "latency_ms": t.latency_ms,
-            "status": t.status, "http_status": t.http_status, "prompt_tokens": t.prompt_tokens,
-            "completion_tokens": t.completion_tokens, "usage_source": t.usage_source, "reserved_tokens": reserve,
-            "model_reported": t.model_reported, "system_fingerprint": t.system_fingerprint,
-            "finish_reason": t.finish_reason, "error": t.error, "response_text": capped(t.text),
-            "tool_calls_json": to_json([{"id": capped(c.id, 200), "name": capped(c.name, 200), "arguments": capped(c.arguments)}
-                                        for c in t.tool_calls]),
+            "reserved_tokens": reserve, "server_session_id": self.arm.session_id,
+            **call_columns(t),
         }
         op = ("update", "calls", row_id, row) if is_placeholder else ("insert", "calls", {"id": row_id, **row})
         # Queued, not awaited: the writer commits it at once, in order, while the loop runs the

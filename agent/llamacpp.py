@@ -91,6 +91,22 @@ def server_command(model: Path, port: int, settings: LlamaCppSettings) -> list[s
             "--chat_format", settings.chat_format, *REQUIRED_FLAGS, *settings.extra_args]
 
 
+def configured_flags(model: Path | str, settings: LlamaCppSettings) -> dict[str, str]:
+    """The flags the settings ask the server for (what preflight expects its process to run)."""
+    flags = dict(zip(REQUIRED_FLAGS[::2], REQUIRED_FLAGS[1::2]))
+    return {"--model": str(model), "--n_ctx": str(settings.n_ctx), "--n_threads": str(settings.n_threads),
+            "--chat_format": settings.chat_format, **flags}
+
+
+def process_argv(pid: int) -> list[str] | None:
+    """The command line process `pid` runs (Linux /proc), or None when it cannot be read."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part] or None
+
+
 def _llama_version() -> str:
     try:
         return importlib.metadata.version("llama-cpp-python")

@@ -23,6 +23,7 @@ from agent.classify import classify
 from agent.config import RunConfig, load_config_text
 from agent.engine import RunEngine, load_tasks, task_rows
 from agent.ledger.store import Ledger, LedgerError, capped
+from agent.schedule import Replicate
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import manifest_sha256, observed_constants
 from agent.workspace_diff import apply_changes
@@ -104,7 +105,8 @@ def engine_for_resume(ledger: Ledger, run_id: str, **engine_kwargs) -> RunEngine
         raise QuotabenchError(f"run {run_id} already finished — nothing to resume; see `quotabench report {run_id[:10]}`")
     stored = json.loads(run["config_json"])
     config: RunConfig = load_config_text(stored["toml"], Path(stored["path"]))
-    engine = RunEngine(config, ledger, config_text=stored["toml"], **engine_kwargs)
+    replicate = Replicate(run["replicate_set"], run["replicate"], run["replicates"] or 1) if run["replicate"] else None
+    engine = RunEngine(config, ledger, config_text=stored["toml"], replicate=replicate, **engine_kwargs)
     engine.run_id = run_id
     return engine
 

@@ -12,10 +12,18 @@ turns it into native tool calls or text-protocol blocks (agent.text_protocol.for
     saboteur      list_files; write every negative/ file (a known-wrong or hostile answer); run_tests; finish
     never-finish  list_files forever
     chatty        prose only, never an action
+    coin          solver or wrong, by a coin tossed from the session seed and the task id
+
+A server session seed (`play(..., seed=N)`) makes replies vary the way a restarted real server
+does: each reply's prose gets one of several harmless wordings and `coin` tosses again, while
+within one session the same conversation always gets the same reply (seed 003 result 5).
+Without a seed the replies are the canonical ones, identical across restarts.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -154,10 +162,69 @@ def chatty(task: TaskFiles, turn: int) -> Reply:
                  "there are several ways to approach it.")
 
 
+def _toss(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256(":".join(map(str, parts)).encode()).digest()[:4], "big")
+
+
+def coin_accepts(seed: int, task_id: str) -> bool:
+    """Whether `coin` solves `task_id` in a session with this seed (half the tasks, on average)."""
+    return _toss("coin", seed, task_id) % 2 == 0
+
+
+def coin(task: TaskFiles, turn: int, seed: int = 0) -> Reply:
+    return (solver if coin_accepts(seed, task.id) else wrong)(task, turn)
+
+
 SCRIPTS: dict[str, Callable[[TaskFiles, int], Reply]] = {
     "solver": solver, "wrong": wrong, "malformed": malformed, "unparseable": unparseable,
-    "saboteur": saboteur, "never-finish": never_finish, "chatty": chatty,
+    "saboteur": saboteur, "never-finish": never_finish, "chatty": chatty, "coin": coin,
 }
+WORDINGS = ("", " Let me be careful here.", " One step at a time.", " Here goes.", " On it.",
+            " Continuing.", " Good, moving on.", " Next step.")
+
+
+def play(model: str, task: TaskFiles, turn: int, seed: int | None = None) -> Reply:
+    """The reply of scripted model `model` on turn `turn`; with a session seed, `coin` tosses by
+    it and the prose gets the session's wording (a harmless variant: the actions are the same)."""
+    reply = coin(task, turn, seed or 0) if model == "coin" else SCRIPTS[model](task, turn)
+    if seed is None:
+        return reply
+    return Reply(reply.text + WORDINGS[_toss("wording", seed, task.id, turn) % len(WORDINGS)], reply.actions)
+
+
+PROBE_MARKER = "quotabench preflight"
+TASK_ID = re.compile(r"Task id:\s*([A-Za-z0-9][A-Za-z0-9_-]*)")
+
+
+def first_user_text(body: dict) -> str:
+    """The text of a chat request's first user message ("" when there is none)."""
+    messages = body.get("messages") or []
+    first_user = next((m for m in messages if isinstance(m, dict) and m.get("role") == "user"), {})
+    content = first_user.get("content")
+    if isinstance(content, list):
+        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def is_probe(body: dict) -> bool:
+    """A preflight probe: its first user message carries PROBE_MARKER and names no task."""
+    text = first_user_text(body)
+    return PROBE_MARKER in text and TASK_ID.search(text) is None
+
+
+def probe_reply(tools: list | None, tool_choice: object, tool_calls: bool) -> Reply:
+    """The reply to a preflight probe (a request carrying PROBE_MARKER, no task): the tool the
+    choice names (else the first tool offered) when tools are offered and the server returns
+    tool calls, else a short text."""
+    if not tools or not tool_calls:
+        return Reply("OK")
+    name = None
+    if isinstance(tool_choice, dict):
+        name = (tool_choice.get("function") or {}).get("name")
+    if not name:
+        first = tools[0] if isinstance(tools[0], dict) else {}
+        name = (first.get("function") or {}).get("name") or "tool"
+    return Reply("", (Action(str(name), {}),))
 
 
 def render(reply: Reply, native: bool) -> tuple[str, list[tuple[str, str]]]:

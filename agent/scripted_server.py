@@ -16,7 +16,18 @@ completion tokens of the reply. `inject()` queues one fault per chat request:
     no_choices  HTTP 200 without choices            no_usage  a normal reply without usage
     drop      close the connection without a response
 
-Run `python -m agent.scripted_server --port 8000 [--suite fixtures/smoke]` for demos.
+Misreport switches (what an endpoint says it is vs what it runs, seed 003; preflight finds each):
+`report_model` (replies name another model), `context_limit` (prompts of that many estimated
+tokens or more are refused as context_length_exceeded), `tool_calls=False` (tools are ignored:
+actions come back as text), `stream_usage=False` (no usage in streams), `slots=1` (one request
+at a time: the rest queue). `session_seed`: an int, or "random" for a new one at every start;
+within a session the same request always gets the same reply, a new seed varies the wording
+and `coin`'s toss (agent.scripted_models.play). A preflight probe (a request carrying
+scripted_models.PROBE_MARKER) gets a short reply, never takes an injected fault, and is kept
+in `probes` and `probe_log`, apart from the workload's `requests` and `usage_log`.
+
+Run `python -m agent.scripted_server --port 8000 [--suite fixtures/smoke]` for demos (`--help`
+lists the switches).
 """
 from __future__ import annotations
 
@@ -24,7 +35,7 @@ import argparse
 import collections
 import contextlib
 import json
-import re
+import random
 import sys
 import threading
 import time
@@ -33,7 +44,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from agent import QuotabenchError
-from agent.scripted_models import SCRIPTS, TaskFiles, render
+from agent.scripted_models import SCRIPTS, TASK_ID, TaskFiles, first_user_text, is_probe, play, probe_reply, render
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 from verifiers import VerifierError
 from verifiers.tasks import Task, load_suite, load_task
@@ -42,10 +53,12 @@ FAULTS = ("429", "500", "overflow", "401", "cut", "malformed", "slow", "empty", 
 FINGERPRINT = "fp_scripted_1"
 REQUEST_LOG = 256
 TASK_FILES = 64
-_TASK_ID = re.compile(r"Task id:\s*([A-Za-z0-9][A-Za-z0-9_-]*)")
-_OVERFLOW = {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted "
-                        "in 9100 tokens. Please reduce the length of the messages.",
-             "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}
+
+
+def _overflow(limit: int = 8192, prompt: int = 9100) -> dict:
+    return {"message": f"This model's maximum context length is {limit} tokens. However, your messages resulted "
+                       f"in {prompt} tokens. Please reduce the length of the messages.",
+            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}
 
 
 def default_suites() -> list[Path]:
@@ -98,14 +111,25 @@ class ScriptedServer:
     """The server; `start()` serves in a background thread (also a context manager)."""
 
     def __init__(self, suites: list[Path] | None = None, host: str = "127.0.0.1", port: int = 0, *,
-                 delay_s: float = 0.0, slow_s: float = 5.0):
+                 delay_s: float = 0.0, slow_s: float = 5.0, report_model: str | None = None,
+                 context_limit: int | None = None, tool_calls: bool = True, stream_usage: bool = True,
+                 slots: int | None = None, session_seed: int | str | None = None):
         self.suites = [Path(s) for s in (suites if suites is not None else default_suites())]
         self.host, self.port, self.delay_s, self.slow_s = host, port, delay_s, slow_s
+        self.report_model, self.context_limit = report_model, context_limit
+        self.tool_calls, self.stream_usage = tool_calls, stream_usage
+        self._slots = threading.BoundedSemaphore(slots) if slots else None
+        if session_seed is not None and session_seed != "random" and not isinstance(session_seed, int):
+            raise QuotabenchError(f"scripted server: session_seed {session_seed!r} — use an integer or 'random'")
+        self.session_policy = session_seed
+        self.session_seed: int | None = session_seed if isinstance(session_seed, int) else None
         # The last REQUEST_LOG chat requests (bodies, headers, reported usage), for tests: a long
         # run keeps a window, not every body (~24 KB per attempt). `served` counts them all.
-        self.requests: collections.deque[dict] = collections.deque(maxlen=REQUEST_LOG)
+        self.requests: collections.deque[dict] = collections.deque(maxlen=REQUEST_LOG)  # the workload's
         self.request_headers: collections.deque[dict[str, str]] = collections.deque(maxlen=REQUEST_LOG)
         self.usage_log: collections.deque[tuple[int, int]] = collections.deque(maxlen=REQUEST_LOG)
+        self.probes: collections.deque[dict] = collections.deque(maxlen=REQUEST_LOG)  # preflight's
+        self.probe_log: collections.deque[tuple[int, int]] = collections.deque(maxlen=REQUEST_LOG)
         self.peak_concurrency = 0
         self.tasks = _TaskFilesByID()
         self.problems: list[str] = []
@@ -135,6 +159,8 @@ class ScriptedServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def start(self) -> "ScriptedServer":
+        if self.session_policy == "random":  # a new session: what a restarted real server is
+            self.session_seed = random.SystemRandom().randrange(2**32)
         self._stopping.clear()
         self._httpd = _HTTPServer((self.host, self.port), _Handler)
         self._httpd.scripted = self  # type: ignore[attr-defined]
@@ -173,15 +199,29 @@ class ScriptedServer:
 
     # -- used by the handler threads -------------------------------------------------------
 
-    def _record(self, body: dict, headers: dict[str, str]) -> tuple[str | None, int]:
+    def _record(self, body: dict, headers: dict[str, str], probe: bool) -> tuple[str | None, int]:
         with self._lock:
-            self.requests.append(body)
-            self.request_headers.append(headers)
+            if probe:
+                self.probes.append(body)
+            else:
+                self.requests.append(body)
+                self.request_headers.append(headers)
             self._served += 1
-            return (self._faults.popleft() if self._faults else None), self._served
+            return (self._faults.popleft() if self._faults and not probe else None), self._served
 
     @contextlib.contextmanager
     def _busy(self):
+        if self._slots is not None:
+            self._slots.acquire()  # serial slots: the request queues here, as on a one-slot server
+        try:
+            with self._in_flight_count():
+                yield
+        finally:
+            if self._slots is not None:
+                self._slots.release()
+
+    @contextlib.contextmanager
+    def _in_flight_count(self):
         with self._lock:
             self._in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self._in_flight)
@@ -195,9 +235,9 @@ class ScriptedServer:
         if seconds > 0:
             self._stopping.wait(seconds)
 
-    def _log_usage(self, prompt: int, completion: int) -> None:
+    def _log_usage(self, prompt: int, completion: int, probe: bool = False) -> None:
         with self._lock:
-            self.usage_log.append((prompt, completion))
+            (self.probe_log if probe else self.usage_log).append((prompt, completion))
 
     def _turn(self, body: dict) -> tuple[int, dict | None, str, list[tuple[str, str]]]:
         """(status, error body, reply text, tool calls) for a chat request."""
@@ -205,20 +245,18 @@ class ScriptedServer:
         if model not in SCRIPTS:
             return 404, _error(f"model {model!r} does not exist; scripted models: {', '.join(self.models())}",
                                code="model_not_found"), "", []
-        messages = body.get("messages") or []
-        first_user = next((m for m in messages if m.get("role") == "user"), {})
-        content = first_user.get("content")
-        if isinstance(content, list):
-            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        match = _TASK_ID.search(content or "")
+        native = bool(body.get("tools")) and self.tool_calls
+        if is_probe(body):
+            return (200, None, *render(probe_reply(body.get("tools"), body.get("tool_choice"), self.tool_calls), native))
+        match = TASK_ID.search(first_user_text(body))
         if match is None:
             return 400, _error("the first user message has no `Task id: <id>` line"), "", []
         task = self.tasks.get(match.group(1))
         if task is None:
             return 400, _error(f"task id {match.group(1)!r} is in none of the suites "
                                f"({', '.join(str(s) for s in self.suites)})"), "", []
-        turn = sum(1 for m in messages if m.get("role") == "assistant")
-        text, calls = render(SCRIPTS[model](task, turn), native=bool(body.get("tools")))
+        turn = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
+        text, calls = render(play(model, task, turn, self.session_seed), native=native)
         return 200, None, text, calls
 
 
@@ -256,14 +294,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             return self._json(400, _error("the request body is not JSON"))
-        fault, number = self.scripted._record(body, dict(self.headers.items()))
+        probe = isinstance(body, dict) and is_probe(body)
+        fault, number = self.scripted._record(body, dict(self.headers.items()), probe)
         try:
             with self.scripted._busy():
-                self._chat(body, fault or "", number)
+                self._chat(body, fault or "", number, probe)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout, abort)
             self.close_connection = True
 
-    def _chat(self, body: dict, fault: str, number: int) -> None:
+    def _chat(self, body: dict, fault: str, number: int, probe: bool = False) -> None:
         name, _, arg = fault.partition(":")
         server, stream = self.scripted, bool(body.get("stream"))
         server._wait(server.delay_s)
@@ -279,24 +318,26 @@ class _Handler(BaseHTTPRequestHandler):
         if name == "500":
             return self._json(500, _error("The server had an error processing your request.", "server_error"))
         if name == "overflow":
-            return self._json(400, {"error": _OVERFLOW})
+            return self._json(400, {"error": _overflow()})
         if name == "401":
             key = self.headers.get("Authorization", "").removeprefix("Bearer ")
             return self._json(401, _error(f"Incorrect API key provided: {key}.", code="invalid_api_key"))
         if name == "empty":
             return self._send(200, b"", "text/event-stream" if stream else "application/json")
+        prompt = estimate_messages_tokens(body.get("messages") or [], body.get("tools"))
+        if server.context_limit is not None and prompt >= server.context_limit:
+            return self._json(400, {"error": _overflow(server.context_limit, prompt)})
         status, error, text, calls = server._turn(body)
         if error is not None:
             return self._json(status, error)
-        prompt = estimate_messages_tokens(body.get("messages") or [], body.get("tools"))
         usage = {"prompt_tokens": prompt, "completion_tokens": estimate_reply_tokens(text, calls)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         reports = name not in ("no_usage", "cut", "malformed", "no_choices") and (
-            not stream or bool((body.get("stream_options") or {}).get("include_usage")))
+            not stream or (server.stream_usage and bool((body.get("stream_options") or {}).get("include_usage"))))
         if reports:
-            server._log_usage(usage["prompt_tokens"], usage["completion_tokens"])
-        base = {"id": f"chatcmpl-scripted-{number}", "created": int(time.time()), "model": body["model"],
-                "system_fingerprint": FINGERPRINT}
+            server._log_usage(usage["prompt_tokens"], usage["completion_tokens"], probe)
+        base = {"id": f"chatcmpl-scripted-{number}", "created": int(time.time()),
+                "model": server.report_model or body["model"], "system_fingerprint": FINGERPRINT}
         finish = "tool_calls" if calls else "stop"
         if stream:
             self._stream(base, text, calls, finish, usage if reports else None, name, number)
@@ -369,6 +410,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(data).encode(), "application/json", headers)
 
 
+def _seed(text: str) -> int | str:
+    if text == "random" or text.isdigit():
+        return text if text == "random" else int(text)
+    raise argparse.ArgumentTypeError(f"{text!r} is not an integer or 'random'")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agent.scripted_server",
                                      description="Serve the scripted models over an OpenAI-compatible API.")
@@ -376,14 +423,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     parser.add_argument("--suite", action="append", type=Path, help="suite folder (repeatable; default: all of fixtures/)")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before every reply")
+    parser.add_argument("--report-model", help="misreport: name this model in every reply")
+    parser.add_argument("--context-limit", type=int, help="misreport: refuse prompts of this many tokens or more")
+    parser.add_argument("--no-tool-calls", action="store_true", help="misreport: ignore tools, answer in text")
+    parser.add_argument("--no-stream-usage", action="store_true", help="misreport: never send usage in streams")
+    parser.add_argument("--slots", type=int, help="requests served at once (1 = serial: the rest queue)")
+    parser.add_argument("--session-seed", type=_seed, help="an integer, or 'random' for a new seed at every start")
     args = parser.parse_args(argv)
+    seed = args.session_seed
     try:
-        server = ScriptedServer(args.suite, args.host, args.port, delay_s=args.delay).start()
+        server = ScriptedServer(args.suite, args.host, args.port, delay_s=args.delay, report_model=args.report_model,
+                                context_limit=args.context_limit, tool_calls=not args.no_tool_calls,
+                                stream_usage=not args.no_stream_usage, slots=args.slots, session_seed=seed).start()
     except (QuotabenchError, OSError) as exc:
         print(f"scripted server: cannot start on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 2
+    session = "" if server.session_seed is None else f"; session seed {server.session_seed}"
     print(f"scripted server at {server.base_url} — models: {', '.join(server.models())}; "
-          f"{len(server.tasks)} tasks", flush=True)
+          f"{len(server.tasks)} tasks{session}", flush=True)
     for problem in server.problems:
         print(f"skipped {problem}", file=sys.stderr)
     try:

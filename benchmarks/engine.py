@@ -69,7 +69,7 @@ def _handler(request: httpx.Request) -> httpx.Response:
 
 
 @contextlib.asynccontextmanager
-async def _instant(arm, suites):
+async def _instant(arm, suites, replicate=1):
     yield arm_kinds.Endpoint("http://instant.invalid/v1", arm.model, {}, transport=httpx.MockTransport(_handler))
 
 
@@ -85,7 +85,7 @@ def _config(attempts: int, turns: int) -> RunConfig:
     return RunConfig(
         path=ROOT / "benchmarks" / "engine.py", suites=(ROOT / "fixtures" / "smoke",), tasks=("py-word-count",),
         arms=(ArmConfig(name="A", kind="instant", model="instant", cap_tokens=10**9, max_tokens=16),),
-        max_attempts=attempts, limits=Limits(max_turns=turns + 1, max_tokens_per_attempt=10**9))
+        max_attempts=attempts, limits=Limits(max_turns=turns + 1, max_tokens_per_attempt=10**9), preflight="off")
 
 
 class _StampedEngine(RunEngine):

@@ -46,7 +46,7 @@ def sqlite_floor(db: Path) -> float:
     conn.execute("select * from tasks where run_id = ? order by position", [run]).fetchall()
     conn.execute(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no",
                  [run]).fetchall()
-    for _ in conn.execute(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ?", [run]):
+    for _ in conn.execute(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ? and kind = 'attempt'", [run]):
         pass
     conn.execute("select a.arm, count(*), sum(g.duration_ms) from grades g join attempts a on a.id = g.attempt_id "
                  "where a.run_id = ? group by a.arm", [run]).fetchall()

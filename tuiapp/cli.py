@@ -1,7 +1,8 @@
 """`quotabench` — the command line (subcommands over agent/ and verifiers/; help texts in
 DESCRIPTION, EPILOG and each parser).
 
-Exit codes: 0 done (a run finished); 2 bad input (config, task folder, arguments), one line;
+Exit codes: 0 done (a run finished); 2 bad input (config, task folder, arguments) or a run
+refused by preflight (an endpoint that would invalidate it), one line;
 130 a run aborted or stopped (Ctrl-C, q, SIGTERM); 1 a run crashed, or the ledger could not be
 read or written (disk full, damaged file): one line, and for a crash the path of a log file
 holding the traceback — never a traceback on the terminal.

@@ -1,4 +1,4 @@
-"""Subcommands beyond `validate`: run, resume, report, export, browse, import, demo."""
+"""Subcommands beyond `validate`: run, preflight, resume, report, export, browse, import, demo."""
 from __future__ import annotations
 
 import argparse
@@ -97,8 +97,13 @@ def _missing_keys(config) -> None:
 
 
 def _exit_code(ledger, run_id: str) -> int:
-    """0 finished, 130 aborted or stopped, 1 crashed (see tuiapp/cli.py)."""
+    """0 finished, 130 aborted or stopped, 2 refused by preflight, 1 crashed (see tuiapp/cli.py)."""
     status = (ledger.run(run_id) or {}).get("status")
+    if status == "refused":
+        from agent.preflight import recorded_refusal
+        rows = ledger.query("select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id])
+        print(f"quotabench: {recorded_refusal(rows) or 'preflight refused the run'}", file=sys.stderr)
+        return 2
     if status not in ("finished", "aborted"):  # the live view showed why; the terminal gets one line
         print(f"quotabench: run {run_id} {status or 'did not start'} — `quotabench resume {run_id[:10]}` finishes it",
               file=sys.stderr)
@@ -109,6 +114,8 @@ def _after_run(ledger, run_id: str, db: str) -> None:
     """The run's report, fitted to the terminal's width, and the commands that go on from it.
     The ledger is remembered for this folder: a bare `report`, `browse` or `export` opens it."""
     ledger_memory.remember(db)
+    if (ledger.run(run_id) or {}).get("status") == "refused":
+        return  # nothing ran: the preflight table above says why, _exit_code the one line
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else None
     try:
         from agent.metrics import PriceError
@@ -147,7 +154,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from agent.config import load_config
-    config = load_config(args.config)
+    from agent.schedule import MAX_REPLICATES
+    replicates = getattr(args, "replicates", 1)  # `quotabench demo` passes no such option
+    if replicates > MAX_REPLICATES:
+        raise QuotabenchError(f"--replicates {replicates}: at most {MAX_REPLICATES} — run several sets instead")
+    config = _preflight_flags(load_config(args.config), args)
     if getattr(args, "require_sandbox", False):
         config = dataclasses.replace(config, require_sandbox=True)
     if getattr(args, "on_auto_pause", None):
@@ -155,24 +166,82 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _missing_keys(config)
     _guard_harness()
     db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
+    if replicates > 1:
+        from agent.engine import check_before_run
+        check_before_run(config)
+        return _run_replicates(config, _open_ledger(db), db, replicates)
     if _want_tui(args):
         from tuiapp.cli import write_crash_log
         from tuiapp.live.run import run_live
 
         def open_run():  # in the live view's thread, after its first frame: these imports take a while
-            from agent.engine import RunEngine, preflight
-            preflight(config)
+            from agent.engine import RunEngine, check_before_run
+            check_before_run(config)
             ledger = _open_ledger(db)
             return ledger, RunEngine(config, ledger, auto_pause=True)
         run_id, ledger = run_live(config, open_run, crash_log=write_crash_log)
     else:
-        from agent.engine import RunEngine, preflight
-        preflight(config)
+        from agent.engine import RunEngine, check_before_run
+        check_before_run(config)
         ledger = _open_ledger(db)
         engine = RunEngine(config, ledger)
         run_id = anyio.run(_headless, engine, engine.run)
     _after_run(ledger, run_id, db)
     return _exit_code(ledger, run_id)
+
+
+def _preflight_flags(config, args):
+    """--no-preflight / --force over the config's run.preflight."""
+    import dataclasses
+    if getattr(args, "no_preflight", False) and getattr(args, "force", False):
+        raise QuotabenchError("--no-preflight and --force contradict each other — pass one: --force still runs the "
+                              "checks and records them, --no-preflight skips them")
+    if getattr(args, "no_preflight", False):
+        return dataclasses.replace(config, preflight="off")
+    if getattr(args, "force", False):
+        return dataclasses.replace(config, preflight="force")
+    return config
+
+
+def _run_replicates(config, ledger, db: str, n: int) -> int:
+    """`run --replicates N`: N paired runs in turn, headless (the live view would wait for q after each)."""
+    from agent.schedule import run_replicates
+    print(f"quotabench: {n} replicates of one manifest, one after another, headless; servers quotabench starts are "
+          "restarted between them", flush=True)
+    run_ids = anyio.run(lambda: run_replicates(config, ledger, n, drive=lambda e: _headless(e, e.run)))
+    done = [r for r in run_ids if (ledger.run(r) or {}).get("status") == "finished"]
+    if len(done) > 1:
+        try:
+            from agent.metrics.report import build_report, render_report
+            print()
+            print(render_report(build_report(ledger, done), "text"))
+        except QuotabenchError as exc:
+            print(f"quotabench: report not available: {exc}", file=sys.stderr)
+    print(f"\nreplicates: {' '.join(r[:10] for r in run_ids)} — quotabench report --db {db} {' '.join(r[:10] for r in done)}")
+    if len(run_ids) < n or len(done) < len(run_ids):
+        return _exit_code(ledger, run_ids[-1])
+    return 0
+
+
+def _cmd_preflight(args: argparse.Namespace) -> int:
+    """Probe each arm's endpoint against its config without running anything; 2 when a
+    difference would invalidate a run."""
+    from agent.config import load_config
+    from agent.engine import check_keys, load_tasks
+    from agent.ledger.writer import AsyncLedger
+    from agent.preflight import WOULD_REFUSE, preflight_standalone, refusal, spent_line
+    config = load_config(args.config)
+    check_keys(config)
+    tasks = load_tasks(config, log=lambda text: print(f"warning: {text}", file=sys.stderr))
+    db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
+    ledger = AsyncLedger(_open_ledger(db))
+    results = anyio.run(lambda: preflight_standalone(config, tasks, ledger, lambda arm, line: print(line, flush=True)))
+    print(spent_line(results))
+    line = refusal(results, WOULD_REFUSE)
+    if line:
+        print(f"quotabench: {line}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
@@ -182,6 +251,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id)
     engine = engine_for_resume(ledger, run_id)
+    engine.config = _preflight_flags(engine.config, args)
     if args.on_auto_pause:
         engine.config = dataclasses.replace(engine.config, auto_pause_policy=args.on_auto_pause)
     _guard_harness()
@@ -266,6 +336,23 @@ def _db_option(p: argparse.ArgumentParser, reads: bool = True) -> None:
                        f"the config, else ./{DEFAULT_DB}); a bare `report` or `browse` here opens it afterwards")
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def _preflight_options(p) -> None:
+    p.add_argument("--no-preflight", action="store_true",
+                   help="skip the endpoint checks before the run (also: [run] preflight = \"off\")")
+    p.add_argument("--force", action="store_true", help="run even when preflight finds a difference that "
+                                                        "invalidates the run (also: [run] preflight = \"force\")")
+
+
 def register(sub) -> None:
     from agent.config import AUTO_PAUSE_POLICIES
     policy_help = ("what a run without the live view does when an arm's next call would pass its auto-pause share "
@@ -286,6 +373,21 @@ def register(sub) -> None:
                    help=policy_help + f"; one of: {', '.join(AUTO_PAUSE_POLICIES)}")
     p.add_argument("--require-sandbox", action="store_true",
                    help="refuse to start unless the bubblewrap sandbox runs here (also: [run] require_sandbox = true)")
+    _preflight_options(p)
+    p.add_argument("--replicates", type=_positive, default=1, metavar="N",
+                   help="run the manifest N times (headless), restarting the servers quotabench starts between them, "
+                        "e.g. --replicates 3")
+
+    p = _parser(sub, "preflight", "probe each arm's endpoint against its config before spending quota",
+                "Probe each arm's endpoint with a few tiny calls and compare it with the config: the model it reports, "
+                "the context it accepts, stream usage, native tool calls, parallel slots, and for llama.cpp servers "
+                "quotabench starts the GGUF hash and flags. Exit 2 on a difference that would invalidate a run. The "
+                "probes are recorded in the ledger as calls of kind 'preflight', never charged to a cap.",
+                "  quotabench preflight examples/smoke-scripted.toml\n"
+                "  quotabench preflight examples/misreport-scripted.toml --db probes.sqlite", _cmd_preflight)
+    p.add_argument("config", help="the run config TOML, e.g. examples/openai-pair.toml (every key: docs/config.md)")
+    p.add_argument("--db", metavar="FILE",
+                   help=f"the ledger that records the probes (default: run.db of the config, else ./{DEFAULT_DB})")
 
     p = _parser(sub, "resume", "finish a killed or aborted run without re-running finished attempts",
                 "Finish a run that was killed, crashed or aborted: finished attempts are kept, the rest are run "
@@ -294,6 +396,7 @@ def register(sub) -> None:
     _db_option(p)
     p.add_argument("--on-auto-pause", choices=AUTO_PAUSE_POLICIES, metavar="POLICY",
                    help=policy_help + f"; one of: {', '.join(AUTO_PAUSE_POLICIES)}")
+    _preflight_options(p)
 
     p = _parser(sub, "report", "the decision table and paired comparison of one or more runs",
                 "Print the decision table (acceptance, QAP, retry tax, censoring, cost per solved problem), the "

@@ -128,6 +128,40 @@ def m011_attempt_end_detail(db: Database) -> None:
 
 
 @migrations()
+def m012_preflight(db: Database) -> None:
+    # Issue 17: before quota is spent, each arm's endpoint is compared with its config (model,
+    # context, stream usage, tool calls, parallel slots, GGUF hash and flags). One row per arm
+    # per preflight; run_id is empty for `quotabench preflight`. Its HTTP tries are calls rows of
+    # kind 'preflight' (attempt_id empty): never charged to the arm's cap, never in attempts'
+    # tokens. Every older call was an attempt's.
+    db["preflights"].create({
+        "id": str, "run_id": str, "arm": str, "created_utc": str, "endpoint_url": str, "model": str,
+        "verdict": str, "forced": int, "checks_json": str, "prompt_tokens": int, "completion_tokens": int,
+        "calls": int, "duration_ms": int,
+    }, pk="id", foreign_keys=[("run_id", "runs", "id")])
+    db["preflights"].create_index(["run_id"])
+    db["calls"].add_column("kind", str, not_null_default="attempt")
+    db["calls"].add_column("preflight_id", str)
+    db["calls"].add_column("probe", str)
+
+
+@migrations()
+def m013_replicates(db: Database) -> None:
+    # Issue 17: `run --replicates N` runs one manifest N times; each run records its number and
+    # the set it belongs to. Each arm records the server session it talked to (a new id every
+    # time quotabench starts a server; empty when the endpoint was already running), and each
+    # call the hash of what was asked and of what came back: identical requests within one
+    # session vs across restarts are how the report tells within-session determinism apart.
+    db["runs"].add_column("replicate", int)
+    db["runs"].add_column("replicates", int)
+    db["runs"].add_column("replicate_set", str)
+    db["arms"].add_column("server_session_id", str)
+    db["calls"].add_column("server_session_id", str)
+    db["calls"].add_column("request_sha256", str)
+    db["calls"].add_column("response_sha256", str)
+
+
+@migrations()
 def m014_grades_placement(db: Database) -> None:
     # Where each graded command ran (issue 18: the local machine or a Ray node), how long it
     # waited for a worker before running, and how often a lost worker made it run again.

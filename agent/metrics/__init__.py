@@ -7,6 +7,8 @@ usage.py      token accounting (reported vs estimated), busy time as a union of 
 cost.py       price tables, cost per attempt, CPSP, shared servers, break-even utilization (seed 000)
 compare.py    paired comparison of two arms and the one decision rule (seed 000)
 replicates.py several runs of one manifest: spread, pass@k with intervals, failure frequency (seed 003)
+determinism.py  error bars, failure rotation, within-session determinism vs restarts (seed 003)
+replicate_stats.py  those over the ledger's runs, and their report blocks (issue 17)
 read.py       the one-line practical read per arm (seed 002)
 report.py     build_report(ledger, run_ids) -> dict;  render.py: render_report(dict, fmt) -> str
 """

@@ -8,6 +8,7 @@ import math
 
 from agent.classify import CLASS_LABELS
 from agent.metrics.errors import ReportError
+from agent.metrics.replicate_stats import replicate_stats_blocks
 
 
 FORMATS = ("text", "markdown", "json")
@@ -345,6 +346,8 @@ def _blocks(report: dict) -> list[tuple]:
             blocks.append(("lines", [f"not fixed-n: {', '.join(early)} stopped early when the comparison was "
                                      "decided; its figures cover the decided prefix only, and its gap is biased "
                                      "toward a larger one (docs/sequential.md)"]))
+    if report.get("replicate_statistics"):
+        blocks.extend(replicate_stats_blocks(report["replicate_statistics"]))
     return blocks
 
 

@@ -20,6 +20,7 @@ from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.outcome import NOT_RUN
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
+from agent.metrics.replicate_stats import replicate_statistics
 from agent.metrics.replicates import check_same_manifest, replicate_summary
 from agent.metrics.usage import Spans, accounting, call_usage, grading, same_accounting, union_ms
 
@@ -97,7 +98,7 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
                           "list runs with `quotabench report --list`")
     attempts = _by_arm(ledger.rows(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? "
                                    "order by arm, task_id, attempt_no", [run_id]))
-    with ledger.stream(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ?", [run_id]) as rows:
+    with ledger.stream(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ? and kind = 'attempt'", [run_id]) as rows:
         spans, call_accounting = call_usage(rows)  # 400k calls at 100k attempts: streamed, never held as rows
     busy = {a["name"]: union_ms(spans[a["name"]]) if a["name"] in spans else None for a in arm_rows}
     servers: dict[str, list[str]] = defaultdict(list)
@@ -250,4 +251,6 @@ def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
         "runs": sections,
         "replicates": (replicate_summary(runs, outcomes, not_comparable=not_comparable, seed=bootstrap_seed,
                                          resamples=resamples) if len(runs) > 1 else None),
+        "replicate_statistics": (replicate_statistics(ledger, runs, outcomes, seed=bootstrap_seed, resamples=resamples)
+                                 if len(runs) > 1 else None),
     }

@@ -62,7 +62,8 @@ def test_an_unexpected_error_in_an_attempt_is_its_harness_error_and_the_run_fini
         assert (attempt["end_reason"], attempt["failure_class"]) == ("harness_error", "harness_error")
         assert "RuntimeError: test hook" in attempt["end_detail"]
         assert "Traceback" in attempt["error_traceback"] and "kill_point" in attempt["error_traceback"]
-    lost = ledger.query("select status, prompt_tokens, reserved_tokens from calls where run_id = ?", [run["id"]])
+    lost = ledger.query("select status, prompt_tokens, reserved_tokens from calls where run_id = ? and kind = 'attempt'",
+                        [run["id"]])
     assert lost and all(c["status"] == "lost" and c["prompt_tokens"] == c["reserved_tokens"] for c in lost)
 
 

@@ -41,6 +41,17 @@ CASES = [
     ("base_url without scheme", RUN + '[[arms]]\nname = "A"\nmodel = "m"\nbase_url = "localhost:8000"\n',
      "arms[0].base_url", "regex"),
     ("unknown key", RUN + ARM + "temprature = 0.2\n", "arms[0].temprature", "unknown key"),
+    ("preflight mode unknown", RUN + 'preflight = "maybe"\n' + ARM, "run.preflight", "not a preflight mode"),
+    ("preflight a bool", RUN + "preflight = true\n" + ARM, "run.preflight", "str"),
+    ("context_tokens tiny", RUN + ARM + "context_tokens = 10\n", "arms[0].context_tokens", ">= 256"),
+    ("gguf_sha256 not hex", RUN + ARM.replace('"scripted"', '"llamacpp"') + '[arms.llamacpp]\nmodel_path = "m.gguf"\n'
+     'gguf_sha256 = "abc"\n', "arms[0].llamacpp.gguf_sha256", "regex"),
+    ("context twice", RUN + ARM.replace('"scripted"', '"llamacpp"') + "context_tokens = 4096\n[arms.llamacpp]\n"
+     'model_path = "m.gguf"\nn_ctx = 2048\n', "arms[0].context_tokens", "differs from llamacpp.n_ctx"),
+    ("scripted switches on an openai arm", RUN + '[[arms]]\nname = "A"\nmodel = "m"\nbase_url = "http://x/v1"\n'
+     "[arms.scripted]\ntool_calls = false\n", "arms[0].scripted", "only a scripted arm"),
+    ("session_seeds of words", RUN + ARM + '[arms.scripted]\nsession_seeds = ["a"]\n',
+     "arms[0].scripted.session_seeds", "int"),
 ]
 
 

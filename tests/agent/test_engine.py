@@ -29,7 +29,8 @@ def test_paired_smoke_run_tokens_match_the_server_call_by_call(tmp_path, servers
     ledger = Ledger(tmp_path / "l.sqlite")
     assert ledger.run(run_id)["status"] == "finished"
     for arm, server in (("A", a), ("B", b)):
-        calls = ledger.query("select prompt_tokens, completion_tokens, usage_source from calls where arm = ? and status = 'ok' order by rowid", [arm])
+        calls = ledger.query("select prompt_tokens, completion_tokens, usage_source from calls where arm = ? and status = 'ok' "
+                             "and kind = 'attempt' order by rowid", [arm])
         assert Counter((c["prompt_tokens"], c["completion_tokens"]) for c in calls) == Counter(server.usage_log)
         assert {c["usage_source"] for c in calls} == {"reported"}
         attempts_total = ledger.query("select sum(total_tokens) n from attempts where arm = ?", [arm])[0]["n"]
@@ -85,7 +86,7 @@ def test_transport_faults_are_rows_and_exhaustion_is_harness_error(tmp_path):
                            tasks=["py-word-count"], max_attempts=1)
         _, run_id, _ = run_sync(cfg, tmp_path / "l.sqlite")
         ledger = Ledger(tmp_path / "l.sqlite")
-        statuses = [r["status"] for r in ledger.query("select status from calls where run_id = ? order by rowid", [run_id])]
+        statuses = [r["status"] for r in ledger.query("select status from calls where run_id = ? and kind = 'attempt' order by rowid", [run_id])]
         assert statuses[:4] == ["http_5xx", "stream_cut", "http_429", "ok"]
         attempt = ledger.attempts(run_id)[0]
         assert attempt["transport_retries"] == 3 and attempt["accepted"] == 1

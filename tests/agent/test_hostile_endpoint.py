@@ -25,11 +25,12 @@ def servers():
         yield hostile, healthy
 
 
-def _run(tmp_path, hostile, healthy, names, *, protocol="tools", limits=None, arm_extra=""):
+def _run(tmp_path, hostile, healthy, names, *, protocol="tools", limits=None, arm_extra="", preflight="force"):
     arms = [arm_toml("healthy", "solver", base_url=healthy.base_url)]
     arms += [arm_toml(name, name, base_url=hostile.base_url, protocol=protocol, extra=arm_extra + "stream = false\n")
              for name in names]
-    cfg = write_config(tmp_path, arms, tasks=[TASK], max_attempts=1)
+    # preflight forced: its probes meet the hostile payloads too, and the run goes on whatever they find
+    cfg = write_config(tmp_path, arms, tasks=[TASK], max_attempts=1, run_extra=f'preflight = "{preflight}"\n')
     text = cfg.read_text()
     for key, value in (limits or {}).items():
         text = text.replace(f"{key} = ", f"{key} = {value}\n# was ", 1)
@@ -104,8 +105,9 @@ def test_unbelievable_usage_is_estimated_never_negative_or_huge(tmp_path, server
 
 @pytest.mark.slow
 def test_a_trickling_endpoint_cannot_hold_an_attempt_past_its_limit(tmp_path, servers):
+    # without preflight: its probes would wait out their own deadline first (test_preflight bounds that)
     ledger, _, by_arm = _run(tmp_path, *servers, ["trickle"], limits={"attempt_timeout_s": 10},
-                             arm_extra="request_timeout_s = 3\n")
+                             arm_extra="request_timeout_s = 3\n", preflight="off")
     row = by_arm["trickle"]
     assert row["end_reason"] == "time_limit", row["end_detail"]
     assert row["duration_ms"] < 12_000                                   # ended within its 10 s limit

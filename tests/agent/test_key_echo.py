@@ -30,7 +30,9 @@ def test_an_echoed_key_is_masked_before_any_cut(tmp_path, monkeypatch, padding):
         arms = [arm_toml(name, name, base_url=server.base_url, max_retries=1,
                          extra='api_key_env = "QB_ECHO_KEY"\n' + ("" if name == "echo_key_stream" else "stream = false\n"))
                 for name in ECHOES]
-        cfg = write_config(tmp_path, arms, tasks=["py-word-count"], max_attempts=1, max_turns=2)
+        # preflight forced: its probes meet the echoed key too, and the run goes on whatever they find
+        cfg = write_config(tmp_path, arms, tasks=["py-word-count"], max_attempts=1, max_turns=2,
+                           run_extra='preflight = "force"\n')
         _, run_id, events = run_sync(cfg, tmp_path / "l.sqlite")
         assert f"Bearer {key}" in server.authorizations                    # it was sent, though
     ledger = Ledger(tmp_path / "l.sqlite")

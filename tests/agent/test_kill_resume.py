@@ -99,7 +99,7 @@ def _check(db, expected_accepted: set, killed: list[int]) -> None:
         assert r["total_tokens"] == summed, r
     for arm in ledger.arms(run_id):
         summed = ledger.query("select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
-                              "where run_id = ? and arm = ?", [run_id, arm["name"]])[0]["n"]
+                              "where run_id = ? and arm = ? and kind = 'attempt'", [run_id, arm["name"]])[0]["n"]
         assert arm["tokens_used"] == summed, arm
         assert arm["state"] == "finished"
     assert len(ledger.query("select id from grades g where attempt_id in (select id from attempts where run_id = ?)",

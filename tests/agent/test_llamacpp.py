@@ -101,7 +101,7 @@ def test_real_local_model_run_records_reported_and_estimated_usage(tmp_path):
     assert constants["gguf_size"] > 200_000_000 and constants["llama_cpp_python_version"]
     assert constants["n_ctx"] == 2048 and constants["chat_format"] == "gemma" and constants["server_model_id"]
     assert json.loads(arms["B"]["constants_json"])["server_pid"] == constants["server_pid"]  # one shared server
-    sources = {arm: {c["usage_source"] for c in ledger.query("select usage_source from calls where arm = ? and status = 'ok'", [arm])}
+    sources = {arm: {c["usage_source"] for c in ledger.query("select usage_source from calls where arm = ? and status = 'ok' and kind = 'attempt'", [arm])}
                for arm in ("A", "B")}
     assert sources["A"] == {"reported"}      # non-streamed: the server reports usage
     assert sources["B"] == {"estimated"}     # streamed: llama-cpp-python sends no usage
@@ -110,10 +110,58 @@ def test_real_local_model_run_records_reported_and_estimated_usage(tmp_path):
                                             "harness_error", "censored")
         assert attempt["total_tokens"] > 0
     assert arms["A"]["busy_ms"] > 0
+    _check_preflight(ledger, run_id, arms)
     deadline = time.monotonic() + 10
     while _alive(constants["server_pid"]) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(constants["server_pid"])
+
+
+def _check_preflight(ledger: Ledger, run_id: str, arms: dict) -> None:
+    """The run's preflight probed the server quotabench started: model file, context (just under
+    n_ctx accepted, over it refused as an overflow), usage, tool calls, slots, GGUF hash, flags."""
+    rows = {r["arm"]: r for r in ledger.query("select * from preflights where run_id = ?", [run_id])}
+    checks = {arm: {c["check"]: c for c in json.loads(row["checks_json"])} for arm, row in rows.items()}
+    for arm in ("A", "B"):
+        for name in ("model", "context", "gguf sha256", "server flags"):
+            assert checks[arm][name]["status"] == "ok", (arm, checks[arm][name])
+        assert checks[arm]["parallel slots"]["status"] == "ok" and "queue" in checks[arm]["parallel slots"]["observed"]
+        assert arms[arm]["server_session_id"] == arms["A"]["server_session_id"]   # one shared server session
+    assert "accepted" in checks["A"]["context"]["observed"] and "refused" in checks["A"]["context"]["observed"]
+    assert checks["A"]["tool calls"]["status"] == "ok" and "write_file" in checks["A"]["tool calls"]["observed"]
+    assert checks["A"]["stream usage"]["status"] == "ok"          # not streamed
+    assert checks["B"]["stream usage"]["status"] == "differs"     # llama-cpp-python sends no usage in streams
+    assert rows["B"]["calls"] < rows["A"]["calls"]                # the shared server's measurements taken once
+    spent = ledger.query("select sum(prompt_tokens + completion_tokens) n from calls where run_id = ? and kind = "
+                         "'preflight'", [run_id])[0]["n"]
+    assert spent == sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows.values()) > 0
+    attempts = {a: sum(r["total_tokens"] for r in ledger.attempts(run_id) if r["arm"] == a) for a in ("A", "B")}
+    assert all(arms[a]["tokens_used"] == attempts[a] for a in ("A", "B"))  # preflight not charged to the caps
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+@local
+def test_preflight_finds_a_server_started_with_another_context(tmp_path):
+    import anyio
+
+    from agent.config import load_config
+    from agent.engine import load_tasks
+    from agent.ledger.writer import AsyncLedger
+    from agent.preflight import preflight_standalone
+    path = tmp_path / "ctx.toml"
+    path.write_text(_override_ctx(_config(tmp_path).read_text()))
+    config = load_config(path)
+    results = anyio.run(lambda: preflight_standalone(config, load_tasks(config), AsyncLedger(Ledger(tmp_path / "l.sqlite")),
+                                                     lambda arm, line: None))
+    checks = {c.name: c for c in results[0].checks}
+    assert checks["server flags"].status == "differs" and "--n_ctx 1024" in checks["server flags"].observed
+    assert checks["context"].status == "differs" and "refused" in checks["context"].observed
+
+
+def _override_ctx(text: str) -> str:
+    """The arms' (shared) server started with --n_ctx 1024 through extra_args while the config says 2048."""
+    return text.replace("n_ctx = 2048", 'n_ctx = 2048\nextra_args = ["--n_ctx", "1024"]')
 
 
 @pytest.mark.slow

@@ -134,7 +134,7 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
         while time.monotonic() < deadline:
             time.sleep(0.2)
             try:
-                if Ledger(db).query("select count(*) n from calls where status = 'ok'")[0]["n"] >= 2:
+                if Ledger(db).query("select count(*) n from calls where status = 'ok' and kind = 'attempt'")[0]["n"] >= 2:
                     break
             except Exception:
                 continue
@@ -161,7 +161,7 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
             assert arm["state"] == "aborted", arm
             assert json.loads(arm["unfinished_json"]) == task_ids          # the in-flight task included
             calls = ledger.query("select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
-                                 "where run_id = ? and arm = ?", [run["id"], arm["name"]])[0]["n"]
+                                 "where run_id = ? and arm = ? and kind = 'attempt'", [run["id"], arm["name"]])[0]["n"]
             assert arm["tokens_used"] == calls > 0 and arm["busy_ms"] > 0
 
 

@@ -2,6 +2,7 @@
 each scripted model, over HTTP (with the real ChatClient) and as pure scripts on every task."""
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -222,3 +223,103 @@ def test_cli_serves_in_the_foreground():
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+# -- misreport switches and session seeds (issue 17) ------------------------------------------------
+
+def _post(server: ScriptedServer, body: dict) -> httpx.Response:
+    return httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=10)
+
+
+def test_misreport_switches_each_change_what_the_server_says_or_does():
+    body = {"model": "solver", "messages": [first_user("py-word-count")], "tools": TOOLS}
+    with ScriptedServer([SMOKE], report_model="gpt-4o") as s:
+        assert _post(s, body).json()["model"] == "gpt-4o"
+    with ScriptedServer([SMOKE], tool_calls=False) as s:
+        message = _post(s, body).json()["choices"][0]["message"]
+        assert "tool_calls" not in message and parse_actions(message["content"])[0].tool == "list_files"
+    with ScriptedServer([SMOKE], context_limit=50) as s:
+        refused = _post(s, body)
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == "context_length_exceeded"
+        assert "maximum context length is 50 tokens" in refused.json()["error"]["message"]
+    with ScriptedServer([SMOKE], stream_usage=False) as s:
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        with httpx.stream("POST", f"{s.base_url}/chat/completions", json=streamed) as response:
+            chunks = [json.loads(line[6:]) for line in response.iter_lines() if line and line != "data: [DONE]"]
+        assert chunks and all("usage" not in c for c in chunks)
+        assert "usage" in _post(s, body).json()                              # not streamed: still reported
+
+
+@pytest.mark.anyio
+async def test_serial_slots_queue_concurrent_requests():
+    import anyio
+    body = {"model": "solver", "messages": [first_user("py-word-count")]}
+    for slots, peak in ((1, 1), (None, 2)):
+        with ScriptedServer([SMOKE], slots=slots, delay_s=0.2) as s:
+            async with httpx.AsyncClient(timeout=10) as http, anyio.create_task_group() as tg:
+                for _ in range(2):
+                    tg.start_soon(functools.partial(http.post, f"{s.base_url}/chat/completions", json=body))
+            assert s.peak_concurrency == peak
+
+
+def test_a_session_seed_repeats_within_a_session_and_varies_after_a_restart():
+    body = {"model": "coin", "messages": [first_user("py-word-count")], "tools": TOOLS}
+    seeds, replies = {}, {}
+    for seed in (1, 2, 3):
+        with ScriptedServer([SMOKE], session_seed=seed) as s:
+            first, again = (_post(s, body).json()["choices"][0]["message"] for _ in range(2))
+            assert first["content"] == again["content"]                      # deterministic within the session
+            assert [c["function"] for c in first["tool_calls"]] == [c["function"] for c in again["tool_calls"]]
+            replies[seed] = first["content"]
+            seeds[seed] = s.session_seed
+    assert seeds == {1: 1, 2: 2, 3: 3} and len(set(replies.values())) > 1   # a new session, another wording
+    with ScriptedServer([SMOKE], session_seed="random") as s:
+        drawn = s.session_seed
+        s.stop()
+        s.start()
+        assert s.session_seed != drawn                                      # "random": a new seed at every start
+    with ScriptedServer([SMOKE]) as s:                                       # no seed: the canonical replies
+        assert _post(s, body).json()["choices"][0]["message"]["content"] == "Let me look at the workspace first."
+
+
+def test_coin_solves_or_answers_wrong_by_the_session_seed():
+    from agent.scripted_models import coin, coin_accepts, play
+    task = next(t for t in ALL_TASKS if t.id == "py-word-count")
+    for seed in range(8):
+        writes = play("coin", task, 1, seed).actions
+        expected = (solver if coin_accepts(seed, task.id) else wrong)(task, 1).actions
+        assert writes == expected
+    assert {coin_accepts(s, "py-word-count") for s in range(16)} == {True, False}
+    assert coin(task, 1) == play("coin", task, 1)                         # seed None = seed 0's toss, canonical text
+
+
+def test_a_preflight_probe_gets_a_short_reply_and_never_a_fault(server):
+    server.inject("500")
+    probe = {"model": "solver", "messages": [{"role": "user", "content": "quotabench preflight: reply OK"}],
+             "tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "write_file"}}}
+    reply = _post(server, probe).json()
+    assert reply["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "write_file"
+    untooled = {k: v for k, v in probe.items() if k != "tools"}
+    assert _post(server, untooled).json()["choices"][0]["message"]["content"] == "OK"
+    assert _post(server, {"model": "solver", "messages": [first_user("py-word-count")]}).status_code == 500  # the task got it
+    assert not server.usage_log and len(server.probe_log) == 2
+    assert len(server.probes) == 2 and len(server.requests) == 1
+
+
+def test_cli_takes_the_misreport_switches():
+    proc = subprocess.Popen([sys.executable, "-m", "agent.scripted_server", "--port", "0", "--suite", str(SMOKE),
+                             "--report-model", "other", "--no-tool-calls", "--slots", "1", "--session-seed", "7"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "session seed 7" in line
+        base_url = line.split()[3]
+        body = {"model": "solver", "messages": [first_user("py-word-count")], "tools": TOOLS}
+        reply = httpx.post(f"{base_url}/chat/completions", json=body, timeout=10).json()
+        assert reply["model"] == "other" and "tool_calls" not in reply["choices"][0]["message"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)
+    bad = subprocess.run([sys.executable, "-m", "agent.scripted_server", "--session-seed", "x"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "'x' is not an integer or 'random'" in bad.stderr

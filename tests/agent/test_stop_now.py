@@ -42,8 +42,8 @@ async def _run_and_stop(cfg, db):
 
 def test_stop_now_mid_call_settles_and_finalizes(tmp_path):
     with ScriptedServer([FIXTURES / "smoke"], delay_s=3.0) as server:
-        cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url),
-                                      arm_toml("B", "solver", base_url=server.base_url)])
+        cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url),   # 3 s a call: no probes
+                                      arm_toml("B", "solver", base_url=server.base_url)], run_extra='preflight = "off"\n')
         engine, run_id, events = anyio.run(_run_and_stop, cfg, tmp_path / "l.sqlite")
     ledger = Ledger(tmp_path / "l.sqlite")
     assert ledger.run(run_id)["status"] == "aborted"
