@@ -34,7 +34,7 @@ from agent.ledger.writer import AsyncLedger
 from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
 from agent.runtime_gate import skip_missing_runtime
-from agent.preflight import preflight_arms, refusal, spent_line
+from agent.preflight import preflight_for_run
 from agent.schedule import Replicate
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.executors import close_executor, make_executor
@@ -309,22 +309,11 @@ class RunEngine:
 
     async def _preflight(self) -> bool:
         """Probe every arm's endpoint against its config (run.preflight); False: refused."""
-        mode = self.config.preflight
-        if mode == "off":
-            return True
-        self.log("tiny requests to each endpoint, compared with its config (not charged to the caps)",
-                 "preflight")
-        results = await preflight_arms(list(self.arms.values()), self.tasks, self.ledger, self.run_id,
-                                       forced=mode == "force", log=lambda arm, line: self.log(line, "preflight", arm),
-                                       stop=lambda: self.state == "aborting")
-        self.log(spent_line(results), "preflight")
-        self.refusal = refusal(results)
+        self.refusal = await preflight_for_run(self.config.preflight, list(self.arms.values()), self.tasks,
+                                               self.ledger, self.run_id, log=self.log,
+                                               stop=lambda: self.state == "aborting")
         if self.refusal is None:
             return True
-        if mode == "force":
-            self.log(f"--force: running anyway; {self.refusal}", "warning")
-            return True
-        self.log(self.refusal, "error")
         for arm in self.arms.values():
             arm.state = "refused"
         return False

@@ -21,15 +21,17 @@ Without a seed the replies are the canonical ones, identical across restarts.
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator, Mapping
 
 from agent.text_protocol import format_action
-from verifiers.tasks import Task, iter_files
+from verifiers.tasks import Task, iter_files, load_task
 
 SOURCE_COMMENT = {".py": "#", ".sh": "#", ".bash": "#", ".rs": "//", ".js": "//", ".mjs": "//",
                   ".cjs": "//", ".ts": "//", ".mts": "//", ".tsx": "//", ".jsx": "//"}
@@ -237,3 +239,36 @@ def render(reply: Reply, native: bool) -> tuple[str, list[tuple[str, str]]]:
     blocks = [a.text_form if a.text_form is not None else format_action(a.tool, a.arguments)
               for a in reply.actions]
     return "\n\n".join([reply.text, *blocks]), []
+
+
+class TaskFilesByID(Mapping[str, TaskFiles]):
+    """Task id -> its files as the scripts read them, read from disk when first asked for and
+    kept for the `keep` most recently used tasks: a 1,000-task suite does not sit in memory."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._folders: dict[str, Path] = {}
+        self._files: collections.OrderedDict[str, TaskFiles] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, task: Task) -> None:
+        self._folders.setdefault(task.id, task.path)
+
+    def __getitem__(self, task_id: str) -> TaskFiles:
+        with self._lock:
+            files = self._files.get(task_id)
+            if files is not None:
+                self._files.move_to_end(task_id)
+                return files
+        files = TaskFiles.from_task(load_task(self._folders[task_id]))
+        with self._lock:
+            self._files[task_id] = files
+            while len(self._files) > self._keep:
+                self._files.popitem(last=False)
+        return files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._folders)
+
+    def __len__(self) -> int:
+        return len(self._folders)

@@ -41,13 +41,12 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from agent import QuotabenchError
-from agent.scripted_models import SCRIPTS, TASK_ID, TaskFiles, first_user_text, is_probe, play, probe_reply, render
+from agent.scripted_models import SCRIPTS, TASK_ID, TaskFilesByID, first_user_text, is_probe, play, probe_reply, render
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 from verifiers import VerifierError
-from verifiers.tasks import Task, load_suite, load_task
+from verifiers.tasks import load_suite
 
 FAULTS = ("429", "500", "overflow", "401", "cut", "malformed", "slow", "empty", "no_choices", "no_usage", "drop")
 FINGERPRINT = "fp_scripted_1"
@@ -75,38 +74,6 @@ def _pieces(text: str, size: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
-class _TaskFilesByID(Mapping[str, TaskFiles]):
-    """Task id -> its files as the scripts read them, read from disk when first asked for and
-    kept for the TASK_FILES most recently used tasks: a 1,000-task suite does not sit in memory."""
-
-    def __init__(self) -> None:
-        self._folders: dict[str, Path] = {}
-        self._files: collections.OrderedDict[str, TaskFiles] = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def add(self, task: Task) -> None:
-        self._folders.setdefault(task.id, task.path)
-
-    def __getitem__(self, task_id: str) -> TaskFiles:
-        with self._lock:
-            files = self._files.get(task_id)
-            if files is not None:
-                self._files.move_to_end(task_id)
-                return files
-        files = TaskFiles.from_task(load_task(self._folders[task_id]))
-        with self._lock:
-            self._files[task_id] = files
-            while len(self._files) > TASK_FILES:
-                self._files.popitem(last=False)
-        return files
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._folders)
-
-    def __len__(self) -> int:
-        return len(self._folders)
-
-
 class ScriptedServer:
     """The server; `start()` serves in a background thread (also a context manager)."""
 
@@ -131,13 +98,13 @@ class ScriptedServer:
         self.probes: collections.deque[dict] = collections.deque(maxlen=REQUEST_LOG)  # preflight's
         self.probe_log: collections.deque[tuple[int, int]] = collections.deque(maxlen=REQUEST_LOG)
         self.peak_concurrency = 0
-        self.tasks = _TaskFilesByID()
+        self.tasks = TaskFilesByID(TASK_FILES)
         self.problems: list[str] = []
         self._faults: collections.deque[str] = collections.deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._in_flight = 0
-        self._served = 0
+        self._served = self._workload = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         for suite in self.suites:
@@ -151,8 +118,9 @@ class ScriptedServer:
 
     @property
     def served(self) -> int:
-        """Chat requests received since the server was made (the logs keep only the last REQUEST_LOG)."""
-        return self._served
+        """Workload chat requests (not preflight probes) received since the server was made (the
+        logs keep only the last REQUEST_LOG)."""
+        return self._workload
 
     @property
     def base_url(self) -> str:
@@ -206,6 +174,7 @@ class ScriptedServer:
             else:
                 self.requests.append(body)
                 self.request_headers.append(headers)
+                self._workload += 1
             self._served += 1
             return (self._faults.popleft() if self._faults and not probe else None), self._served
 

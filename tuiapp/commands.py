@@ -134,10 +134,10 @@ def _after_run(ledger, run_id: str, db: str) -> None:
         print(f"quotabench: report not available: {exc}", file=sys.stderr)
     shown = db if Path(db).resolve().parent != Path.cwd().resolve() else Path(db).name
     lines = [f"Next: quotabench browse {run_id[:10]}   every task's verdict, diff and transcript",
-             "      quotabench report --markdown   the same report, for a pull request or a wiki",
-             f"      (the ledger is {shown}; these commands open it from this folder, --db from elsewhere)"]
-    for line in lines:
-        print(line if not width else line[:width])
+             "      quotabench report --markdown   the same report for a pull request or wiki",
+             f"      (ledger: {shown}; these open it from this folder, --db from elsewhere)"]
+    for line in lines:  # wrapped, never cut: the ledger's path can be long
+        print(textwrap.fill(line, width, subsequent_indent=" " * 6) if width else line)
 
 
 def _guard_harness() -> None:

@@ -75,8 +75,10 @@ def check_same_manifest(runs: list[dict], tasks_by_run: dict[str, list[dict]]) -
             f"replicates — differs: {what} — report them separately")
 
 
-def schedule(runs: list[dict]) -> dict:
-    """Which replicates ran back to back in one session and which on different days (seed 003 r5)."""
+def schedule(runs: list[dict], server_sessions: dict[str, set[str]] | None = None) -> dict:
+    """Which replicates ran back to back in one session and which on different days (seed 003 r5).
+    `server_sessions` maps run id -> the sessions of the servers quotabench started for it: runs
+    in one shell session whose servers were restarted in between are not "back to back"."""
     rows = [{"run_id": r["id"], "created_utc": r["created_utc"], "day": (r["created_utc"] or "")[:10],
              "session_id": r.get("session_id")} for r in sorted(runs, key=lambda r: r["created_utc"] or "")]
     sessions = {r["session_id"] for r in rows}
@@ -86,10 +88,24 @@ def schedule(runs: list[dict]) -> dict:
     elif len(sessions) > 1:
         kind, note = "one day", (f"replicates span {len(sessions)} sessions but one day — "
                                  "a cross-day replicate would test more (seed 003 result 5)")
+    elif _restarted(rows, server_sessions or {}):
+        kind, note = "servers restarted", ("replicates ran one after another, each on a freshly started server "
+                                           "session — a cross-day replicate would test more (seed 003 result 5)")
     else:
         kind, note = "one session", ("all replicates ran back to back in one session — their spread "
                                      "understates the error bar; space them across days (seed 003 result 5)")
     return {"kind": kind, "sessions": len(sessions), "days": len(days), "runs": rows, "note": note}
+
+
+def _restarted(rows: list[dict], server_sessions: dict[str, set[str]]) -> bool:
+    """Every run talked to servers of its own (no server session shared between two runs)."""
+    seen: set[str] = set()
+    for row in rows:
+        own = server_sessions.get(row["run_id"]) or set()
+        if not own or own & seen:
+            return False
+        seen |= own
+    return True
 
 
 def _spread(scores: list[int]) -> tuple[float | None, int | None]:
@@ -128,7 +144,7 @@ def _pass_at_k(outcomes_per_run: list[list[TaskOutcome]], tasks: list[str], ks: 
 
 def replicate_summary(runs: list[dict], outcomes: dict[str, dict[str, list[TaskOutcome]]], *,
                       not_comparable: dict[tuple[str, str], str] | None = None, seed: int = 1,
-                      resamples: int = 10_000) -> dict:
+                      resamples: int = 10_000, server_sessions: dict[str, set[str]] | None = None) -> dict:
     """Per arm: accepted tasks per comparable run with median and range, the runs left out
     (censored, stopped or aborted: a missing measurement, never the bottom of the range),
     each task's failure frequency, and pass@1 / pass@k over runs with a bootstrap interval
@@ -178,6 +194,6 @@ def replicate_summary(runs: list[dict], outcomes: dict[str, dict[str, list[TaskO
         note = (f"pass@k is over the {len(tasks)} tasks that every comparable run of every arm decided; "
                 + ", ".join(f"{a} alone decided {n}" for a, n in differs.items()))
     return {"n_runs": len(runs), "manifest_sha256": runs[0]["manifest_sha256"],
-            "schedule": schedule(runs), "arms": arms,
+            "schedule": schedule(runs, server_sessions), "arms": arms,
             "pass_at_k": {"k": k, "n_tasks": len(tasks), "note": note, "resamples": resamples, "seed": seed,
                           "unit": "task"}}

@@ -84,6 +84,15 @@ def _by_arm(rows: list[Row]) -> dict[str, list[Row]]:
     return out
 
 
+def _server_sessions(ledger: Ledger, runs: list[dict]) -> dict[str, set[str]]:
+    marks = ", ".join("?" * len(runs))
+    out: dict[str, set[str]] = defaultdict(set)
+    for row in ledger.rows(f"select run_id, server_session_id from arms where run_id in ({marks}) "
+                           "and server_session_id is not null and server_session_id != ''", [r["id"] for r in runs]):
+        out[row["run_id"]].add(row["server_session_id"])
+    return dict(out)
+
+
 def _comparison_dict(c: Comparison, costs: dict[str, ArmCost], censored: set[str], same: bool) -> dict:
     return asdict(c) | {"break_even": _break_even(costs, c.first, c.second, censored),
                         "qap_same_accounting": same}
@@ -250,7 +259,8 @@ def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
         "bootstrap": {"seed": bootstrap_seed, "resamples": resamples, "unit": "task"},
         "runs": sections,
         "replicates": (replicate_summary(runs, outcomes, not_comparable=not_comparable, seed=bootstrap_seed,
-                                         resamples=resamples) if len(runs) > 1 else None),
+                                         resamples=resamples, server_sessions=_server_sessions(ledger, runs))
+                       if len(runs) > 1 else None),
         "replicate_statistics": (replicate_statistics(ledger, runs, outcomes, seed=bootstrap_seed, resamples=resamples)
                                  if len(runs) > 1 else None),
     }

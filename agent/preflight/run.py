@@ -208,3 +208,23 @@ async def preflight_standalone(config, tasks: list[Task], ledger: AsyncLedger, l
         arms = [await stack.enter_async_context(open_arm(a, [Path(s) for s in config.suites], a.cap_tokens))
                 for a in config.arms]
         return await preflight_arms(arms, tasks, ledger, None, log=log)
+
+
+async def preflight_for_run(mode: str, arms: list[ArmRuntime], tasks: list[Task], ledger: AsyncLedger,
+                            run_id: str, *, log: Callable[[str, str, str | None], None],
+                            stop: Callable[[], bool]) -> str | None:
+    """The checks at the start of a run (run.preflight: on / force / off), logged as they come;
+    the one-line refusal when the run must not start, else None (`force` logs it and runs)."""
+    if mode == "off":
+        return None
+    log("tiny requests to each endpoint, compared with its config (not charged to the caps)", "preflight", None)
+    results = await preflight_arms(arms, tasks, ledger, run_id, forced=mode == "force",
+                                   log=lambda arm, line: log(line, "preflight", arm), stop=stop)
+    log(spent_line(results), "preflight", None)
+    line = refusal(results)
+    if line is not None and mode == "force":
+        log(f"--force: running anyway; {line}", "warning", None)
+        return None
+    if line is not None:
+        log(line, "error", None)
+    return line

@@ -66,6 +66,12 @@ def test_schedule_flags_sessions_and_days():
     assert (s["kind"], s["sessions"], s["days"]) == ("different days", 2, 2)
     one = schedule([dict(r, session_id="b", created_utc="2026-11-02T09:00:00+00:00") for r in runs])
     assert one["kind"] == "one session" and "back to back" in one["note"]
+    same_day = [dict(r, session_id="b", created_utc="2026-11-02T09:00:00+00:00") for r in runs]
+    restarted = schedule(same_day, {"r1": {"s1", "s2"}, "r2": {"s3", "s4"}, "r3": {"s5", "s6"}})
+    assert restarted["kind"] == "servers restarted" and "freshly started" in restarted["note"]
+    shared = schedule(same_day, {"r1": {"s1"}, "r2": {"s1"}, "r3": {"s5"}})  # one server kept between r1 and r2
+    assert shared["kind"] == "one session"
+    assert schedule(same_day, {"r1": {"s1"}, "r2": {"s2"}})["kind"] == "one session"  # r3's servers unknown
 
 
 def test_manifest_mismatch_names_both_hashes_and_the_difference():
