@@ -95,6 +95,14 @@ def unknown_model(error: str) -> bool:
     return text.startswith("http 404") or ("model" in text and any(p in text for p in _UNKNOWN))
 
 
+# A probe that ends so (after the client's own retries) means the run would measure nothing:
+# no server at base_url, or one that does not speak the chat protocol. A timeout, a 5xx or a
+# 429 may pass, and stays unknown.
+UNUSABLE = {"connect_error": "nothing answers at base_url: check it and that the server is up",
+            "malformed_json": "the replies are not OpenAI chat completions: check base_url (the /v1 path) "
+                              "and the server"}
+
+
 def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None = None) -> Check:
     """The model the endpoint reports (or, for a llama.cpp server, the file it lists) vs the config."""
     if gguf_path is not None:  # llama-cpp-python echoes the request's model: what it loaded is what it lists
@@ -106,6 +114,9 @@ def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None
                      "the server runs another model file: check model_path / model_package", invalidating=True)
     listed = _listing(model, obs.listed)
     reply = obs.reply
+    if reply is not None and reply.status in UNUSABLE:  # every call of the run would end the same way
+        return Check("model", "differs", model, f"no usable reply ({reply.error}){listed}",
+                     UNUSABLE[reply.status], invalidating=True)
     if reply is None or (not reply.ok and reply.status != "http_4xx"):
         why = reply.error if reply is not None else "not probed"
         return Check("model", "unknown", model, f"no reply ({why}){listed}", "check base_url and that the server is up")

@@ -36,8 +36,12 @@ def test_model_check_outcomes():
     a_parameter = Outcome("http_4xx", "HTTP 400: Unsupported parameter: 'max_tokens' is not supported with this model.")
     mentions = model_check(arm(), "m", Observed(reply=a_parameter))
     assert (mentions.status, mentions.invalidating) == ("unknown", False) and "max_tokens" in mentions.observed
-    down = model_check(arm(), "m", Observed(reply=Outcome("connect_error", "refused")))
-    assert (down.status, down.invalidating) == ("unknown", False)
+    down = model_check(arm(), "m", Observed(reply=Outcome("connect_error", "refused")))  # nothing at base_url
+    assert (down.status, down.invalidating) == ("differs", True) and "base_url" in down.fix
+    garbage = model_check(arm(), "m", Observed(reply=Outcome("malformed_json", "choices is str")))
+    assert (garbage.status, garbage.invalidating) == ("differs", True) and "chat completions" in garbage.fix
+    busy = model_check(arm(), "m", Observed(reply=Outcome("http_5xx", "HTTP 503")))  # may pass: not a verdict
+    assert (busy.status, busy.invalidating) == ("unknown", False)
     unlisted = model_check(arm(), "m", Observed(reply=OK, listed=["a", "b"]))
     assert unlisted.status == "ok" and "does not list it" in unlisted.observed
     gguf = model_check(arm(), "m", Observed(reply=OK, listed=["/models/x.gguf"]), gguf_path="/models/y.gguf")
