@@ -110,11 +110,16 @@ def _exit_code(ledger, run_id: str) -> int:
     return {"finished": 0, "aborted": 130}.get(status, 1)
 
 
-def _after_run(ledger, run_id: str, db: str) -> None:
+def _after_run(ledger, run_id: str, db: str, live: bool = False) -> None:
     """The run's report, fitted to the terminal's width, and the commands that go on from it.
     The ledger is remembered for this folder: a bare `report`, `browse` or `export` opens it."""
     ledger_memory.remember(db)
     if (ledger.run(run_id) or {}).get("status") == "refused":
+        if live:  # the tables scrolled by in the live view's log: what differed, one line each
+            from agent.preflight import recorded_differences
+            rows = ledger.query("select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id])
+            width = shutil.get_terminal_size((100, 24)).columns
+            print("\n".join(textwrap.fill(line, width, subsequent_indent="    ") for line in recorded_differences(rows)))
         return  # nothing ran: the preflight table above says why, _exit_code the one line
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else None
     try:
@@ -170,7 +175,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from agent.engine import check_before_run
         check_before_run(config)
         return _run_replicates(config, _open_ledger(db), db, replicates)
-    if _want_tui(args):
+    live = _want_tui(args)
+    if live:
         from tuiapp.cli import write_crash_log
         from tuiapp.live.run import run_live
 
@@ -186,7 +192,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         ledger = _open_ledger(db)
         engine = RunEngine(config, ledger)
         run_id = anyio.run(_headless, engine, engine.run)
-    _after_run(ledger, run_id, db)
+    _after_run(ledger, run_id, db, live=live)
     return _exit_code(ledger, run_id)
 
 

@@ -10,7 +10,7 @@ run.py     every arm of a run: probe, conclude, record (calls of kind 'preflight
 """
 from agent.preflight.checks import Check, Observed, Outcome
 from agent.preflight.run import (WOULD_REFUSE, ArmPreflight, largest_first_request, preflight_arms,
-                                 preflight_for_run, preflight_standalone, recorded_refusal, refusal, spent_line, table_lines)
+                                 preflight_for_run, preflight_standalone, recorded_differences, recorded_refusal, refusal, spent_line, table_lines)
 
 __all__ = ["WOULD_REFUSE", "ArmPreflight", "Check", "Observed", "Outcome", "largest_first_request", "preflight_arms",
-           "preflight_for_run", "preflight_standalone", "recorded_refusal", "refusal", "spent_line", "table_lines"]
+           "preflight_for_run", "preflight_standalone", "recorded_differences", "recorded_refusal", "refusal", "spent_line", "table_lines"]

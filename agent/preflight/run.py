@@ -195,6 +195,18 @@ def recorded_refusal(rows: list[dict]) -> str | None:
     return refusal_line(invalid)
 
 
+def recorded_differences(rows: list[dict]) -> list[str]:
+    """Every check that differed, one line each (`!` when it invalidates the run), from a run's
+    `preflights` rows; what a user needs after the live view's log has scrolled away."""
+    lines = []
+    for row in rows:
+        for c in json.loads(row.get("checks_json") or "[]"):
+            if c.get("status") == "differs":
+                mark = "!" if c.get("invalidating") else ""
+                lines.append(f"preflight arm {row['arm']} {c['check']} differs{mark}: {c['observed']} — {c['fix']}")
+    return lines or ["preflight: no check differed"]
+
+
 def spent_line(results: list[ArmPreflight]) -> str:
     calls = sum(r.calls for r in results)
     tokens = sum(r.tokens for r in results)

@@ -1,10 +1,12 @@
 """Preflight's conclusions from observations: each rule, without a server (agent/preflight/checks.py)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agent.config import ArmConfig, LlamaCppSettings
 from agent.llamacpp import configured_flags, server_command
+from agent.preflight import recorded_differences
 from agent.preflight.checks import (Observed, Outcome, context_check, effective_flags, flags_check, gguf_check,
                                     model_check, same_model, slots_check, slots_verdict, tools_check, usage_check)
 
@@ -128,3 +130,11 @@ def test_a_llama_server_listed_under_its_alias_is_the_configured_file():
     other = {c.name: c for c in checks_for(runtime, Observed(reply=OK, listed=["/x/other.gguf"]))}
     assert other["model"].invalidating
     anyio.run(client.aclose)
+
+
+def test_after_a_refused_live_run_every_difference_is_one_line_marked_when_it_invalidates():
+    checks = [model_check(arm(), "m", Observed(reply=Outcome("ok", model="gpt-4o"))),
+              model_check(arm(), "m", Observed(reply=OK))]
+    rows = [{"arm": "A", "checks_json": json.dumps([c.to_dict() for c in checks])}, {"arm": "B", "checks_json": None}]
+    assert recorded_differences(rows) == [f"preflight arm A model differs!: {checks[0].observed} — {checks[0].fix}"]
+    assert recorded_differences([]) == ["preflight: no check differed"]
