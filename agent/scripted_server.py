@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from agent import QuotabenchError
-from agent.scripted_models import SCRIPTS, TASK_ID, TaskFiles, first_user_text, is_probe, play, probe_reply, render
+from agent.scripted_models import SCRIPTS, TASK_ID, TaskFiles, first_user_text, is_probe, play, probe_reply, render, stage_of
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 from verifiers import VerifierError
 from verifiers.tasks import Task, load_suite, load_task
@@ -256,7 +256,8 @@ class ScriptedServer:
             return 400, _error(f"task id {match.group(1)!r} is in none of the suites "
                                f"({', '.join(str(s) for s in self.suites)})"), "", []
         turn = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
-        text, calls = render(play(model, task, turn, self.session_seed), native=native)
+        seed = body.get("seed") if isinstance(body.get("seed"), int) else None
+        text, calls = render(play(model, task, turn, self.session_seed, request_seed=seed, stage=stage_of(body)), native)
         return 200, None, text, calls
 
 
