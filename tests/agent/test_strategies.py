@@ -142,3 +142,39 @@ def test_the_task_budget_is_drawn_down_across_stages(tmp_path):
     assert (first.max_turns, first.max_tokens_per_attempt, first.attempt_timeout_s) == (5, 500, 10)
     budget.charge({"total_tokens": 600, "turns": 1, "duration_ms": 0})
     assert budget.stage_limits() is None  # tokens spent: no stage starts
+
+
+def test_a_judge_that_answers_strictly_decides(tmp_path, server):
+    ledger, run_id, events = _run(tmp_path, [arm_toml("J", "second-passes", base_url=server.base_url,
+                                                      extra='strategy = "parallel@2"\nselect = "judge"\n')])
+    sub = ledger.query("select * from submissions where run_id = ?", [run_id])[0]
+    assert (sub["route"], sub["parse_route"], sub["fallback"]) == ("judge", "strict", 0)
+    judge_calls = ledger.query("select stage, response_text from calls where run_id = ? and stage = 'judge'", [run_id])
+    assert len(judge_calls) == 1 and judge_calls[0]["response_text"].endswith("ANSWER: 2")
+    from agent.printer import format_event
+    lines = [format_event(e) for e in events if isinstance(e, ev.Submitted)]
+    assert lines == ["[J] py-word-count submitted attempt 2 by judge (1 of 2 candidates pass) -> ACCEPTED"]
+
+
+@pytest.mark.parametrize("text, n, value, route", [
+    ("I pick the second.\nANSWER: 2", 3, 2, "strict"),
+    ("**ANSWER: 1**", 2, 1, "strict"),
+    ("Both are good; the best is \\boxed{2} I think.", 2, 2, "boxed"),
+    ("ANSWER: 4", 3, None, "out_of_range"),
+    ("ANSWER: 1 or 2", 2, None, "unparseable"),
+    ("", 2, None, "empty"),
+    (None, 2, None, "empty"),
+])
+def test_the_judges_choice_is_parsed_strictly(text, n, value, route):
+    from agent.strategy_prompts import parse_choice
+    parsed = parse_choice(text, n)
+    assert (parsed.value, parsed.route) == (value, route)
+
+
+@pytest.mark.parametrize("text, value, route", [
+    ("Fine.\nVERDICT: PASS", "PASS", "strict"), ("verdict: revise", "REVISE", "strict"),
+    ("VERDICT: PASS\nbut wait, one more thing", None, "unparseable"), ("  ", None, "empty")])
+def test_the_critiques_verdict_is_parsed_strictly(text, value, route):
+    from agent.strategy_prompts import parse_verdict
+    parsed = parse_verdict(text)
+    assert (parsed.value, parsed.route) == (value, route)
