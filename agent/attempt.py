@@ -20,7 +20,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -56,7 +56,7 @@ class StagePlan:
     seed: int | None = None
     limits: Limits | None = None
     start_files: dict[str, str | None] = field(default_factory=dict)
-    messages: tuple[dict, ...] = ()
+    messages: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,8 @@ class AttemptRunner:
                 await anyio.to_thread.run_sync(apply_changes, work, self.plan.start_files)
             loop = AgentLoop(self.task, Workspace(work), self.arm.config.protocol, self.plan.limits or self.engine.config.limits,
                              query=self._query, run_tests=self._run_tests, on_tool=self._on_tool)
-            loop.messages.extend(self.plan.messages)
+            for extra in self.plan.messages:  # into the first prompt: chat templates may refuse two user turns in a row
+                loop.messages[-1] = {**loop.messages[-1], "content": f"{loop.messages[-1]['content']}\n\n{extra['content']}"}
             end_reason, detail = await loop.run()
         except LedgerError:
             raise

@@ -358,7 +358,8 @@ class RunEngine:
             "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
             "server_session_id": arm.session_id,
             "max_attempts": self.config.max_attempts, "state": "running",
-            "strategy": cfg.strategy, "select_rule": select_rule(cfg.strategy_plan, cfg.select), "fallback": int(cfg.fallback), "censored": 0, "busy_ms": 0, "tokens_used": 0,
+            "strategy": cfg.strategy, "select_rule": select_rule(cfg.strategy_plan, cfg.select),
+            "fallback": None if cfg.strategy is None else int(cfg.fallback), "censored": 0, "busy_ms": 0, "tokens_used": 0,
         }
         existing = None if fresh else self.resume_state["arms"].get(arm.name)
         if existing is None:  # a new run, or one killed before this arm's row was written

@@ -26,7 +26,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from agent.strategy_prompts import CRITIQUE_MARKER, JUDGE_MARKER, REVISION_MARKER
 from agent.text_protocol import format_action
@@ -208,11 +208,11 @@ STAGED: dict[str, Callable[[TaskFiles, int, int, str], Reply]] = {
 SCRIPTS: dict[str, Callable[[TaskFiles, int], Reply]] = {
     "solver": solver, "wrong": wrong, "malformed": malformed, "unparseable": unparseable,
     "saboteur": saboteur, "never-finish": never_finish, "chatty": chatty, "coin": coin,
-    **{name: script for name, script in STAGED.items()},
+    "second-passes": second_passes, "garbled-judge": garbled_judge, "critique-breaks": critique_breaks,
 }
 
 
-def stage_of(body: dict) -> str:
+def stage_of(body: dict[str, Any]) -> str:
     """agent | revision | critique | judge, from the markers agent.strategy_prompts puts in a request."""
     texts = [m.get("content") for m in body.get("messages") or [] if isinstance(m, dict)]
     joined = " ".join(t for t in texts[:3] if isinstance(t, str))

@@ -9,6 +9,7 @@ from collections import defaultdict
 from datetime import datetime
 from dataclasses import asdict
 from itertools import combinations
+from typing import Any
 
 from agent import QuotabenchError
 from agent.ledger import Ledger
@@ -186,8 +187,8 @@ def decision_section(run: dict, arm_rows: list[dict], outcomes: dict[str, list[T
                           "stopped_early": stopped, "not_run": not_run}
 
 
-def strategy_section(ledger: Ledger, run_id: str, arm_rows: list[dict], attempts: dict[str, list[Row]],
-                     outcomes: dict[str, list[TaskOutcome]], costs: dict[str, ArmCost]) -> list[dict] | None:
+def strategy_section(ledger: Ledger, run_id: str, arm_rows: list[dict[str, Any]], attempts: dict[str, list[Row]],
+                     outcomes: dict[str, list[TaskOutcome]], costs: dict[str, ArmCost]) -> list[dict[str, Any]] | None:
     """Coverage, conversion and where candidates were lost, per arm (issue 16); None unless an
     arm of the run has a strategy."""
     if not any(a.get("strategy") for a in arm_rows):

@@ -14,10 +14,16 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agent.metrics.outcome import TaskOutcome
 from agent.strategy_spec import CANDIDATE_STAGES
+
+class RowLike(Protocol):
+    """A ledger row as read by the report: a dict, or a store.Row."""
+    def __getitem__(self, key: str, /) -> Any: ...
+    def get(self, key: str, default: Any = None) -> Any: ...
+
 
 TRANSITIONS = ("correct->correct", "correct->wrong", "wrong->correct", "wrong->wrong")
 
@@ -49,12 +55,12 @@ def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
 
-def strategy_figures(arm_row: Mapping[str, Any], attempts: Sequence[Mapping[str, Any]],
-                     submissions: Sequence[Mapping[str, Any]], outcomes: Sequence[TaskOutcome],
+def strategy_figures(arm_row: Mapping[str, Any], attempts: Sequence[RowLike],
+                     submissions: Sequence[RowLike], outcomes: Sequence[TaskOutcome],
                      stage_tokens: Mapping[str, int], cost_total: float | None) -> StrategyFigures:
     """One arm's figures from its attempts rows (stage, submitted, accepted), its submissions rows,
     its task outcomes (outcome.py), the tokens of its calls per stage, and its total cost (None: no price)."""
-    by_task: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_task: dict[str, list[RowLike]] = defaultdict(list)
     for row in attempts:
         by_task[row["task_id"]].append(row)
     subs = {s["task_id"]: s for s in submissions}

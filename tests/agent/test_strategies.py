@@ -178,3 +178,21 @@ def test_the_critiques_verdict_is_parsed_strictly(text, value, route):
     from agent.strategy_prompts import parse_verdict
     parsed = parse_verdict(text)
     assert (parsed.value, parsed.route) == (value, route)
+
+
+def test_when_tokens_bind_each_candidate_gets_at_most_directs_share(tmp_path, server):
+    """A token cap low enough to bind: never-finish is stopped by it on every stage, no candidate
+    spends more than Direct's attempt, and the four together at most 4x Direct."""
+    cfg = write_config(tmp_path, [arm_toml("D", "never-finish", base_url=server.base_url, extra='strategy = "direct"\n'),
+                                  arm_toml("P", "never-finish", base_url=server.base_url,
+                                           extra='strategy = "parallel@4"\n')], tasks=TASK, max_attempts=1, max_turns=50)
+    cfg.write_text(cfg.read_text().replace("max_tokens_per_attempt = 60000", "max_tokens_per_attempt = 2500"))
+    _, run_id, _ = run_sync(cfg, tmp_path / "l.sqlite")
+    ledger = Ledger(tmp_path / "l.sqlite")
+    rows = ledger.query("select arm, end_reason, total_tokens from attempts where run_id = ? order by arm, attempt_no", [run_id])
+    direct = [r for r in rows if r["arm"] == "D"]
+    pool = [r for r in rows if r["arm"] == "P"]
+    assert [r["end_reason"] for r in direct] == ["token_limit"] and len(pool) == 4
+    assert {r["end_reason"] for r in pool} == {"token_limit"}
+    assert max(r["total_tokens"] for r in pool) <= direct[0]["total_tokens"]
+    assert sum(r["total_tokens"] for r in pool) <= 4 * direct[0]["total_tokens"]

@@ -26,7 +26,9 @@ def strategy_run(tmp_path_factory):
     with ScriptedServer([FIXTURES / "smoke"]) as server:
         cfg = write_config(folder, [arm_toml("D", "second-passes", base_url=server.base_url, extra='strategy = "direct"\n'),
                                     arm_toml("P", "second-passes", base_url=server.base_url,
-                                             extra='strategy = "parallel@2"\n')], tasks=["py-word-count"], max_attempts=1)
+                                             extra='strategy = "parallel@2"\n'),
+                                    arm_toml("R", "critique-breaks", base_url=server.base_url, extra='strategy = "revise"\n')],
+                           tasks=["py-word-count"], max_attempts=1)
         _, run_id, _ = anyio.run(lambda: drive(cfg, folder / "l.sqlite"))
     return Ledger(folder / "l.sqlite"), run_id
 
@@ -49,5 +51,12 @@ async def test_the_task_screen_shows_every_candidate_and_why_one_was_submitted(s
         assert [str(p.get_row_at(i)[0]) for i in range(p.row_count)] == ["1 cand 1", "2 cand 2 ★"]
         outcome = plain(list(screen.query(".arm-outcome"))[1].content)
         assert "parallel@2" in outcome and "submitted (visible): candidate 2" in outcome
+        r = screen.query_one("#arm-R", DataTable)
+        assert [str(r.get_row_at(i)[0]) for i in range(r.row_count)] == ["1 initial", "2 critique", "3 revision ★"]
+        assert "submitted (revision)" in plain(list(screen.query(".arm-outcome"))[2].content)
         attempt = await open_attempt(pilot, "P", 1)
         assert "word" in attempt.view.attempt["diff"]  # the unsubmitted candidate's diff is there too
+        await pilot.press("b")
+        await settle(pilot)
+        critique = await open_attempt(pilot, "R", 2)  # a model stage: its reply, no grade
+        assert critique.view.attempt["stage"] == "critique"
