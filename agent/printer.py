@@ -33,8 +33,8 @@ def format_event(event: ev.Event) -> str | None:
             stage = "" if event.stage == "attempt" else f" ({event.stage})"
             return f"[{event.arm}] {event.task_id} attempt {event.attempt}{stage} started"
         case ev.Submitted():  # a strategy's answer to the task (issue 16): the outcome that counts
-            what = f"attempt {event.attempt}" if event.attempt else "nothing"
-            return (f"[{event.arm}] {event.task_id} submitted {what} by {event.route} ({event.covered} of "
+            what = f"attempt {event.attempt} by {event.route}" if event.attempt else "nothing (no valid selection)"
+            return (f"[{event.arm}] {event.task_id} submitted {what} ({event.covered} of "
                     f"{event.candidates} candidates pass) -> {'ACCEPTED' if event.accepted else 'not accepted'}")
         case ev.CallFinished() if event.status != "ok":
             return (f"[{event.arm}] {event.task_id} call try {event.retry_index}: {event.status} "
