@@ -36,8 +36,7 @@ from agent.manifest import load_average, manifest_sha256, observed_constants
 from agent.runtime_gate import skip_missing_runtime
 from agent.preflight import preflight_arms, refusal, spent_line
 from agent.schedule import Replicate
-from agent.strategies import run_strategy_task
-from agent.strategy_spec import select_rule
+from agent.strategies import run_strategy_task, strategy_columns
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.executors import close_executor, make_executor
 from verifiers.sandbox import describe_sandbox, make_sandbox
@@ -357,9 +356,8 @@ class RunEngine:
                                       "seed": cfg.seed, "stream": cfg.stream, "tool_choice": cfg.tool_choice}),
             "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
             "server_session_id": arm.session_id,
-            "max_attempts": self.config.max_attempts, "state": "running",
-            "strategy": cfg.strategy, "select_rule": select_rule(cfg.strategy_plan, cfg.select),
-            "fallback": None if cfg.strategy is None else int(cfg.fallback), "censored": 0, "busy_ms": 0, "tokens_used": 0,
+            "max_attempts": self.config.max_attempts, "state": "running", "censored": 0, "busy_ms": 0, "tokens_used": 0,
+            **strategy_columns(cfg),
         }
         existing = None if fresh else self.resume_state["arms"].get(arm.name)
         if existing is None:  # a new run, or one killed before this arm's row was written

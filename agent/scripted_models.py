@@ -236,7 +236,7 @@ WORDINGS = ("", " Let me be careful here.", " One step at a time.", " Here goes.
             " Continuing.", " Good, moving on.", " Next step.")
 
 
-def play(model: str, task: TaskFiles, turn: int, seed: int | None = None, *, request_seed: int | None = None,
+def play(model: str, task: TaskFiles, turn: int, seed: int | None = None, *, request_seed: object = None,
          stage: str = "agent") -> Reply:
     """The reply of scripted model `model` on turn `turn`; with a session seed, `coin` tosses by
     it and the prose gets the session's wording (a harmless variant: the actions are the same).
@@ -244,7 +244,7 @@ def play(model: str, task: TaskFiles, turn: int, seed: int | None = None, *, req
     if model == "coin" and stage in ("agent", "revision"):
         reply = coin(task, turn, seed or 0)
     elif model in STAGED or stage != "agent":
-        reply = stage_reply(model, task, turn, request_seed or 0, stage)
+        reply = stage_reply(model, task, turn, request_seed if isinstance(request_seed, int) else 0, stage)
     else:
         reply = SCRIPTS[model](task, turn)
     if seed is None:

@@ -256,9 +256,8 @@ class ScriptedServer:
             return 400, _error(f"task id {match.group(1)!r} is in none of the suites "
                                f"({', '.join(str(s) for s in self.suites)})"), "", []
         turn = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
-        seed = body.get("seed") if isinstance(body.get("seed"), int) else None
-        text, calls = render(play(model, task, turn, self.session_seed, request_seed=seed, stage=stage_of(body)), native)
-        return 200, None, text, calls
+        reply = play(model, task, turn, self.session_seed, request_seed=body.get("seed"), stage=stage_of(body))
+        return (200, None, *render(reply, native))
 
 
 class _HTTPServer(ThreadingHTTPServer):

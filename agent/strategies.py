@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.attempt import AttemptRunner, StagePlan
-from agent.config import Limits
+from agent.config import ArmConfig, Limits
 from agent.ledger.store import LedgerError, capped, new_id, utc_now
 from agent.loop import AttemptEnded
 from agent.selection import (
@@ -38,7 +38,7 @@ from agent.strategy_prompts import (
     parse_verdict,
     revision_message,
 )
-from agent.strategy_spec import Strategy
+from agent.strategy_spec import Strategy, select_rule
 from verifiers.tasks import Task
 
 if TYPE_CHECKING:
@@ -293,6 +293,12 @@ def _reason(route: str, choice: int | None, parse_route: str | None, scores: lis
     if route == "fallback":
         return f"candidate {choice}: fallback, the first non-empty candidate (selection gave no choice: {parse_route})"
     return f"nothing submitted: no valid selection ({parse_route or 'every candidate empty'})"
+
+
+def strategy_columns(arm: ArmConfig) -> dict[str, Any]:
+    """The arms row's strategy, select_rule and fallback (NULL for an arm without a strategy)."""
+    return {"strategy": arm.strategy, "select_rule": select_rule(arm.strategy_plan, arm.select),
+            "fallback": None if arm.strategy is None else int(arm.fallback)}
 
 
 async def run_strategy_task(engine: RunEngine, arm: ArmRuntime, task: Task, strategy: Strategy) -> str:
