@@ -18,14 +18,15 @@ import functools
 import json
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from agent import events as ev
 from agent.classify import classify
+from agent.config import Limits
 from agent.endpoint import CallTry, Completion, ContextOverflow, DeadlinePassed, EndpointError
 from agent.killpoints import kill_point
 from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped, clean_text, new_id, to_json, utc_now
@@ -33,7 +34,7 @@ from agent.loop import AgentLoop, AttemptEnded
 from agent.quota import QuotaExhausted
 from agent.tokens import estimate_messages_tokens
 from agent.tools import ToolOutcome, Workspace
-from agent.workspace_diff import changed_files, unified_diff
+from agent.workspace_diff import apply_changes, changed_files, unified_diff
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, copy_with_overlays
@@ -43,6 +44,19 @@ if TYPE_CHECKING:
 
 NOT_GRADED = ("harness_error", "censored", "aborted", "lost")
 DIFF_CHARS = 4 * ROW_TEXT_CHARS
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """What a strategy stage changes in an attempt (issue 16; agent/strategies.py): its stage
+    name and candidate number, the request seed, the stage's share of the task budget, the
+    files it starts from and messages appended to the first prompt. The default is a plain attempt."""
+    stage: str = "attempt"
+    candidate: int | None = None
+    seed: int | None = None
+    limits: Limits | None = None
+    start_files: dict[str, str | None] = field(default_factory=dict)
+    messages: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,8 +89,10 @@ def call_columns(t: CallTry) -> dict:
 class AttemptRunner:
     """Runs one attempt; the engine supplies the arm (client, quota) and its own controls."""
 
-    def __init__(self, engine: "RunEngine", arm: "ArmRuntime", task: Task, attempt_no: int):
+    def __init__(self, engine: "RunEngine", arm: "ArmRuntime", task: Task, attempt_no: int,
+                 plan: StagePlan | None = None):
         self.engine, self.arm, self.task, self.attempt_no = engine, arm, task, attempt_no
+        self.plan = plan or StagePlan()
         self.id = new_id()
         self.tokens = {"prompt": 0, "completion": 0}
         self.calls = 0
@@ -95,23 +111,31 @@ class AttemptRunner:
             with anyio.CancelScope(shield=True):  # a stop-now must not leave the folder behind
                 await anyio.to_thread.run_sync(remove, scratch)
 
-    async def _run(self, scratch: Path) -> AttemptResult:
-        ledger = self.engine.ledger
-        work = self.work = scratch / "work"
-        started = time.monotonic()
-        await ledger.insert("attempts", {
+    async def insert_row(self) -> None:
+        """The attempt's row, inserted as it starts (a strategy's stage rows too)."""
+        await self.engine.ledger.insert("attempts", {
             "id": self.id, "run_id": self.engine.run_id, "arm_id": self.arm.arm_id, "arm": self.arm.name,
             "task_id": self.task.id, "attempt_no": self.attempt_no, "started_utc": utc_now(), "status": "running",
             "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "calls": 0, "transport_retries": 0,
             "malformed_tool_calls": 0, "turns": 0, "accepted": 0, "edited": 0,
+            "stage": self.plan.stage, "candidate": self.plan.candidate,
         })
-        self._emit(ev.AttemptStarted, attempt=self.attempt_no, attempt_id=self.id)
+        self._emit(ev.AttemptStarted, attempt=self.attempt_no, attempt_id=self.id, stage=self.plan.stage)
+
+    async def _run(self, scratch: Path) -> AttemptResult:
+        work = self.work = scratch / "work"
+        started = time.monotonic()
+        await self.insert_row()
         loop: AgentLoop | None = None
         error_traceback = None
         try:
             await anyio.to_thread.run_sync(copy_with_overlays, self.task.workspace, work)  # symlinks stay links
-            loop = AgentLoop(self.task, Workspace(work), self.arm.config.protocol, self.engine.config.limits,
+            if self.plan.start_files:  # a revision continues from the attempt it revises (issue 16)
+                await anyio.to_thread.run_sync(apply_changes, work, self.plan.start_files)
+            loop = AgentLoop(self.task, Workspace(work), self.arm.config.protocol, self.plan.limits or self.engine.config.limits,
                              query=self._query, run_tests=self._run_tests, on_tool=self._on_tool)
+            for extra in self.plan.messages:  # into the first prompt: chat templates may refuse two user turns in a row
+                loop.messages[-1] = {**loop.messages[-1], "content": f"{loop.messages[-1]['content']}\n\n{extra['content']}"}
             end_reason, detail = await loop.run()
         except LedgerError:
             raise
@@ -159,12 +183,13 @@ class AttemptRunner:
                 "id": placeholder, "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name,
                 "turn": turn, "retry_index": 0, "started_utc": utc_now(), "status": "in_flight",
                 "reserved_tokens": reserve, "prompt_tokens": 0, "completion_tokens": 0, "usage_source": "none",
+                "stage": self.plan.stage,
             })])
             self.in_flight[placeholder] = reserve  # only once its row is committed: a lost call has a row
             kill_point("call_row")
             async with self.arm.gate or contextlib.nullcontext():
                 completion = await self.arm.client.complete(messages, tools, on_try=on_try, on_delta=on_delta,
-                                                            deadline=deadline)
+                                                            deadline=deadline, seed=self.plan.seed)
         except DeadlinePassed as exc:
             raise AttemptEnded("time_limit", str(exc)) from None
         except ContextOverflow as exc:
@@ -201,7 +226,7 @@ class AttemptRunner:
         self.arm.busy_ms += t.latency_ms
         row = {
             "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name, "turn": turn,
-            "reserved_tokens": reserve, "server_session_id": self.arm.session_id,
+            "reserved_tokens": reserve, "server_session_id": self.arm.session_id, "stage": self.plan.stage,
             **call_columns(t),
         }
         op = ("update", "calls", row_id, row) if is_placeholder else ("insert", "calls", {"id": row_id, **row})

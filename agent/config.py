@@ -20,6 +20,7 @@ import msgspec
 from msgspec import Meta
 
 from agent import QuotabenchError
+from agent.strategy_spec import SELECT_RULES, Strategy, StrategyError, parse_strategy
 from verifiers.executors import EXECUTORS
 
 ARM_KINDS = ("openai", "llamacpp", "scripted")
@@ -99,6 +100,15 @@ class ArmConfig:
     context_tokens: Annotated[int, Meta(ge=256, le=1 << 24)] | None = None  # the endpoint's context, if known
     llamacpp: LlamaCppSettings | None = None
     scripted: ScriptedSettings | None = None
+    # Issue 16 (agent/strategy_spec.py): the test-time protocol; None = no strategy (the retry loop)
+    strategy: str | None = None
+    select: str | None = None  # parallel@k only: visible (default) | judge
+    fallback: bool = True      # when selection yields no choice, submit the first non-empty candidate
+
+    @property
+    def strategy_plan(self) -> Strategy | None:
+        """The parsed strategy (checked on load), or None when the arm has none."""
+        return None if self.strategy is None else parse_strategy(self.strategy)
 
     @property
     def context_limit(self) -> int | None:
@@ -146,6 +156,8 @@ _HINTS = {
     "gguf_sha256": 'the file\'s sha256 in lower-case hex (sha256sum FILE), e.g. gguf_sha256 = "a5fd...6818"',
     "session_seeds": "a list of integers, e.g. session_seeds = [1, 2, 3]",
     "context_tokens": "the endpoint's context window in tokens, e.g. context_tokens = 32768",
+    "strategy": 'direct, parallel@k or revise, e.g. strategy = "parallel@2"',
+    "select": 'visible or judge, e.g. select = "visible"',
 }
 
 
@@ -261,6 +273,10 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     if cfg.executor not in EXECUTORS:
         raise _fail(path, f"run.executor = {_toml(cfg.executor)}", "not a known executor", f"valid executors: {', '.join(EXECUTORS)}")
     overridden = {a.name: a.max_attempts for a in arms if a.max_attempts is not None and a.max_attempts != cfg.max_attempts}
+    strategic = [a.name for a in arms if a.strategy is not None]
+    if strategic and cfg.max_attempts != 1:
+        raise _fail(path, f"run.max_attempts = {cfg.max_attempts}", f"arm {strategic[0]} has a strategy, which runs "
+                    "its protocol once per task", "set max_attempts = 1 in [run] (Direct is then one attempt per task)")
     if overridden:
         raise _fail(path, "arms.max_attempts", f"differs between arms ({overridden} vs run.max_attempts = {cfg.max_attempts})",
                     "retry-budget parity: every arm gets the same max_attempts (seed 002); set it once in [run]")
@@ -301,6 +317,21 @@ def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
     if arm.scripted is not None and (arm.kind != "scripted" or arm.base_url):
         raise _fail(path, prefix + "scripted", "only a scripted arm whose server quotabench starts (no base_url) takes it",
                     'set kind = "scripted" without base_url, or remove [arms.scripted]')
+    if arm.strategy is not None:
+        try:
+            strategy = parse_strategy(arm.strategy)
+        except StrategyError as exc:
+            raise _fail(path, prefix + f"strategy = {_toml(arm.strategy)[:80]}", "not a strategy",
+                        str(exc).split(" — ", 1)[1]) from None
+        if arm.select is not None and strategy.kind != "parallel":
+            raise _fail(path, prefix + f"select = {_toml(arm.select)}", f"only parallel@k selects (strategy is {arm.strategy})",
+                        "remove select, or use strategy = \"parallel@2\"")
+    elif arm.select is not None:
+        raise _fail(path, prefix + f"select = {_toml(arm.select)}", "no strategy set",
+                    'add strategy = "parallel@2" (select picks among its candidates), or remove select')
+    if arm.select is not None and arm.select not in SELECT_RULES:
+        raise _fail(path, prefix + f"select = {_toml(arm.select)}", "not a selection rule",
+                    f"valid rules: {', '.join(SELECT_RULES)}")
     if not arm.model and arm.kind != "llamacpp":
         raise _fail(path, prefix + "model", "missing", 'e.g. model = "gpt-4.1-mini"')
     if arm.api_key_env is not None and (not arm.api_key_env or arm.api_key_env.startswith(("sk-", "Bearer"))):

@@ -126,7 +126,7 @@ class ChatEndpoint(Protocol):
     async def complete(self, messages: list[dict], tools: list[dict] | None = None, *,
                        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
                        on_delta: Callable[[str], None] | None = None,
-                       deadline: float | None = None) -> Completion: ...
+                       deadline: float | None = None, seed: int | None = None) -> Completion: ...
 
     async def aclose(self) -> None: ...
 
@@ -155,10 +155,12 @@ class ChatClient:
     async def complete(self, messages: list[dict], tools: list[dict] | None = None, *,
                        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
                        on_delta: Callable[[str], None] | None = None,
-                       deadline: float | None = None) -> Completion:
+                       deadline: float | None = None, seed: int | None = None) -> Completion:
         """Send the request, retrying transport faults (on_delta sees each try's text). `deadline`
         (time.monotonic) bounds every try and the backoff between them."""
         body = self._body(messages, tools)
+        if seed is not None:  # a strategy's candidate i sends seed + i (issue 16)
+            body["seed"] = seed
         prompt_estimate = estimate_messages_tokens(messages, tools)
         asked = request_sha256(body)
         tries: list[CallTry] = []

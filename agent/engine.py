@@ -36,6 +36,7 @@ from agent.manifest import load_average, manifest_sha256, observed_constants
 from agent.runtime_gate import skip_missing_runtime
 from agent.preflight import preflight_for_run
 from agent.schedule import Replicate
+from agent.strategies import run_strategy_task, strategy_columns
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.executors import close_executor, make_executor
 from verifiers.sandbox import describe_sandbox, make_sandbox
@@ -345,6 +346,7 @@ class RunEngine:
             "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
             "server_session_id": arm.session_id,
             "max_attempts": self.config.max_attempts, "state": "running", "censored": 0, "busy_ms": 0, "tokens_used": 0,
+            **strategy_columns(cfg),
         }
         existing = None if fresh else self.resume_state["arms"].get(arm.name)
         if existing is None:  # a new run, or one killed before this arm's row was written
@@ -415,6 +417,8 @@ class RunEngine:
         or "unfinished" (censored, stopped, aborted)."""
         if await skip_missing_runtime(self, arm, task):  # no runtime here: class environment, no tokens spent
             return "failed"
+        if (strategy := arm.config.strategy_plan) and strategy.kind != "direct":  # issue 16 (Direct: the loop below)
+            return await run_strategy_task(self, arm, task, strategy)
         first, budget = 1, self.config.max_attempts
         if self.resume_state:
             done = self.resume_state["progress"].get((arm.name, task.id))

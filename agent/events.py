@@ -51,6 +51,7 @@ class AttemptStarted(Event):
     task_id: str
     attempt: int
     attempt_id: str
+    stage: str = "attempt"  # a strategy's stage (issue 16): candidate, initial, critique, revision, judge
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,19 @@ class TaskGraded(Event):
     failure_class: str
     accepted: bool
     tokens: int
+
+
+@dataclass(frozen=True)
+class Submitted(Event):
+    """A strategy arm submitted its answer to a task (issue 16): the task's outcome on the arm.
+    `attempt` is the submitted stage's attempt number (None: nothing was submitted)."""
+    arm: str
+    task_id: str
+    attempt: int | None
+    accepted: bool
+    candidates: int
+    covered: int  # candidates that pass the hidden tests
+    route: str
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ def manifest_sha256(tasks: list[Task], config: RunConfig, prompt_template_versio
         "max_attempts": config.max_attempts, "limits": asdict(config.limits),
         "prompt_template": prompt_template_version, "harness_version": __version__,
     }
+    if any(a.strategy is not None for a in config.arms):  # issue 16: other strategies are another benchmark
+        harness["strategies"] = {a.name: [a.strategy or "direct", a.select or "visible", a.fallback] for a in config.arms}
     if config.stop_when_decided:  # the task order is a seeded shuffle (issue 20); the order is hashed too
         harness["task_order"] = f"shuffled with seed {config.task_order_seed}"
     h.update(json.dumps(harness, sort_keys=True).encode())

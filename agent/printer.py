@@ -30,7 +30,12 @@ def format_event(event: ev.Event) -> str | None:
                 line += f"\nWARNING: grading without the full sandbox: {iso.get('missing')}"
             return line
         case ev.AttemptStarted():
-            return f"[{event.arm}] {event.task_id} attempt {event.attempt} started"
+            stage = "" if event.stage == "attempt" else f" ({event.stage})"
+            return f"[{event.arm}] {event.task_id} attempt {event.attempt}{stage} started"
+        case ev.Submitted():  # a strategy's answer to the task (issue 16): the outcome that counts
+            what = f"attempt {event.attempt} by {event.route}" if event.attempt else "nothing (no valid selection)"
+            return (f"[{event.arm}] {event.task_id} submitted {what} ({event.covered} of "
+                    f"{event.candidates} candidates pass) -> {'ACCEPTED' if event.accepted else 'not accepted'}")
         case ev.CallFinished() if event.status != "ok":
             return (f"[{event.arm}] {event.task_id} call try {event.retry_index}: {event.status} "
                     f"({event.prompt_tokens}+{event.completion_tokens} tokens, {event.usage_source})")

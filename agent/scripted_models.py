@@ -28,8 +28,9 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
+from agent.strategy_prompts import CRITIQUE_MARKER, JUDGE_MARKER, REVISION_MARKER
 from agent.text_protocol import format_action
 from verifiers.tasks import Task, iter_files, load_task
 
@@ -177,18 +178,77 @@ def coin(task: TaskFiles, turn: int, seed: int = 0) -> Reply:
     return (solver if coin_accepts(seed, task.id) else wrong)(task, turn)
 
 
+# Strategy scripts (issue 16): the request's `seed` tells a strategy's candidates apart (candidate
+# i sends seed + i; with no arm seed, candidate 1 sends 0). `stage` is what the request is: the
+# agent's turns, a revision's turns, a critique or a judge (agent.strategy_prompts' markers).
+#   second-passes    candidates with an odd request seed solve, the others are wrong; its judge
+#                    answers `ANSWER: 2`
+#   garbled-judge    candidates with an even request seed (the first) solve, odd ones are wrong;
+#                    its judge answers without a parseable choice
+#   critique-breaks  solves; its critique asks for a revision, and the revision breaks the code
+def second_passes(task: TaskFiles, turn: int, request_seed: int = 0, stage: str = "agent") -> Reply:
+    if stage == "judge":
+        return Reply("Candidate 2 handles the task.\nANSWER: 2")
+    return (solver if request_seed % 2 else wrong)(task, turn)
+
+
+def garbled_judge(task: TaskFiles, turn: int, request_seed: int = 0, stage: str = "agent") -> Reply:
+    if stage == "judge":
+        return Reply("Both candidates look reasonable to me; either would do.")
+    return (wrong if request_seed % 2 else solver)(task, turn)
+
+
+def critique_breaks(task: TaskFiles, turn: int, request_seed: int = 0, stage: str = "agent") -> Reply:
+    if stage == "critique":
+        return Reply("The edge cases are not handled the way the task asks.\nVERDICT: REVISE")
+    return (wrong if stage == "revision" else solver)(task, turn)
+
+
+STAGED: dict[str, Callable[[TaskFiles, int, int, str], Reply]] = {
+    "second-passes": second_passes, "garbled-judge": garbled_judge, "critique-breaks": critique_breaks,
+}
 SCRIPTS: dict[str, Callable[[TaskFiles, int], Reply]] = {
     "solver": solver, "wrong": wrong, "malformed": malformed, "unparseable": unparseable,
     "saboteur": saboteur, "never-finish": never_finish, "chatty": chatty, "coin": coin,
+    "second-passes": second_passes, "garbled-judge": garbled_judge, "critique-breaks": critique_breaks,
 }
+
+
+def stage_of(body: dict[str, Any]) -> str:
+    """agent | revision | critique | judge, from the markers agent.strategy_prompts puts in a request."""
+    texts = [m.get("content") for m in body.get("messages") or [] if isinstance(m, dict)]
+    joined = " ".join(t for t in texts[:3] if isinstance(t, str))
+    for marker, stage in ((CRITIQUE_MARKER, "critique"), (JUDGE_MARKER, "judge"), (REVISION_MARKER, "revision")):
+        if marker in joined:
+            return stage
+    return "agent"
+
+
+def stage_reply(model: str, task: TaskFiles, turn: int, request_seed: int, stage: str) -> Reply:
+    """A model's reply in a strategy stage: the staged scripts' own, else a critique that passes
+    the change and a judge that picks the first candidate; a revision plays the agent script."""
+    if model in STAGED:
+        return STAGED[model](task, turn, request_seed, stage)
+    if stage == "critique":
+        return Reply("The change looks complete.\nVERDICT: PASS")
+    if stage == "judge":
+        return Reply("ANSWER: 1")
+    return SCRIPTS[model](task, turn)
 WORDINGS = ("", " Let me be careful here.", " One step at a time.", " Here goes.", " On it.",
             " Continuing.", " Good, moving on.", " Next step.")
 
 
-def play(model: str, task: TaskFiles, turn: int, seed: int | None = None) -> Reply:
+def play(model: str, task: TaskFiles, turn: int, seed: int | None = None, *, request_seed: object = None,
+         stage: str = "agent") -> Reply:
     """The reply of scripted model `model` on turn `turn`; with a session seed, `coin` tosses by
-    it and the prose gets the session's wording (a harmless variant: the actions are the same)."""
-    reply = coin(task, turn, seed or 0) if model == "coin" else SCRIPTS[model](task, turn)
+    it and the prose gets the session's wording (a harmless variant: the actions are the same).
+    `request_seed` and `stage` are the request's (see STAGED)."""
+    if model == "coin" and stage in ("agent", "revision"):
+        reply = coin(task, turn, seed or 0)
+    elif model in STAGED or stage != "agent":
+        reply = stage_reply(model, task, turn, request_seed if isinstance(request_seed, int) else 0, stage)
+    else:
+        reply = SCRIPTS[model](task, turn)
     if seed is None:
         return reply
     return Reply(reply.text + WORDINGS[_toss("wording", seed, task.id, turn) % len(WORDINGS)], reply.actions)

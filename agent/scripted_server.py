@@ -43,7 +43,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from agent import QuotabenchError
-from agent.scripted_models import SCRIPTS, TASK_ID, TaskFilesByID, first_user_text, is_probe, play, probe_reply, render
+from agent.scripted_models import (SCRIPTS, TASK_ID, TaskFilesByID, first_user_text, is_probe, play, probe_reply,
+                                    render, stage_of)
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 from verifiers import VerifierError
 from verifiers.tasks import load_suite
@@ -225,8 +226,8 @@ class ScriptedServer:
             return 400, _error(f"task id {match.group(1)!r} is in none of the suites "
                                f"({', '.join(str(s) for s in self.suites)})"), "", []
         turn = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
-        text, calls = render(play(model, task, turn, self.session_seed), native=native)
-        return 200, None, text, calls
+        reply = play(model, task, turn, self.session_seed, request_seed=body.get("seed"), stage=stage_of(body))
+        return (200, None, *render(reply, native))
 
 
 class _HTTPServer(ThreadingHTTPServer):

@@ -448,8 +448,9 @@ def register(sub) -> None:
     p = _parser(sub, "demo", "a real paired run on a local model, no API key (needs the [local] extra)",
                 "Run examples/demo-local.toml: Gemma 3 270M through llama.cpp, native tool calls (arm A) against the "
                 "text action protocol (arm B) on five small tasks; about 5 minutes on 2 cores.",
-                "  quotabench demo\n  quotabench demo --headless > demo.log && quotabench report", _cmd_demo)
+                "  quotabench demo\n  quotabench demo --headless > demo.log && quotabench report\n  quotabench demo --strategies", _cmd_demo)
     p.add_argument("--db", metavar="FILE", default="quotabench-demo.sqlite",
                    help="the ledger to write, e.g. --db demo2.sqlite (default: quotabench-demo.sqlite); a bare "
                         "`report` or `browse` here opens it afterwards")
     p.add_argument("--headless", action="store_true", help="one line per event instead of the live view")
+    p.add_argument("--strategies", action="store_true", help="Direct vs Parallel@2 on the same local model instead")

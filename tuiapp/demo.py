@@ -8,6 +8,8 @@ from pathlib import Path
 from agent import QuotabenchError
 
 DEMO_CONFIG = Path(__file__).resolve().parent.parent / "examples" / "demo-local.toml"
+# `--strategies` (issue 16): Direct vs Parallel@2 on the same local model
+STRATEGY_CONFIG = DEMO_CONFIG.with_name("demo-strategies-local.toml")
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -17,5 +19,6 @@ def run_demo(args: argparse.Namespace) -> int:
         raise QuotabenchError(f"demo needs {', '.join(missing)} — install the local extra: pip install -e '.[local]' "
                               "(builds llama.cpp from source, about 7 minutes on 2 cores)")
     from tuiapp.commands import _cmd_run
-    return _cmd_run(argparse.Namespace(config=str(DEMO_CONFIG), db=args.db, headless=args.headless,
+    config = STRATEGY_CONFIG if getattr(args, "strategies", False) else DEMO_CONFIG
+    return _cmd_run(argparse.Namespace(config=str(config), db=args.db, headless=args.headless,
                                        require_sandbox=False))

@@ -171,6 +171,41 @@ def m014_grades_placement(db: Database) -> None:
     db["grades"].add_column("retries", int)
 
 
+@migrations()
+def m015_stages(db: Database) -> None:
+    # Issue 16: a strategy arm runs several stages per task (candidates, an initial attempt, a
+    # critique, a revision, a judge). Each stage is an attempts row and its calls carry the stage
+    # too, so stage tokens sum to the arm's. `candidate` numbers a parallel candidate from 1;
+    # `submitted` is 1 for the stage submitted as the arm's answer, 0 for the others, NULL for a
+    # run without a strategy (and while the protocol has not submitted yet). Older rows: 'attempt'.
+    db.table("attempts").add_column("stage", str, not_null_default="attempt")
+    db.table("attempts").add_column("candidate", int)
+    db.table("attempts").add_column("submitted", int)
+    db.table("calls").add_column("stage", str, not_null_default="attempt")
+
+
+@migrations()
+def m016_submissions(db: Database) -> None:
+    # Issue 16: one row per (run, arm, task) of a strategy arm, written when the protocol submits:
+    # which stage became the answer and why (route: visible, judge, critique_pass, revision,
+    # fallback, none), how the judge's reply was parsed, whether fallback decided, and each
+    # candidate's visible-test score. Coverage and conversion are read from it and the grades.
+    db.table("submissions").create({
+        "id": str, "run_id": str, "arm": str, "task_id": str, "created_utc": str, "strategy": str,
+        "select_rule": str, "candidates": int, "submitted_attempt_id": str, "route": str, "reason": str,
+        "parse_route": str, "fallback": int, "scores_json": str,
+    }, pk="id", foreign_keys=[("run_id", "runs", "id"), ("submitted_attempt_id", "attempts", "id")])
+    db.table("submissions").create_index(["run_id", "arm", "task_id"], unique=True)
+
+
+@migrations()
+def m017_arms_strategy(db: Database) -> None:
+    # Issue 16: the arm's strategy, selection rule and fallback as configured (NULL: no strategy).
+    db.table("arms").add_column("strategy", str)
+    db.table("arms").add_column("select_rule", str)
+    db.table("arms").add_column("fallback", int)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

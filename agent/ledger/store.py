@@ -97,7 +97,7 @@ def _clean_op(op: tuple) -> tuple:
 # Plain sqlite3 on the write path: sqlite-utils introspected the table on every insert and
 # update (~38 statements for a model call's 4 writes, 1.1-1.4 ms CPU). Each SQL text below is
 # built once per (table, columns) and sqlite3's statement cache keeps it prepared.
-_ID_TABLES = ("runs", "arms", "attempts", "calls", "tool_calls", "grades", "preflights")
+_ID_TABLES = ("runs", "arms", "attempts", "calls", "tool_calls", "grades", "preflights", "submissions")
 _PLAIN = (str, int, float, type(None), bytes)
 
 

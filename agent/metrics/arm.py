@@ -76,7 +76,8 @@ def unfinished_of(arm_row: dict) -> set[str]:
 def records_of(attempts: list[dict]) -> list[AttemptRecord]:
     """Ledger attempt rows as the outcome function reads them."""
     return [AttemptRecord(r["task_id"], r["attempt_no"], r["failure_class"], bool(r["accepted"]),
-                          r["total_tokens"] or 0) for r in attempts]
+                          r["total_tokens"] or 0, r.get("stage") or "attempt",
+                          None if r.get("submitted") is None else bool(r.get("submitted"))) for r in attempts]
 
 
 def task_outcomes(tasks: list[dict], attempts: list[dict], unfinished: set[str], *,

@@ -22,16 +22,25 @@ ENDED = ("finished", "censored", "stopped", "aborted", "decided")
 # never run. They are left out of pairing and of the acceptance denominators, but the arm is
 # not a missing measurement — it is comparable on the tasks it decided.
 NOT_RUN = "not_run"
+# A strategy task whose protocol ended without submitting anything (no valid selection, fallback
+# off or every candidate empty): decided, and not accepted.
+NO_SUBMISSION = "no_submission"
 
 
 @dataclass(frozen=True, slots=True)
 class AttemptRecord:
-    """What the outcome needs of one attempt; failure_class None = not classified yet."""
+    """What the outcome needs of one attempt; failure_class None = not classified yet.
+
+    A strategy arm's stages (issue 16) carry their `stage`; `submitted` is True for the stage
+    submitted as the arm's answer, False for the others once the protocol submitted, None before
+    (and for every attempt of a run without a strategy)."""
     task_id: str
     attempt_no: int
     failure_class: str | None
     accepted: bool
     tokens: int
+    stage: str = "attempt"
+    submitted: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)  # slots: 100k outcomes are held through a report
@@ -72,6 +81,9 @@ def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempt
     """
     # One pass, no closures or generators: the report calls this once per task (100k at a time).
     rows = sorted(attempts, key=_attempt_no) if len(attempts) > 1 else attempts
+    if rows and rows[0].stage != "attempt":
+        return _strategy_outcome(task_id, rows, arm_state=arm_state, listed_unfinished=listed_unfinished,
+                                 cap_hit=cap_hit, live=live)
     tokens, hit, counted, last_counted = 0, None, 0, None
     for r in rows:
         tokens += r.tokens
@@ -101,6 +113,28 @@ def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempt
 
 def _attempt_no(record: AttemptRecord) -> int:
     return record.attempt_no
+
+
+def _strategy_outcome(task_id: str, rows: Sequence[AttemptRecord], *, arm_state: str, listed_unfinished: bool,
+                      cap_hit: bool, live: bool) -> TaskOutcome:
+    """A strategy task (issue 16): its outcome is the SUBMITTED stage's, decided once the protocol
+    submitted (a protocol that submitted nothing: NO_SUBMISSION); the other stages only add tokens."""
+    tokens = sum(r.tokens for r in rows)
+    submitted = [r for r in rows if r.submitted]
+    if submitted:
+        r = submitted[0]
+        cls = "accepted" if r.accepted else (r.failure_class or "reasoning")
+        return TaskOutcome(task_id, r.accepted, 1 if r.accepted else None, cls, True, len(rows), tokens)
+    if any(r.submitted is False for r in rows):
+        return TaskOutcome(task_id, False, None, NO_SUBMISSION, True, len(rows), tokens)
+    last = rows[-1].failure_class
+    if arm_state == "decided":
+        cls = NOT_RUN
+    elif live and arm_state not in ENDED and not listed_unfinished:
+        cls = "pending"
+    else:
+        cls = "censored" if cap_hit or last == "censored" else "aborted"
+    return TaskOutcome(task_id, False, None, cls, False, len(rows), tokens)
 
 
 @dataclass(frozen=True)
@@ -147,7 +181,7 @@ def arm_figures(name: str, outcomes: Sequence[TaskOutcome], records: Iterable[At
     accepted = sum(o.accepted for o in decided)
     unfinished = [o.task_id for o in outcomes if o.unfinished]
     total = sum(r.tokens for r in records)
-    wasted = sum(r.tokens for r in records if not r.accepted)
+    wasted = sum(r.tokens for r in records if not (r.accepted and r.submitted is not False))  # an unsubmitted pass is waste too
     first = sum(o.accepted_on == 1 for o in decided)
     comparable = not unfinished and not cap_hit
     return ArmFigures(

@@ -7,6 +7,7 @@ import json
 import math
 
 from agent.classify import CLASS_LABELS
+from agent.metrics.strategy_render import strategy_blocks
 from agent.metrics.errors import ReportError
 from agent.metrics.replicate_stats import replicate_stats_blocks
 
@@ -332,6 +333,7 @@ def _blocks(report: dict) -> list[tuple]:
         blocks.append(("section", "published with these numbers:", published_lines(section, with_cost)))
         for arm in section["arms"]:
             blocks.append(("section", f"{arm['metrics']['name']}:", _arm_details(arm)))
+        blocks.extend(strategy_blocks(section))  # issue 16
         for c in section["comparisons"]:
             blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))
         if section["comparisons"]:

@@ -9,6 +9,7 @@ from collections import defaultdict
 from datetime import datetime
 from dataclasses import asdict
 from itertools import combinations
+from typing import Any
 
 from agent import QuotabenchError
 from agent.ledger import Ledger
@@ -22,6 +23,7 @@ from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
 from agent.metrics.replicate_stats import replicate_statistics
 from agent.metrics.replicates import check_same_manifest, replicate_summary
+from agent.metrics.strategy import stage_tokens_of, strategy_figures
 from agent.metrics.usage import Spans, accounting, call_usage, grading, same_accounting, union_ms
 
 __all__ = ["DEFAULT_GRADING_CPU_HOUR", "DEFAULT_SEED", "ReportError", "build_report", "render_report"]
@@ -35,7 +37,7 @@ DEFAULT_GRADING_CPU_HOUR = 0.05
 # attempts. Read through sqlite3.Row, which finds a name by scanning: the most-read come first.
 ATTEMPT_COLUMNS = ("task_id", "attempt_no", "failure_class", "accepted", "total_tokens", "arm", "verdict",
                    "visible_passed", "duration_ms", "calls", "transport_retries", "malformed_tool_calls",
-                   "prompt_tokens", "completion_tokens", "ended_utc")
+                   "prompt_tokens", "completion_tokens", "ended_utc", "stage", "submitted")
 TASK_COLUMNS = ("task_id", "files_sha256")  # not the prompts: 50k tasks' prompts are tens of MB
 CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "usage_source", "prompt_tokens", "completion_tokens")
 
@@ -162,6 +164,7 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
                   "accounting": usage[m.name].kind, "read": read} for m, read in zip(metrics, reads)],
         "comparisons": [_comparison_dict(c, costs, censored, same) for c in comparisons],
         "decision": decision_section(run, arm_rows, outcomes),
+        "strategies": strategy_section(ledger, run_id, arm_rows, attempts, outcomes, costs),
     }
     why = {m.name: m.not_comparable for m in metrics if m.censored}
     return section, outcomes, why
@@ -191,6 +194,20 @@ def decision_section(run: dict, arm_rows: list[dict], outcomes: dict[str, list[T
     return d.as_json() | {"first": first, "second": second, "line": d.line,
                           "stop_when_decided": bool(config.get("stop_when_decided", False)),
                           "stopped_early": stopped, "not_run": not_run}
+
+
+def strategy_section(ledger: Ledger, run_id: str, arm_rows: list[dict[str, Any]], attempts: dict[str, list[Row]],
+                     outcomes: dict[str, list[TaskOutcome]], costs: dict[str, ArmCost]) -> list[dict[str, Any]] | None:
+    """Coverage, conversion and where candidates were lost, per arm (issue 16); None unless an
+    arm of the run has a strategy."""
+    if not any(a.get("strategy") for a in arm_rows):
+        return None
+    subs = _by_arm(ledger.rows("select * from submissions where run_id = ?", [run_id]))
+    stages = stage_tokens_of(ledger.query("select arm, stage, sum(total_tokens) as tokens from attempts "
+                                          "where run_id = ? group by arm, stage", [run_id]))
+    return [asdict(strategy_figures(a, attempts[a["name"]], subs[a["name"]], outcomes[a["name"]],
+                                    stages.get(a["name"], {}),
+                                    costs[a["name"]].total if a["name"] in costs else None)) for a in arm_rows]
 
 
 def sandbox_summary(ledger: Ledger, run: dict) -> dict:

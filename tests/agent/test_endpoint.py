@@ -312,7 +312,8 @@ def test_missing_api_key_env_fails_at_construction(monkeypatch):
 @pytest.mark.anyio
 async def test_list_models(server):
     async with client_for(server.base_url) as client:
-        assert await client.list_models() == ["chatty", "coin", "malformed", "never-finish", "saboteur", "solver", "unparseable", "wrong"]
+        assert await client.list_models() == ["chatty", "coin", "critique-breaks", "garbled-judge", "malformed", "never-finish",
+                                          "saboteur", "second-passes", "solver", "unparseable", "wrong"]
     async with client_for(f"http://127.0.0.1:{free_port()}/v1") as dead:
         assert await dead.list_models() == []
 

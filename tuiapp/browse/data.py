@@ -171,6 +171,8 @@ def cell_of(arm: str, attempts: list[dict]) -> Cell:
     tokens = sum(a["total_tokens"] or 0 for a in attempts)
     if not attempts:
         return Cell(arm, 0, NOT_RUN, NOT_RUN, None, 0)
+    if (attempts[0].get("stage") or "attempt") != "attempt":  # a strategy task: its submission decides (issue 16)
+        return _staged_cell(arm, attempts, tokens)
     hit = next((a for a in attempts if a["accepted"]), None)
     last = hit or attempts[-1]
     if last["status"] in UNFINISHED_STATUS or not last["failure_class"]:
@@ -180,14 +182,25 @@ def cell_of(arm: str, attempts: list[dict]) -> Cell:
                 hit["attempt_no"] if hit else None, tokens)
 
 
+def _staged_cell(arm: str, attempts: list[dict], tokens: int) -> Cell:
+    sub = next((a for a in attempts if a.get("submitted") == 1), None)
+    if sub is not None:
+        return Cell(arm, len(attempts), sub["verdict"] or "—", "accepted" if sub["accepted"] else sub["failure_class"] or "—",
+                    sub["attempt_no"] if sub["accepted"] else None, tokens)
+    if any(a.get("submitted") == 0 for a in attempts):
+        return Cell(arm, len(attempts), "—", "no_submission", None, tokens)
+    state = next((UNFINISHED_STATUS[a["status"]] for a in attempts if a["status"] in UNFINISHED_STATUS), "ungraded")
+    return Cell(arm, len(attempts), state, state, None, tokens)
+
+
 def load_run(ledger: Ledger, run_id: str) -> RunView:
     run = ledger.run(run_id)
     if run is None:
         raise BrowseError(f"run {run_id}: not in the ledger {ledger.path} — "
                           "list runs with `quotabench report --list`")
     arms = ledger.arms(run_id)
-    rows = ledger.query("select arm, task_id, attempt_no, status, verdict, failure_class, accepted, total_tokens "
-                        "from attempts where run_id = ? order by task_id, arm, attempt_no", [run_id])
+    rows = ledger.query("select arm, task_id, attempt_no, status, verdict, failure_class, accepted, total_tokens, stage, "
+                        "submitted from attempts where run_id = ? order by task_id, arm, attempt_no", [run_id])
     by_cell: dict[tuple[str, str], list[dict]] = {}
     for row in rows:
         by_cell.setdefault((row["task_id"], row["arm"]), []).append(row)
@@ -248,6 +261,7 @@ class TaskView:
     arms: list[dict]
     attempts: dict[str, list[dict]]  # arm name -> its attempts in order
     cells: dict[str, Cell]
+    submissions: dict[str, dict] = field(default_factory=dict)  # strategy arms: arm name -> submissions row
 
 
 def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
@@ -257,11 +271,14 @@ def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
     arms = ledger.arms(run_id)
     rows = ledger.query(
         "select id, arm, attempt_no, status, end_reason, verdict, failure_class, accepted, prompt_tokens,"
-        " completion_tokens, total_tokens, calls, transport_retries, malformed_tool_calls, turns, duration_ms"
-        " from attempts where run_id = ? and task_id = ? order by arm, attempt_no", [run_id, task_id])
+        " completion_tokens, total_tokens, calls, transport_retries, malformed_tool_calls, turns, duration_ms,"
+        " stage, candidate, submitted from attempts where run_id = ? and task_id = ? order by arm, attempt_no",
+        [run_id, task_id])
     attempts = {a["name"]: [r for r in rows if r["arm"] == a["name"]] for a in arms}
+    subs = {r["arm"]: r for r in ledger.query("select * from submissions where run_id = ? and task_id = ?",
+                                              [run_id, task_id])}
     return TaskView(ledger.run(run_id) or {}, task[0], arms, attempts,
-                    {name: cell_of(name, rows_) for name, rows_ in attempts.items()})
+                    {name: cell_of(name, rows_) for name, rows_ in attempts.items()}, subs)
 
 
 # -- one attempt: diff, evidence, transcript ---------------------------------------------------

@@ -23,9 +23,12 @@ class AttemptsTable(DataTable):
     BINDINGS = [Binding("enter", "select_cursor", "Open attempt", id="browse.open_attempt")]
 
 
-def outcome_text(arm: dict, cell: Cell) -> Text:
+def outcome_text(arm: dict, cell: Cell, submission: dict | None = None) -> Text:
     out = Text(f"Arm {arm['name']}", style="bold")
-    out.append(f"  {labels.short_model(arm.get('model'))} · {arm.get('protocol') or ''}\n", style="bright_black")
+    strategy = f" · {arm['strategy']}" if arm.get("strategy") else ""
+    out.append(f"  {labels.short_model(arm.get('model'))} · {arm.get('protocol') or ''}{strategy}\n", style="bright_black")
+    if submission is not None:  # a strategy arm (issue 16): what was submitted and why
+        out.append(f"submitted ({submission['route']}): {submission['reason']}\n", style="italic")
     if cell.accepted_on:
         out.append(f"accepted on attempt {cell.accepted_on}", style="bold green")
     elif cell.attempts == 0:
@@ -38,11 +41,20 @@ def outcome_text(arm: dict, cell: Cell) -> Text:
     return out
 
 
+def attempt_number(a: dict) -> str:
+    """`2`, or for a strategy's stage `2 cand 2 ★` (★: the submitted one)."""
+    stage = a.get("stage") or "attempt"
+    if stage == "attempt":
+        return str(a["attempt_no"])
+    name = f"cand {a['candidate']}" if stage == "candidate" else stage
+    return f"{a['attempt_no']} {name}" + (" ★" if a.get("submitted") == 1 else "")
+
+
 def attempt_row(a: dict) -> list:
     state = UNFINISHED_STATUS.get(a["status"]) or a["failure_class"]
     verdict = a["verdict"] or (state if state in ("running", "ungraded") else None)
     klass = Text("✓ accepted", style="bold green") if a["accepted"] else labels.class_text(state)
-    return [str(a["attempt_no"]), labels.verdict_text(verdict), klass,
+    return [attempt_number(a), labels.verdict_text(verdict), klass,
             f"{labels.tokens(a['prompt_tokens'])} / {labels.tokens(a['completion_tokens'])}",
             str(a["transport_retries"] or 0), labels.duration(a["duration_ms"]), a["end_reason"] or "—"]
 
@@ -82,7 +94,8 @@ class TaskScreen(BrowseScreen):
                 table.add_column(name)
             for a in view.attempts[arm["name"]]:
                 table.add_row(*attempt_row(a), key=a["id"])
-            panes.append(Vertical(Static(outcome_text(arm, view.cells[arm["name"]]), classes="arm-outcome"),
+            panes.append(Vertical(Static(outcome_text(arm, view.cells[arm["name"]], view.submissions.get(arm["name"])),
+                                         classes="arm-outcome"),
                                   table, classes="arm-pane"))
         if not panes:
             panes.append(Static(Text("This run has no arms in the ledger.", style="italic")))

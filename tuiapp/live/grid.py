@@ -15,9 +15,9 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from tuiapp.browse.labels import tokens_short
-from tuiapp.live.state import CELL_LOOK, RunState, TaskCell
+from tuiapp.live.state import LOOKS, RunState, TaskCell
 
-STATUS_CLASSES = {f"status--{status}" for status in CELL_LOOK}
+STATUS_CLASSES = {f"status--{status}" for status in LOOKS}
 # A cell is CELL_W wide ("✗ reasoning #2  11.1k"), or CELL_W_COMPACT ("✗ #2  11.1k") when the
 # task column would otherwise drop below TASK_W_MIN: the task column shrinks first.
 CELL_W, CELL_W_COMPACT, GAP, TASK_W_MAX, TASK_W_MIN = 20, 11, 2, 30, 14
@@ -28,13 +28,27 @@ Look = tuple[str, str, str]  # (status, words, tokens)
 def cell_words(cell: TaskCell, compact: bool = False) -> Look:
     """(status, words, tokens) of a cell: symbol, status word (not when compact) and attempt
     number; the tokens once the task is no longer running (they would change on every call)."""
-    symbol, short, _ = CELL_LOOK.get(cell.status, ("?", cell.status, cell.status))
+    symbol, short, _ = LOOKS.get(cell.status, ("?", cell.status, cell.status))
+    if cell.staged:
+        return _staged_words(cell, symbol, compact)
     if cell.status == "running":
         return cell.status, f"{symbol} #{cell.attempt}" if compact else f"{symbol} {short} {cell.attempt}", ""
     number = f" #{cell.attempt}" if cell.attempt > 1 or cell.status == "grading" else ""
     words = f"{symbol}{number}" if compact else f"{symbol} {short}{number}"
     tokens = "" if cell.status in ("pending", "grading") or not cell.tokens else tokens_short(cell.tokens)
     return cell.status, words, tokens
+
+
+def _staged_words(cell: TaskCell, symbol: str, compact: bool) -> Look:
+    """A strategy task (issue 16): `2/3 ✓ → ✓` — candidates passing the hidden tests / graded
+    candidates, whether any does, then the submitted one's result; tokens when not compact."""
+    pool = f"{sum(cell.pool)}/{len(cell.pool)}"
+    if cell.submitted is None:
+        running = cell.status in ("running", "grading")
+        return cell.status, f"{symbol} {pool}" if running or cell.pool else symbol, ""
+    covered = "✓" if any(cell.pool) else "✗"
+    words = f"{pool} {covered}→{symbol}" if compact else f"{pool} {covered} → {symbol}"
+    return cell.status, words, "" if compact else tokens_short(cell.tokens)
 
 
 def _cut(text: str, width: int) -> str:

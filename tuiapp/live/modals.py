@@ -209,6 +209,12 @@ def describe_attempt(row: dict) -> str:
     cls = row.get("failure_class")
     symbol, _, label = CELL_LOOK.get(cls or ("running" if row.get("status") == "running" else "grading"),
                                      ("?", "", cls or row.get("status") or "?"))
+    stage = row.get("stage") or "attempt"  # a strategy's stage (issue 16), ★ the submitted one
+    if stage != "attempt":
+        label = f"{label} [{stage}{' ' + str(row['candidate']) if row.get('candidate') else ''}" \
+                f"{', submitted ★' if row.get('submitted') == 1 else ''}]"
+        if stage in ("critique", "judge") and not cls and row.get("status") == "done":
+            symbol, label = "·", f"[{stage}: one model call, not graded]"
     head = (f"{row['arm']} attempt {row['attempt_no']}: {symbol} {label}  ·  end {row.get('end_reason') or '—'}"
             f"  ·  {fig.tokens(row.get('total_tokens') or 0)} tokens ({row.get('prompt_tokens') or 0:,} prompt + "
             f"{row.get('completion_tokens') or 0:,} completion)  ·  {row.get('calls') or 0} calls, "

@@ -37,6 +37,8 @@ CELL_LOOK: dict[str, tuple[str, str, str]] = {
     "censored": ("C", "censored", "censored"),
     "aborted": ("–", "not run", "not run (stopped)"),
 }
+# A strategy arm's task that submitted nothing (issue 16); kept out of the legend of other runs.
+LOOKS = CELL_LOOK | {"no_submission": ("∅", "no submit", "nothing submitted (strategy)")}
 FINAL = ("accepted", "reasoning", "mechanics", "timeout", "environment", "harness_error", "censored", "aborted")
 UNFINISHED = ("censored", "aborted")  # cells the engine listed as never finished on their arm
 
@@ -49,6 +51,11 @@ class TaskCell:
     attempt: int = 0
     tokens: int = 0  # every call of every attempt, the one in progress included
     attempts: list[tuple[int, str, int]] = field(default_factory=list)  # (attempt, failure class, tokens)
+    # A strategy arm's task (issue 16): its stages' hidden grades, and the submission once made
+    # (the submitted stage's class, or "no_submission"); the cell shows `2/3 ✓ → ✓`.
+    staged: bool = False
+    pool: list[bool] = field(default_factory=list)
+    submitted: str | None = None
 
     @property
     def accepted_on(self) -> int | None:
@@ -100,6 +107,8 @@ class CellSnapshot:
     attempt: int
     tokens: int
     attempts: tuple[tuple[int, str, int], ...]  # graded attempts: (attempt, failure class, tokens)
+    submitted: str | None = None  # a strategy task's submission (TaskCell.submitted); staged: see `staged`
+    staged: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,11 @@ class ArmSnapshot:
         from agent.metrics.outcome import AttemptRecord
         out = []
         for c in self.cells:
+            if c.staged:  # a strategy task: one record, the submission's (issue 16)
+                sub = c.submitted
+                out.append(AttemptRecord(c.task_id, 1, None if sub is None else sub, sub == "accepted", c.tokens,
+                                         "candidate", None if sub is None else sub != "no_submission"))
+                continue
             graded = sum(t for _, _, t in c.attempts)
             out += [AttemptRecord(c.task_id, no, cls, cls == "accepted", t) for no, cls, t in c.attempts]
             running = c.tokens - graded
@@ -205,6 +219,8 @@ class RunState:
                 self._touch(arm, event.task_id)
             case ev.TaskGraded() if arm:
                 self._graded(arm, event)
+            case ev.Submitted() if arm:
+                self._submitted(arm, event)
             case ev.ArmStateChanged() if arm:
                 self._arm_state(arm, event)
             case ev.EngineStateChanged():
@@ -272,6 +288,7 @@ class RunState:
     def _attempt_started(self, arm: ArmState, event: ev.AttemptStarted) -> None:
         cell = self._cell(arm, event.task_id)
         cell.status, cell.attempt = "running", event.attempt
+        cell.staged = cell.staged or event.stage != "attempt"
         arm.activity = Activity(task_id=event.task_id, attempt=event.attempt, turn=1, phase="model")
         self._touch(arm, event.task_id)
 
@@ -290,10 +307,19 @@ class RunState:
         cell.attempts.append((event.attempt, cls, event.tokens))
         cell.attempt = event.attempt
         cell.status = cls
+        if cell.staged:  # a stage of a strategy: the task is decided by its submission, not this grade
+            cell.pool.append(event.accepted)
+            cell.status = "running"
         if not event.accepted:
             arm.wasted += event.tokens
         if arm.activity.task_id == event.task_id:
             arm.activity.phase = "idle"
+        self._touch(arm, event.task_id)
+
+    def _submitted(self, arm: ArmState, event: ev.Submitted) -> None:
+        cell = self._cell(arm, event.task_id)
+        cls = next((c for n, c, _ in cell.attempts if n == event.attempt), "reasoning") if event.attempt else "no_submission"
+        cell.submitted = cell.status = "accepted" if event.accepted else cls
         self._touch(arm, event.task_id)
 
     def _arm_state(self, arm: ArmState, event: ev.ArmStateChanged) -> None:
@@ -354,7 +380,7 @@ class RunState:
         return next(o for o in snap.outcomes() if o.task_id == task_id)
 
     def _arm_snapshot(self, a: ArmState) -> ArmSnapshot:
-        cells = tuple(CellSnapshot(t, c.status, c.attempt, c.tokens, tuple(c.attempts))
+        cells = tuple(CellSnapshot(t, c.status, c.attempt, c.tokens, tuple(c.attempts), c.submitted, c.staged)
                       for t in self.task_ids if (c := a.cells.get(t)) is not None)
         return ArmSnapshot(a.name, a.cap, a.used, a.reserved, a.state, tuple(a.buckets.items()), a.wasted, cells,
                            self.max_attempts)
@@ -374,6 +400,10 @@ def log_line(event: ev.Event) -> str | None:
             return f"[{event.arm}] {event.task_id} #{event.attempt} ended: {event.end_reason}, {event.tokens:,} tok"
         case ev.TaskGraded():
             return f"[{event.arm}] {event.task_id} #{event.attempt} → {'ACCEPTED' if event.accepted else event.failure_class}"
+        case ev.Submitted():
+            what = f"#{event.attempt}" if event.attempt else "nothing"
+            return (f"[{event.arm}] {event.task_id} submitted {what} ({event.route}; {event.covered}/{event.candidates} "
+                    f"candidates pass) → {'ACCEPTED' if event.accepted else 'not accepted'}")
     return format_event(event)
 
 
