@@ -7,17 +7,21 @@ llamacpp  a llama.cpp server quotabench starts and stops itself (agent/llamacpp.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from agent import QuotabenchError
-from agent.config import ArmConfig, ScriptedSettings
+from agent.config import ArmConfig, LlamaCppSettings, ScriptedSettings
 from agent.endpoint import ChatClient, EndpointSettings
 from agent.ledger.store import new_id
 from agent.quota import Quota
+
+if TYPE_CHECKING:
+    from agent.llamacpp import LlamaServer
 
 
 @dataclass
@@ -27,10 +31,10 @@ class ArmRuntime:
     quota: Quota
     arm_id: str = ""
     endpoint_url: str = ""
-    constants: dict = field(default_factory=dict)
+    constants: dict[str, Any] = field(default_factory=dict)
     state: str = "running"
     busy_ms: int = 0
-    gate: object | None = None   # held around each call when the server serves one request at a time
+    gate: anyio.Lock | None = None   # held around each call when the server serves one request at a time
     model_reported: str | None = None
     system_fingerprint: str | None = None
     session_id: str | None = None  # the server session (a new id per server start); None: not ours to know
@@ -55,14 +59,15 @@ class Endpoint:
     """Where an arm's requests go, and what was observed while bringing it up."""
     base_url: str
     model: str
-    constants: dict = field(default_factory=dict)
+    constants: dict[str, Any] = field(default_factory=dict)
     transport: object | None = None   # an httpx transport, for in-process endpoints (benchmarks)
-    gate: object | None = None        # an anyio.Lock shared by arms of one single-request server
+    gate: anyio.Lock | None = None    # an anyio.Lock shared by arms of one single-request server
     session_id: str | None = None     # set when quotabench started the server: a new id per start
 
 
 @contextlib.asynccontextmanager
 async def _openai(arm: ArmConfig, suites: list[Path], replicate: int) -> AsyncIterator[Endpoint]:
+    assert arm.base_url is not None  # config validation requires it for kind "openai"
     yield Endpoint(arm.base_url, arm.model)
 
 
@@ -94,14 +99,14 @@ async def _scripted(arm: ArmConfig, suites: list[Path], replicate: int) -> Async
 @dataclass
 class _SharedServer:
     """One llama.cpp server and the arms using it (arms with equal settings share it)."""
-    server: object
+    server: LlamaServer
     stack: contextlib.AsyncExitStack
     gate: anyio.Lock = field(default_factory=anyio.Lock)
     users: int = 0
     session_id: str = ""
 
 
-_shared_servers: dict[object, _SharedServer] = {}   # keyed by LlamaCppSettings
+_shared_servers: dict[LlamaCppSettings, _SharedServer] = {}   # keyed by LlamaCppSettings
 _shared_lock = anyio.Lock()
 
 
@@ -109,6 +114,7 @@ _shared_lock = anyio.Lock()
 async def _llamacpp(arm: ArmConfig, suites: list[Path], replicate: int) -> AsyncIterator[Endpoint]:
     from agent.llamacpp import llama_server
     key = arm.llamacpp
+    assert key is not None  # config validation requires [arms.llamacpp] for kind "llamacpp"
     async with _shared_lock:
         shared = _shared_servers.get(key)
         if shared is None:
@@ -130,7 +136,7 @@ async def _llamacpp(arm: ArmConfig, suites: list[Path], replicate: int) -> Async
                     await shared.stack.aclose()
 
 
-ARM_KINDS: dict[str, Callable] = {"openai": _openai, "scripted": _scripted, "llamacpp": _llamacpp}
+ARM_KINDS: dict[str, Callable[..., Any]] = {"openai": _openai, "scripted": _scripted, "llamacpp": _llamacpp}
 
 
 @contextlib.asynccontextmanager

@@ -14,7 +14,7 @@ import re
 import tomllib
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, TypeVar, cast, get_args
 
 import msgspec
 from msgspec import Meta
@@ -22,8 +22,11 @@ from msgspec import Meta
 from agent import QuotabenchError
 from verifiers.executors import EXECUTORS
 
+T = TypeVar("T")
+
 ARM_KINDS = ("openai", "llamacpp", "scripted")
 PROTOCOLS = ("tools", "text")
+PROMPT_TEMPLATE_VERSION = "v1"  # the agent loop's prompt (agent/loop.py), recorded in every run's manifest
 PREFLIGHT_MODES = ("on", "force", "off")  # check and refuse / check, warn and run anyway / skip
 MAX_CONCURRENCY = 64
 MAX_CAP_TOKENS = 10**13
@@ -117,7 +120,7 @@ class RunConfig:
     limits: Limits = field(default_factory=Limits)
     auto_pause_share: Annotated[float, Meta(gt=0, le=1)] = 0.9
     auto_pause_policy: AutoPausePolicy = "continue"  # headless: continue (censor at the cap), stop-arm, abort
-    prompt_template: str = "v1"
+    prompt_template: str = PROMPT_TEMPLATE_VERSION  # checked: the loop has one template
     require_sandbox: bool = False  # refuse to start when the bubblewrap sandbox is unavailable
     stop_when_decided: bool = False  # stop both arms once the always-valid paired test decides (issue 20)
     decision_alpha: Annotated[float, Meta(gt=0, le=0.2)] = 0.05
@@ -181,9 +184,9 @@ def _lookup(data: Any, segments: list[str]) -> Any:
     return data
 
 
-def _convert(cls: type, data: dict, source: Path, prefix: str, **built: Any):
+def _convert(cls: type[T], data: dict[str, Any], source: Path, prefix: str, **built: Any) -> T:
     """`cls(**data)` checked by msgspec (types and bounds of its fields, strict), else ConfigError."""
-    known = {f.name: f for f in fields(cls)}
+    known = {f.name: f for f in fields(cast(Any, cls))}
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise _fail(source, f"{prefix}{unknown[0]}", "unknown key", f"valid keys are {', '.join(sorted(known))}")
@@ -218,7 +221,7 @@ def load_config(path: Path | str) -> RunConfig:
     return load_config_text(text, path)
 
 
-def _table(value: Any, path: Path, key: str, example: str) -> dict:
+def _table(value: Any, path: Path, key: str, example: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _fail(path, key, f"{_toml(value)[:80]} is not a table", f"write it as a table, e.g. {example}")
     return dict(value)
@@ -264,7 +267,13 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     if overridden:
         raise _fail(path, "arms.max_attempts", f"differs between arms ({overridden} vs run.max_attempts = {cfg.max_attempts})",
                     "retry-budget parity: every arm gets the same max_attempts (seed 002); set it once in [run]")
-    return replace(cfg, suites=suite_paths, path=path)
+    if cfg.prompt_template != PROMPT_TEMPLATE_VERSION:
+        raise _fail(path, f"run.prompt_template = {_toml(cfg.prompt_template)[:40]}", "not a prompt template this harness has",
+                    f"the agent loop has {PROMPT_TEMPLATE_VERSION} only: set it to {_toml(PROMPT_TEMPLATE_VERSION)} or remove the key")
+    # a db written in the config is relative to the config's folder, like suites; the default
+    # (no db key) stays quotabench.sqlite in the working folder, where report and browse look
+    db = base / cfg.db if "db" in run and not cfg.db.is_absolute() else cfg.db
+    return replace(cfg, suites=suite_paths, path=path, db=db)
 
 
 def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
@@ -273,7 +282,7 @@ def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
     raw.setdefault("name", "AB"[i] if i < 2 else f"arm{i + 1}")
     llama = raw.pop("llamacpp", None)
     scripted = raw.pop("scripted", None)
-    built = {}
+    built: dict[str, Any] = {}
     if llama is not None:
         llama = _table(llama, path, prefix + "llamacpp", '[arms.llamacpp] model_package = "..."')
         built["llamacpp"] = _convert(LlamaCppSettings, llama, path, prefix + "llamacpp.")

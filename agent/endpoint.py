@@ -16,17 +16,27 @@ import hashlib
 import json
 import os
 import random
+import ssl
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Awaitable, Callable, Protocol
+from datetime import UTC, datetime
+from typing import Any, Protocol, overload
 
 import anyio
 import httpx
 
 from agent import QuotabenchError
-from agent.response import (Reply, ToolCallRequest, TryFailed, final_status, http_failure, json_object,
-                            read_body, read_lines)
+from agent.response import (
+    Reply,
+    ToolCallRequest,
+    TryFailed,
+    final_status,
+    http_failure,
+    json_object,
+    read_body,
+    read_lines,
+)
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 
 RETRIED_STATUSES = frozenset({"http_429", "http_5xx", "connect_error", "read_timeout",
@@ -54,7 +64,7 @@ class EndpointSettings:
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 20.0
     stream: bool = True
-    tool_choice: str | dict | None = None  # sent only when tools are given
+    tool_choice: str | dict[str, Any] | None = None  # sent only when tools are given
 
 
 @dataclass(frozen=True)
@@ -78,7 +88,7 @@ class CallTry:
     response_sha256: str | None = None  # what came back (text and tool calls, not ids), for ok tries
 
 
-def request_sha256(body: dict) -> str:
+def request_sha256(body: dict[str, Any]) -> str:
     """The hash of a request body: equal hashes = the same conversation at the same settings."""
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
 
@@ -123,7 +133,7 @@ class DeadlinePassed(EndpointError):
 class ChatEndpoint(Protocol):
     """The seam the agent loop talks to; ChatClient is the HTTP implementation."""
 
-    async def complete(self, messages: list[dict], tools: list[dict] | None = None, *,
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
                        on_delta: Callable[[str], None] | None = None,
                        deadline: float | None = None) -> Completion: ...
@@ -152,7 +162,7 @@ class ChatClient:
     def __repr__(self) -> str:
         return f"ChatClient(model={self.settings.model!r}, base_url={self._base!r})"
 
-    async def complete(self, messages: list[dict], tools: list[dict] | None = None, *,
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
                        on_delta: Callable[[str], None] | None = None,
                        deadline: float | None = None) -> Completion:
@@ -197,7 +207,7 @@ class ChatClient:
                     if response.status_code != 200:
                         return []
                     data = (json_object(await read_body(response)) or {}).get("data")
-                    return [self._redact(str(m["id"]))[:200] for m in (data if isinstance(data, list) else [])[:200]
+                    return [(self._redact(str(m["id"])) or "")[:200] for m in (data if isinstance(data, list) else [])[:200]
                             if isinstance(m, dict) and isinstance(m.get("id"), (str, int))]
         except Exception:  # noqa: BLE001 — a probe: any failure means "no models known"
             pass
@@ -206,13 +216,13 @@ class ChatClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _one_try(self, body: dict, retry_index: int, prompt_estimate: int,
+    async def _one_try(self, body: dict[str, Any], retry_index: int, prompt_estimate: int,
                        on_delta: Callable[[str], None] | None, deadline: float | None,
                        asked: str | None = None) -> tuple[CallTry, float | None]:
         reply = Reply()
         status, error, retry_after = "ok", None, None
         async with self._semaphore:
-            started, t0 = datetime.now(timezone.utc).isoformat(timespec="milliseconds"), time.monotonic()
+            started, t0 = datetime.now(UTC).isoformat(timespec="milliseconds"), time.monotonic()
             budget = self.settings.request_deadline_s
             if deadline is not None:
                 budget = max(0.0, min(budget, deadline - t0))
@@ -245,7 +255,7 @@ class ChatClient:
                        response_sha256(text, calls) if status == "ok" else None)
         return call, retry_after
 
-    async def _request(self, body: dict, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
+    async def _request(self, body: dict[str, Any], reply: Reply, on_delta: Callable[[str], None] | None) -> None:
         # json.dumps escapes non-ASCII, so a lone surrogate a model sent earlier goes back as the
         # \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
         async with self._http.stream("POST", f"{self._base}/chat/completions", content=json.dumps(body).encode(),
@@ -283,9 +293,9 @@ class ChatClient:
         reply.absorb(data)
         reply.done = True
 
-    def _body(self, messages: list[dict], tools: list[dict] | None) -> dict:
+    def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         s = self.settings
-        body: dict = {"model": s.model, "messages": messages, "max_tokens": s.max_tokens, "stream": s.stream}
+        body: dict[str, Any] = {"model": s.model, "messages": messages, "max_tokens": s.max_tokens, "stream": s.stream}
         for key in ("temperature", "top_p", "seed"):
             if getattr(s, key) is not None:
                 body[key] = getattr(s, key)
@@ -317,6 +327,13 @@ class ChatClient:
             return min(max(retry_after, 0.0), cap)
         return self._rng.uniform(0.0, min(cap, self.settings.backoff_base_s * 2 ** retry_index))
 
+    @overload
+    def mask(self, text: str) -> str: ...
+    @overload
+    def mask(self, text: None) -> None: ...
+    @overload
+    def mask(self, text: str | None) -> str | None: ...
+
     def mask(self, text: str | None) -> str | None:
         """`text` with the api key masked (every other cut or store of endpoint text comes after)."""
         if text is not None and self._key:
@@ -332,5 +349,5 @@ class ChatClient:
 
 
 @functools.cache
-def _ssl_context():  # one verifying context for every client: building one costs ~50 ms
+def _ssl_context() -> ssl.SSLContext:  # one verifying context for every client: building one costs ~50 ms
     return httpx.create_ssl_context()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def _now() -> float:
@@ -24,7 +25,7 @@ class RunStarted(Event):
     arms: tuple[str, ...]
     task_ids: tuple[str, ...]
     caps: dict[str, int]
-    isolation: dict
+    isolation: dict[str, Any]
 
 
 @dataclass(frozen=True)

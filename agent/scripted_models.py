@@ -21,15 +21,18 @@ Without a seed the replies are the canonical ones, identical across restarts.
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import re
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from agent.text_protocol import format_action
-from verifiers.tasks import Task, iter_files
+from verifiers.tasks import Task, iter_files, load_task
 
 SOURCE_COMMENT = {".py": "#", ".sh": "#", ".bash": "#", ".rs": "//", ".js": "//", ".mjs": "//",
                   ".cjs": "//", ".ts": "//", ".mts": "//", ".tsx": "//", ".jsx": "//"}
@@ -44,7 +47,7 @@ class TaskFiles:
     negative: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_task(cls, task: Task) -> "TaskFiles":
+    def from_task(cls, task: Task) -> TaskFiles:
         return cls(task.id, _read_folder(task.workspace), _read_folder(task.reference),
                    _read_folder(task.negative) if task.negative else {})
 
@@ -52,7 +55,7 @@ class TaskFiles:
 @dataclass(frozen=True)
 class Action:
     tool: str
-    arguments: dict
+    arguments: dict[str, Any]
     raw_arguments: str | None = None  # sent verbatim as native arguments (may be invalid JSON)
     text_form: str | None = None  # sent verbatim in text-protocol mode instead of format_action()
 
@@ -196,7 +199,7 @@ PROBE_MARKER = "quotabench preflight"
 TASK_ID = re.compile(r"Task id:\s*([A-Za-z0-9][A-Za-z0-9_-]*)")
 
 
-def first_user_text(body: dict) -> str:
+def first_user_text(body: dict[str, Any]) -> str:
     """The text of a chat request's first user message ("" when there is none)."""
     messages = body.get("messages") or []
     first_user = next((m for m in messages if isinstance(m, dict) and m.get("role") == "user"), {})
@@ -206,13 +209,13 @@ def first_user_text(body: dict) -> str:
     return content if isinstance(content, str) else ""
 
 
-def is_probe(body: dict) -> bool:
+def is_probe(body: dict[str, Any]) -> bool:
     """A preflight probe: its first user message carries PROBE_MARKER and names no task."""
     text = first_user_text(body)
     return PROBE_MARKER in text and TASK_ID.search(text) is None
 
 
-def probe_reply(tools: list | None, tool_choice: object, tool_calls: bool) -> Reply:
+def probe_reply(tools: list[Any] | None, tool_choice: object, tool_calls: bool) -> Reply:
     """The reply to a preflight probe (a request carrying PROBE_MARKER, no task): the tool the
     choice names (else the first tool offered) when tools are offered and the server returns
     tool calls, else a short text."""
@@ -237,3 +240,38 @@ def render(reply: Reply, native: bool) -> tuple[str, list[tuple[str, str]]]:
     blocks = [a.text_form if a.text_form is not None else format_action(a.tool, a.arguments)
               for a in reply.actions]
     return "\n\n".join([reply.text, *blocks]), []
+
+
+TASK_FILES_KEPT = 64
+
+
+class TaskFilesByID(Mapping[str, TaskFiles]):
+    """Task id -> its files as the scripts read them, read from disk when first asked for and
+    kept for the TASK_FILES_KEPT most recently used tasks: a 1,000-task suite does not sit in memory."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, Path] = {}
+        self._files: collections.OrderedDict[str, TaskFiles] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, task: Task) -> None:
+        self._folders.setdefault(task.id, task.path)
+
+    def __getitem__(self, task_id: str) -> TaskFiles:
+        with self._lock:
+            files = self._files.get(task_id)
+            if files is not None:
+                self._files.move_to_end(task_id)
+                return files
+        files = TaskFiles.from_task(load_task(self._folders[task_id]))
+        with self._lock:
+            self._files[task_id] = files
+            while len(self._files) > TASK_FILES_KEPT:
+                self._files.popitem(last=False)
+        return files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._folders)
+
+    def __len__(self) -> int:
+        return len(self._folders)

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from agent.classify import CLASSES
+from agent.ledger.store import Row
 from agent.metrics.outcome import AttemptRecord, TaskOutcome, arm_figures, outcomes_of
 
 FAILURE_CLASSES = CLASSES
@@ -67,19 +70,19 @@ class ArmMetrics:
     visible_flatter_rate: float | None = None
 
 
-def unfinished_of(arm_row: dict) -> set[str]:
+def unfinished_of(arm_row: dict[str, Any]) -> set[str]:
     """Task ids the engine recorded as never finished for this arm (arms.unfinished_json)."""
     raw = arm_row.get("unfinished_json")
     return set(json.loads(raw)) if raw else set()
 
 
-def records_of(attempts: list[dict]) -> list[AttemptRecord]:
+def records_of(attempts: Sequence[Row | dict[str, Any]]) -> list[AttemptRecord]:
     """Ledger attempt rows as the outcome function reads them."""
     return [AttemptRecord(r["task_id"], r["attempt_no"], r["failure_class"], bool(r["accepted"]),
                           r["total_tokens"] or 0) for r in attempts]
 
 
-def task_outcomes(tasks: list[dict], attempts: list[dict], unfinished: set[str], *,
+def task_outcomes(tasks: list[dict[str, Any]], attempts: Sequence[Row | dict[str, Any]], unfinished: set[str], *,
                   max_attempts: int | None = None, arm_state: str = "finished",
                   cap_hit: bool = False) -> list[TaskOutcome]:
     """One outcome per task of the run, in task order, for the arm whose `attempts` these are."""
@@ -99,7 +102,7 @@ def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
 
-def arm_metrics(arm_row: dict, tasks: list[dict], attempts: list[dict], *,
+def arm_metrics(arm_row: dict[str, Any], tasks: list[dict[str, Any]], attempts: Sequence[Row | dict[str, Any]], *,
                 busy_ms: int | None = None) -> tuple[ArmMetrics, list[TaskOutcome]]:
     """Metrics of one arm (arms row, the run's tasks, this arm's attempts), seed 002.
 

@@ -7,10 +7,9 @@ import os
 import pytest
 
 from agent.config import MAX_CONCURRENCY, load_config
+from tests.conftest import FIXTURES
 from tuiapp.cli import main
 from verifiers.tasks import load_suite
-
-from tests.conftest import FIXTURES
 
 SMOKE = FIXTURES / "smoke"
 RUN = f'[run]\nsuites = ["{SMOKE}"]\n'

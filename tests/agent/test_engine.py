@@ -6,7 +6,6 @@ import pytest
 from agent import events as ev
 from agent.ledger import Ledger
 from agent.scripted_server import ScriptedServer
-
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import FIXTURES
 

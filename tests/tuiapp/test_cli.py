@@ -18,8 +18,8 @@ from agent.config import ArmConfig, RunConfig
 from agent.ledger import Ledger
 from tuiapp.cli import build_parser, main
 from tuiapp.live.app import LiveApp
-from tuiapp.live.run import LiveViewCrashed, run_app
 from tuiapp.live.replay import ReplayEngine
+from tuiapp.live.run import LiveViewCrashed, run_app
 from tuiapp.report_fit import fit_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,8 +140,8 @@ def test_a_run_remembers_its_ledger_for_report_and_export(tmp_path):
 
 
 def test_the_after_run_report_fits_the_terminal(tmp_path):
-    from tests.tuiapp.browse.fixed_ledger import build_fixed_ledger  # a finished two-arm run
     from agent.metrics.report import build_report, render_report
+    from tests.tuiapp.browse.fixed_ledger import build_fixed_ledger  # a finished two-arm run
     ledger = build_fixed_ledger(tmp_path / "fixed.sqlite")
     runs = [r["id"] for r in ledger.runs() if r["status"] == "finished"]
     text = render_report(build_report(ledger, runs[:1], with_cost=False), "text")

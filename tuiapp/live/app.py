@@ -9,10 +9,11 @@ its own worker; its commands (pause, abort, stop an arm, raise a cap) are plain 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from textual import work

@@ -11,8 +11,8 @@ import contextlib
 import math
 import random
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Iterable, Sequence
 
 import anyio
 

@@ -10,8 +10,9 @@ bootstrap, projections) are not computed here: `snapshot()` copies what they nee
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from agent import events as ev
 from agent.printer import format_event

@@ -9,8 +9,8 @@ from rich.console import Console
 from agent.metrics.render import CLASS_LABELS
 from agent.workspace_diff import unified_diff
 from tuiapp.browse import data, labels
-from tuiapp.browse.diffview import parse_unified, render_diff
 from tuiapp.browse.data import Cell, Filters, GridRow, cell_of, filter_choices
+from tuiapp.browse.diffview import parse_unified, render_diff
 
 
 def _plain(renderable) -> str:
@@ -99,6 +99,7 @@ def test_the_data_layer_does_not_import_textual():
 
 def test_whole_file_finding_shows_no_line_or_node():
     from rich.console import Console
+
     from tuiapp.browse.evidence import finding_snippet
 
     class View:

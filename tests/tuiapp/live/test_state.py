@@ -3,17 +3,16 @@ projection, burn rate, live statistics (checked against agent.metrics' own funct
 the small formatting helpers."""
 from __future__ import annotations
 
-import pytest
-
 import json
+
+import pytest
 
 from agent import events as ev
 from agent.ledger import Ledger, new_id
 from agent.metrics import build_report
 from agent.metrics.compare import compare_arms
 from agent.metrics.stats import wilson
-from tuiapp.live.figures import (MIN_PAIRED, bar_parts, burn_rate, compute_figures, project, sparkline,
-                                 spark_values)
+from tuiapp.live.figures import MIN_PAIRED, bar_parts, burn_rate, compute_figures, project, spark_values, sparkline
 from tuiapp.live.modals import parse_cap
 from tuiapp.live.replay import SNAPSHOT_START, synthetic_events
 from tuiapp.live.state import CELL_LOOK, RunState
