@@ -256,9 +256,9 @@ class AttemptRunner:
         prefix = f"timed out after {limit:.0f} s\n" if result.verdict == "timeout" else ""
         return result.verdict == "pass", prefix + result.output
 
-    async def _on_tool(self, turn: int, tool: str, raw_args: str, outcome: ToolOutcome) -> None:
-        self.pending.append(("insert", "tool_calls", {
-            "id": new_id(), "attempt_id": self.id, "turn": turn, "tool": capped(tool, 200), "arguments_json": capped(raw_args),
+    async def _on_tool(self, turn: int, tool: str, raw_args: str, outcome: ToolOutcome, call_id: str | None) -> None:
+        self.pending.append(("insert", "tool_calls", {  # call_id as calls.tool_calls_json has it: joinable
+            "id": new_id(), "attempt_id": self.id, "call_id": capped(call_id, 200), "turn": turn, "tool": capped(tool, 200), "arguments_json": capped(raw_args),
             "ok": int(outcome.ok), "error": None if outcome.ok else capped(outcome.output, 4000), "path": outcome.path,
             "result": capped(outcome.output, 4000),
         }))

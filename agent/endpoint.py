@@ -35,7 +35,7 @@ from agent.response import (
     http_failure,
     json_object,
     read_body,
-    read_lines,
+    read_events,
 )
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 
@@ -267,18 +267,18 @@ class ChatClient:
                 await self._absorb_body(response, reply)
 
     async def _read_events(self, response: httpx.Response, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
-        async for line in read_lines(response):
-            if not line.startswith("data:"):
-                continue  # blank separators, ": keep-alive" comments, event: lines
-            payload = line[5:].strip()
-            if payload == "[DONE]":
-                reply.done = True
-                return
-            reply.received = True
-            chunk = json_object(payload)
-            if chunk is None:
-                raise TryFailed("malformed_json", f"unparseable stream line {self._quote(payload)}")
-            reply.absorb(chunk, on_delta)
+        async for event in read_events(response):
+            chunk = json_object(event)
+            # a server that skips the blank line between events sends several chunks as one event
+            for payload in [event] if chunk is not None else [p.strip() for p in event.split("\n") if p.strip()]:
+                if payload == "[DONE]":
+                    reply.done = True
+                    return
+                reply.received = True
+                chunk = chunk if payload is event else json_object(payload)
+                if chunk is None:
+                    raise TryFailed("malformed_json", f"unparseable stream line {self._quote(payload)}")
+                reply.absorb(chunk, on_delta)
 
     async def _absorb_body(self, response: httpx.Response, reply: Reply) -> None:
         text = await read_body(response)

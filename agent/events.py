@@ -55,14 +55,6 @@ class AttemptStarted(Event):
 
 
 @dataclass(frozen=True)
-class TurnStarted(Event):
-    arm: str
-    task_id: str
-    attempt: int
-    turn: int
-
-
-@dataclass(frozen=True)
 class CallFinished(Event):
     arm: str
     task_id: str

@@ -255,3 +255,22 @@ async def read_lines(response: httpx.Response) -> AsyncIterator[str]:
             yield line.rstrip(b"\r").decode("utf-8", errors="replace")
     if pending_size:
         yield b"".join(pending).rstrip(b"\r").decode("utf-8", errors="replace")
+
+
+async def read_events(response: httpx.Response) -> AsyncIterator[str]:
+    """The data of each server-sent event: its `data:` lines joined by newlines, as the SSE spec
+    says (one JSON chunk may span several lines); an event ends at a blank line or the stream's
+    end. Other fields (event:, id:, retry:) and comments (": keep-alive") carry nothing we use.
+    Built on read_lines for its bounds (httpx-sse reads lines of any length)."""
+    data: list[str] = []
+    async for line in read_lines(response):
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+            continue
+        name, _, value = line.partition(":")
+        if name == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+    if data:
+        yield "\n".join(data)

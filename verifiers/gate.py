@@ -24,7 +24,6 @@ from verifiers.runtimes import MissingRuntime, Probe, missing_runtimes
 from verifiers.sandbox import Sandbox
 from verifiers.tasks import Suite, Task, TaskProblem, iter_files, load_suite, materialize
 
-CHECKS = ("untouched_fails", "reference_passes", "visible_passes", "reference_parses", "alternate_passes", "negative_fails")
 SHORT = ("untouched", "ref", "visible", "parses", "alt", "neg")
 MARKS = {True: "ok", False: "FAIL", None: "-"}
 

@@ -157,6 +157,8 @@ def _load_task(path: Path) -> Task:
     if language not in LANGUAGES:
         raise TaskError(f"task {path}: language {language!r} is not one of {', '.join(LANGUAGES)} — pick one of them")
     kind = _require_str(data, "kind", toml_path)
+    if kind not in KNOWN_KINDS:
+        raise TaskError(f"task {path}: kind {kind!r} is not one of {', '.join(KNOWN_KINDS)} — pick the closest one")
     prompt = data.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
         raise TaskError(f"task {path}: prompt = {prompt!r:.40} is not a string — write prompt = \"...\" or use prompt.md")

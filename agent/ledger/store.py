@@ -15,17 +15,17 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import threading
-import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
 from datetime import time as dt_time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ulid import ULID
 
 from agent import QuotabenchError
 
@@ -41,22 +41,10 @@ class LedgerError(QuotabenchError):
 
     exit_code = 1
 
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_id_lock = threading.Lock()
-_last_id = [0, 0]
-
-
 def new_id() -> str:
-    """A ULID: 48-bit millisecond time + 80 random bits, Crockford base32, monotonic in-process."""
-    with _id_lock:
-        ms = int(time.time() * 1000)
-        if ms <= _last_id[0]:
-            ms, rand = _last_id[0], _last_id[1] + 1
-        else:
-            rand = int.from_bytes(os.urandom(10), "big")
-        _last_id[:] = [ms, rand]
-    value = (ms << 80) | (rand & ((1 << 80) - 1))
-    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+    """A ULID (python-ulid): 48-bit millisecond time + 80 random bits as 26 Crockford base32
+    characters, the format every ledger has stored; monotonic within a millisecond."""
+    return str(ULID())
 
 
 def utc_now() -> str:

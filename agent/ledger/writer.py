@@ -157,15 +157,6 @@ class AsyncLedger:
         """Wait for every queued write; raise the error of one that failed."""
         await self.run(lambda: None)
 
-    async def insert_shielded(self, table: str, row: dict[str, Any]) -> None:
-        """For finally blocks during cancellation: the row must still land."""
-        with anyio.CancelScope(shield=True):
-            await self.insert(table, row)
-
-    async def update_shielded(self, table: str, pk: Any, fields: dict[str, Any]) -> None:
-        with anyio.CancelScope(shield=True):
-            await self.update(table, pk, fields)
-
     # -- queued -----------------------------------------------------------------------------
     def batch_queued(self, ops: list[tuple[Any, ...]]) -> None:
         """Commit `ops` in one transaction on the writer thread, without waiting for it."""

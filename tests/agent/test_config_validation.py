@@ -51,6 +51,7 @@ CASES = [
      "[arms.scripted]\ntool_calls = false\n", "arms[0].scripted", "only a scripted arm"),
     ("session_seeds of words", RUN + ARM + '[arms.scripted]\nsession_seeds = ["a"]\n',
      "arms[0].scripted.session_seeds", "int"),
+    ("prompt template unknown", RUN + 'prompt_template = "v2"\n' + ARM, "run.prompt_template", "not a prompt template"),
 ]
 
 
@@ -82,6 +83,17 @@ def test_a_good_config_still_loads_with_its_types(tmp_path):
     assert config.tasks == ("py-word-count",) and config.limits.attempt_timeout_s == 30.0
     assert config.arms[0].headers == {"X-Team": "qb"} and config.arms[0].price["input_per_mtok"] == 1.0
     assert config.suites == (SMOKE,) and config.path == cfg
+
+
+def test_db_in_a_config_is_relative_to_its_folder_and_the_default_to_the_working_folder(tmp_path):
+    (tmp_path / "sub").mkdir()
+    cfg = tmp_path / "sub" / "run.toml"
+    cfg.write_text(RUN + 'db = "ledgers/runs.sqlite"\nprompt_template = "v1"\n' + ARM)
+    assert load_config(cfg).db == tmp_path / "sub" / "ledgers" / "runs.sqlite"
+    cfg.write_text(RUN + f'db = "{tmp_path / "abs.sqlite"}"\n' + ARM)
+    assert load_config(cfg).db == tmp_path / "abs.sqlite"
+    cfg.write_text(RUN + ARM)
+    assert str(load_config(cfg).db) == "quotabench.sqlite"  # no db key: ./quotabench.sqlite, where report looks
 
 
 def _task(root, name, **files):

@@ -139,6 +139,30 @@ def test_a_run_remembers_its_ledger_for_report_and_export(tmp_path):
     assert lost.returncode == 2 and "quotabench.sqlite: no such file" in lost.stderr
 
 
+def test_a_configs_db_is_beside_it_and_report_finds_it_with_config(tmp_path):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    config = project / "run.toml"
+    config.write_text((ROOT / "examples" / "smoke-scripted.toml").read_text()
+                      .replace('"../fixtures/smoke"', f'"{ROOT / "fixtures" / "smoke"}"')
+                      .replace("max_attempts = 2", 'max_attempts = 1\ntasks = ["py-word-count"]\ndb = "runs.sqlite"'))
+    done = cli("run", str(config), "--no-preflight", cwd=elsewhere, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (project / "runs.sqlite").is_file() and not (elsewhere / "runs.sqlite").exists()
+    report = cli("report", "--config", str(config), cwd=elsewhere, env={"XDG_STATE_HOME": str(elsewhere / "fresh")})
+    assert report.returncode == 0, report.stderr
+    assert "paired comparison" in report.stdout
+    both = cli("report", "--config", str(config), "--db", "x.sqlite", cwd=elsewhere)
+    assert both.returncode == 2 and "pass one of them" in both.stderr
+
+
+def test_the_shipped_examples_and_fixtures_are_found_from_any_folder(tmp_path):
+    done = cli("validate", "fixtures/smoke/js-clamp-range", cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "js-clamp-range" in done.stdout
+
+
 def test_the_after_run_report_fits_the_terminal(tmp_path):
     from agent.metrics.report import build_report, render_report
     from tests.tuiapp.browse.fixed_ledger import build_fixed_ledger  # a finished two-arm run

@@ -166,7 +166,6 @@ class RunState:
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.log_total = 0
         self.events_seen = 0
-        self._turn_events = False  # the engine emits TurnStarted: take turns from it, not from calls
         self.dirty: set[str] = set()
         self.dirty_cells: set[tuple[str, str]] = set()
         self._set_tasks(task_ids)
@@ -191,10 +190,6 @@ class RunState:
                 self.dirty.add(f"activity:{arm.name}")
             case ev.AttemptStarted() if arm:
                 self._attempt_started(arm, event)
-            case ev.TurnStarted() if arm:
-                self._turn_events = True
-                arm.activity.turn = event.turn
-                self.dirty.add(f"activity:{arm.name}")
             case ev.CallFinished() if arm:
                 self._call_finished(arm, event)
             case ev.ToolCalled() if arm:
@@ -279,7 +274,7 @@ class RunState:
     def _call_finished(self, arm: ArmState, event: ev.CallFinished) -> None:
         self._cell(arm, event.task_id).tokens += event.prompt_tokens + event.completion_tokens
         act = arm.activity
-        if not self._turn_events and act.task_id == event.task_id and event.retry_index == 0 and event.status == "ok":
+        if act.task_id == event.task_id and event.retry_index == 0 and event.status == "ok":
             act.turn += 1  # the call of this turn is done: the next one is the next turn
         if act.text and not act.text.endswith("\n"):
             act.text += "\n"
