@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from agent import QuotabenchError
-from agent.config import ArmConfig, LlamaCppSettings, ScriptedSettings
+from agent.config import ArmConfig, EndpointKnobs, LlamaCppSettings, ScriptedSettings
 from agent.endpoint import ChatClient, EndpointSettings
 from agent.ledger.store import new_id
 from agent.quota import Quota
@@ -45,13 +45,8 @@ class ArmRuntime:
 
 
 def settings_for(arm: ArmConfig, base_url: str, model: str | None = None) -> EndpointSettings:
-    return EndpointSettings(
-        base_url=base_url, model=model or arm.model, api_key_env=arm.api_key_env,
-        temperature=arm.temperature, top_p=arm.top_p, max_tokens=arm.max_tokens, seed=arm.seed,
-        headers=dict(arm.headers), request_timeout_s=arm.request_timeout_s, request_deadline_s=arm.request_deadline_s,
-        max_concurrency=arm.max_concurrency,
-        max_retries=arm.max_retries, backoff_base_s=arm.backoff_base_s, backoff_cap_s=arm.backoff_cap_s,
-        stream=arm.stream, tool_choice=arm.tool_choice)
+    knobs = {f.name: getattr(arm, f.name) for f in fields(EndpointKnobs)}
+    return EndpointSettings(base_url, model or arm.model, **knobs | {"headers": dict(arm.headers)})
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from agent import QuotabenchError
 from verifiers.executors import EXECUTORS
 
 T = TypeVar("T")
+SAMPLING = {"sampling": True}  # field metadata: the knob is recorded in arms.sampling_json
 
 ARM_KINDS = ("openai", "llamacpp", "scripted")
 PROTOCOLS = ("tools", "text")
@@ -75,27 +76,39 @@ class ScriptedSettings:
     session_seeds: tuple[Annotated[int, Meta(ge=0, le=_INT64)], ...] = ()
 
 
+@dataclass(frozen=True, kw_only=True)
+class EndpointKnobs:
+    """How an arm talks to its endpoint, defined once: the config reads and bounds them here, the
+    HTTP client takes them as agent.endpoint.EndpointSettings (this plus where to send), and the
+    ledger's arms.sampling_json holds the ones marked SAMPLING. docs/config.md lists each (a test
+    checks). A new knob is one field here and one row there."""
+    api_key_env: str | None = None  # the NAME of the environment variable holding the key
+    temperature: Annotated[float, Meta(ge=0, le=2)] | None = field(default=0.0, metadata=SAMPLING)
+    top_p: Annotated[float, Meta(ge=0, le=1)] | None = field(default=None, metadata=SAMPLING)
+    max_tokens: Annotated[int, Meta(ge=1, le=10_000_000)] = field(default=1024, metadata=SAMPLING)
+    seed: Annotated[int, Meta(ge=-_INT64 - 1, le=_INT64)] | None = field(default=None, metadata=SAMPLING)
+    headers: dict[str, str] = field(default_factory=dict)
+    request_timeout_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 120.0  # connect, and each read of the response
+    request_deadline_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 600.0  # the whole try: connect, headers, body
+    max_concurrency: Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)] = 1
+    max_retries: Annotated[int, Meta(ge=0, le=100)] = 4  # retries after the first try
+    backoff_base_s: Annotated[float, Meta(ge=0, le=3600)] = 0.5
+    backoff_cap_s: Annotated[float, Meta(ge=0, le=_DAY_S)] = 20.0
+    stream: bool = field(default=True, metadata=SAMPLING)
+    tool_choice: str | dict[str, Any] | None = field(default=None, metadata=SAMPLING)  # sent only with tools
+
+    def sampling(self) -> dict[str, Any]:
+        """The knobs that shape the reply, as the ledger records them (arms.sampling_json)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("sampling")}
+
+
 @dataclass(frozen=True)
-class ArmConfig:
+class ArmConfig(EndpointKnobs):
     name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")]
     kind: str = "openai"
     protocol: str = "tools"
     base_url: Annotated[str, Meta(pattern=r"^https?://")] | None = None
     model: str = ""
-    api_key_env: str | None = None
-    temperature: Annotated[float, Meta(ge=0, le=2)] | None = 0.0
-    top_p: Annotated[float, Meta(ge=0, le=1)] | None = None
-    max_tokens: Annotated[int, Meta(ge=1, le=10_000_000)] = 1024
-    seed: Annotated[int, Meta(ge=-_INT64 - 1, le=_INT64)] | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    request_timeout_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 120.0
-    request_deadline_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 600.0
-    max_concurrency: Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)] = 1
-    max_retries: Annotated[int, Meta(ge=0, le=100)] = 4
-    backoff_base_s: Annotated[float, Meta(ge=0, le=3600)] = 0.5
-    backoff_cap_s: Annotated[float, Meta(ge=0, le=_DAY_S)] = 20.0
-    stream: bool = True
-    tool_choice: str | dict[str, Any] | None = None
     cap_tokens: Annotated[int, Meta(ge=1, le=MAX_CAP_TOKENS)] = 200_000
     max_attempts: Annotated[int, Meta(ge=1, le=100)] | None = None
     price: dict[str, Annotated[float, Meta(ge=0, le=1e9)]] = field(default_factory=dict)

@@ -19,7 +19,7 @@ import random
 import ssl
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, overload
 
@@ -27,6 +27,7 @@ import anyio
 import httpx
 
 from agent import QuotabenchError
+from agent.config import EndpointKnobs
 from agent.response import (
     Reply,
     ToolCallRequest,
@@ -47,24 +48,10 @@ _SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, Re
 
 
 @dataclass(frozen=True)
-class EndpointSettings:
-    """How to reach one arm's endpoint. `api_key_env` is the NAME of an environment variable."""
+class EndpointSettings(EndpointKnobs):
+    """Where one arm's requests go, and how (the knobs are agent.config.EndpointKnobs)."""
     base_url: str
     model: str
-    api_key_env: str | None = None
-    temperature: float | None = 0.0
-    top_p: float | None = None
-    max_tokens: int = 1024
-    seed: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    request_timeout_s: float = 120.0  # connect, and each read of the response (httpx semantics)
-    request_deadline_s: float = 600.0  # the whole try: connect, headers, body or stream
-    max_concurrency: int = 2
-    max_retries: int = 4  # retries after the first try
-    backoff_base_s: float = 0.5
-    backoff_cap_s: float = 20.0
-    stream: bool = True
-    tool_choice: str | dict[str, Any] | None = None  # sent only when tools are given
 
 
 @dataclass(frozen=True)

@@ -315,8 +315,7 @@ class RunEngine:
         row = {
             "run_id": self.run_id, "name": arm.name, "kind": cfg.kind, "protocol": cfg.protocol,
             "endpoint_url": arm.endpoint_url, "model": arm.client.settings.model, "models_listed_json": to_json(listed),
-            "sampling_json": to_json({"temperature": cfg.temperature, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens,
-                                      "seed": cfg.seed, "stream": cfg.stream, "tool_choice": cfg.tool_choice}),
+            "sampling_json": to_json(cfg.sampling()),
             "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
             "server_session_id": arm.session_id,
             "max_attempts": self.config.max_attempts, "state": "running", "censored": 0, "busy_ms": 0, "tokens_used": 0,

@@ -31,7 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-TOOL_NAMES = ("list_files", "read_file", "write_file", "edit_file", "run_tests", "finish")
+from agent.tools import TOOL_NAMES
+
 _OPENER = re.compile(r"(?P<fence>`{3,})(?P<info>[^`]*)")
 _INLINE = re.compile(r"(?<!`)```(?P<info>[A-Za-z_]+(?: [^`\n]*)?)```")
 _OLD, _MID, _NEW = "<<<<<<< OLD\n", "=======\n", ">>>>>>> NEW"

@@ -47,6 +47,7 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
         "name": "finish", "description": "Declare the task done.",
         "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}, "required": []}}},
 ]
+TOOL_NAMES = tuple(s["function"]["name"] for s in TOOL_SCHEMAS)  # also the text protocol's actions
 REQUIRED_ARGS: dict[str, tuple[str, ...]] = {s["function"]["name"]: tuple(s["function"]["parameters"]["required"])
                                               for s in TOOL_SCHEMAS}
 

@@ -17,8 +17,6 @@ from agent.classify import CLASSES
 from agent.ledger.store import Row
 from agent.metrics.outcome import AttemptRecord, TaskOutcome, arm_figures, outcomes_of
 
-FAILURE_CLASSES = CLASSES
-
 
 @dataclass(frozen=True)
 class Spread:
@@ -118,7 +116,7 @@ def arm_metrics(arm_row: dict[str, Any], tasks: list[dict[str, Any]], attempts: 
     visible = [r for r in attempts if r["visible_passed"] == 1 and r["verdict"] is not None]
     flattered = sum(r["verdict"] != "pass" for r in visible)
     counts = Counter(o.failure_class for o in outcomes)
-    taxonomy = {cls: counts.get(cls, 0) for cls in FAILURE_CLASSES}
+    taxonomy = {cls: counts.get(cls, 0) for cls in CLASSES}
     taxonomy.update({cls: n for cls, n in counts.items() if cls not in taxonomy})
     metrics = ArmMetrics(
         name=f.name, n_tasks=f.n_tasks, decided=f.decided, accepted=f.accepted, acceptance=f.acceptance,

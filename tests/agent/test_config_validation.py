@@ -148,3 +148,24 @@ def test_percent_and_underscore_in_a_run_id_prefix_are_literal(tmp_path):
     for prefix in ("%", "01AB_", "_"):
         with pytest.raises(Exception, match="no run with id starting"):
             ledger.resolve_run_id(prefix)
+
+
+def test_each_endpoint_knob_is_documented_reaches_the_client_and_sampling_is_recorded():
+    """One definition (agent.config.EndpointKnobs): the docs list each knob, the client gets each
+    one as configured, and the ledger's sampling_json is derived from the same fields."""
+    from dataclasses import fields
+
+    from agent.arms import settings_for
+    from agent.config import ArmConfig, EndpointKnobs
+    doc = (FIXTURES.parent / "docs" / "config.md").read_text()
+    keys = " ".join(line.split("|")[1] for line in doc.splitlines() if line.startswith("| `"))  # first cells
+    assert [f.name for f in fields(EndpointKnobs) if f"`{f.name}`" not in keys] == []
+    arm = ArmConfig(name="A", base_url="http://x/v1", model="m", temperature=0.3, top_p=0.9, max_tokens=77, seed=5,
+                    headers={"X": "y"}, request_timeout_s=9.0, max_concurrency=3, max_retries=1, stream=False,
+                    tool_choice="auto")
+    settings = settings_for(arm, "http://y/v1")
+    assert {f.name: getattr(settings, f.name) for f in fields(EndpointKnobs)} == \
+        {f.name: getattr(arm, f.name) for f in fields(EndpointKnobs)}
+    assert (settings.base_url, settings.model) == ("http://y/v1", "m")
+    assert arm.sampling() == {"temperature": 0.3, "top_p": 0.9, "max_tokens": 77, "seed": 5, "stream": False,
+                              "tool_choice": "auto"}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agent import events as ev
+from agent.classify import NOT_COUNTED
 from agent.printer import format_event
 
 if TYPE_CHECKING:  # agent.metrics loads numpy: imported where the figures thread needs it, not at startup
@@ -38,8 +39,7 @@ CELL_LOOK: dict[str, tuple[str, str, str]] = {
     "censored": ("C", "censored", "censored"),
     "aborted": ("–", "not run", "not run (stopped)"),
 }
-FINAL = ("accepted", "reasoning", "mechanics", "timeout", "environment", "harness_error", "censored", "aborted")
-UNFINISHED = ("censored", "aborted")  # cells the engine listed as never finished on their arm
+UNFINISHED = NOT_COUNTED  # cells the engine listed as never finished on their arm (agent.classify)
 
 
 @dataclass
