@@ -16,7 +16,7 @@ import anyio
 
 from agent import QuotabenchError
 from agent.config import ArmConfig, EndpointKnobs, LlamaCppSettings, ScriptedSettings
-from agent.endpoint import ChatClient, EndpointSettings
+from agent.endpoint import ChatClient, ChatEndpoint, EndpointSettings
 from agent.ledger.store import new_id
 from agent.quota import Quota
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 @dataclass
 class ArmRuntime:
     config: ArmConfig
-    client: ChatClient
+    client: ChatEndpoint
     quota: Quota
     arm_id: str = ""
     endpoint_url: str = ""

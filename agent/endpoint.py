@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, overload, runtime_checkable
 
 import anyio
 import httpx
@@ -117,8 +117,11 @@ class DeadlinePassed(EndpointError):
     """The caller's deadline (the attempt's time limit) passed before a reply arrived."""
 
 
+@runtime_checkable
 class ChatEndpoint(Protocol):
-    """The seam the agent loop talks to; ChatClient is the HTTP implementation."""
+    """The seam an arm talks through; ChatClient is the HTTP implementation."""
+
+    settings: EndpointSettings
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
@@ -126,6 +129,8 @@ class ChatEndpoint(Protocol):
                        deadline: float | None = None) -> Completion: ...
 
     async def aclose(self) -> None: ...
+    async def list_models(self) -> list[str]: ...
+    def mask(self, text: str | None) -> str | None: ...
 
 
 class ChatClient:

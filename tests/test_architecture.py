@@ -23,3 +23,20 @@ def test_modules_stay_small():
     big = [f"{p.relative_to(ROOT)}: {n} lines" for pkg in ("agent", "verifiers", "tuiapp") for p in (ROOT / pkg).rglob("*.py")
            if (n := len(p.read_text().splitlines())) > 450]
     assert not big, big
+
+
+def test_the_implementations_and_fakes_fill_their_seams():
+    """The seams are Protocols (runtime-checkable): the real implementation and each stand-in used
+    by tests and benchmarks have every member the seam names."""
+    from agent.endpoint import ChatClient, ChatEndpoint, EndpointSettings
+    from agent.engine import RunEngine
+    from agent.events import RunControls
+    from benchmarks.engine import NoGrader
+    from tuiapp.live.replay import ReplayEngine
+    from verifiers.grading import Grader, SandboxGrader
+    assert isinstance(ChatClient(EndpointSettings("http://x/v1", "m")), ChatEndpoint)
+    assert issubclass(SandboxGrader, Grader) and issubclass(NoGrader, Grader)
+    missing = [name for cls in (RunEngine, ReplayEngine) for name in ("run", "pause", "resume", "abort", "stop_now",
+               "stop_arm", "raise_cap", "stop_decided") if not callable(getattr(cls, name, None))]
+    assert not missing, missing
+    assert isinstance(ReplayEngine([]), RunControls)

@@ -17,7 +17,7 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from verifiers.runners import environment_fault, parse_counts
 from verifiers.sandbox import RunResult, Sandbox, limits_for, make_sandbox
@@ -52,7 +52,9 @@ class GradeResult:
     placement: dict[str, Any] = field(default_factory=dict)  # where it ran: executor, node, queue_ms, retries
 
 
+@runtime_checkable
 class Grader(Protocol):
+    """What the engine grades with (SandboxGrader here; a benchmark's or a test's fake too)."""
     def grade(self, task: Task, workspace: Path) -> GradeResult: ...
     def run_visible(self, task: Task, workspace: Path, timeout_s: float | None = None) -> GradeResult: ...
 
