@@ -131,7 +131,8 @@ async def _llamacpp(arm: ArmConfig, suites: list[Path], replicate: int) -> Async
                     await shared.stack.aclose()
 
 
-ARM_KINDS: dict[str, Callable[..., Any]] = {"openai": _openai, "scripted": _scripted, "llamacpp": _llamacpp}
+# Every arm kind, by the name a config gives it (agent.config checks names against this).
+ARM_KINDS: dict[str, Callable[..., Any]] = {"openai": _openai, "llamacpp": _llamacpp, "scripted": _scripted}
 
 
 @contextlib.asynccontextmanager

@@ -25,7 +25,6 @@ from verifiers.executors import EXECUTORS
 T = TypeVar("T")
 SAMPLING = {"sampling": True}  # field metadata: the knob is recorded in arms.sampling_json
 
-ARM_KINDS = ("openai", "llamacpp", "scripted")
 PROTOCOLS = ("tools", "text")
 PROMPT_TEMPLATE_VERSION = "v1"  # the agent loop's prompt (agent/loop.py), recorded in every run's manifest
 PREFLIGHT_MODES = ("on", "force", "off")  # check and refuse / check, warn and run anyway / skip
@@ -308,6 +307,7 @@ def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
 
 
 def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
+    from agent.arms import ARM_KINDS  # the one registry of kinds (arms imports this module: read at check time)
     if arm.kind not in ARM_KINDS:
         raise _fail(path, prefix + "kind", f"{arm.kind!r} is not a known arm kind", f"valid kinds: {', '.join(ARM_KINDS)}")
     if arm.protocol not in PROTOCOLS:

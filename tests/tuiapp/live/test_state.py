@@ -205,3 +205,10 @@ def test_censored_arm_shows_dashes_live():
     b = compute_figures(state.snapshot(state.last_at)).arms["B"]
     assert not b.comparable and (b.qap, b.retry_tax, b.first_try_share) == (None, None, None)
     assert (b.decided, b.acceptance) == (6, 0.0) and b.ci == wilson(0, 6)
+
+
+def test_every_failure_class_has_a_cell_look():
+    """The grid draws each class agent.classify defines (one list of classes, one look each)."""
+    from agent.classify import CLASSES
+    from tuiapp.live.state import CELL_LOOK
+    assert [c for c in CLASSES if c not in CELL_LOOK] == []
