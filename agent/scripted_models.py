@@ -242,14 +242,12 @@ def render(reply: Reply, native: bool) -> tuple[str, list[tuple[str, str]]]:
     return "\n\n".join([reply.text, *blocks]), []
 
 
-TASK_FILES_KEPT = 64
-
-
 class TaskFilesByID(Mapping[str, TaskFiles]):
     """Task id -> its files as the scripts read them, read from disk when first asked for and
-    kept for the TASK_FILES_KEPT most recently used tasks: a 1,000-task suite does not sit in memory."""
+    kept for the `keep` most recently used tasks: a 1,000-task suite does not sit in memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
         self._folders: dict[str, Path] = {}
         self._files: collections.OrderedDict[str, TaskFiles] = collections.OrderedDict()
         self._lock = threading.Lock()
@@ -266,7 +264,7 @@ class TaskFilesByID(Mapping[str, TaskFiles]):
         files = TaskFiles.from_task(load_task(self._folders[task_id]))
         with self._lock:
             self._files[task_id] = files
-            while len(self._files) > TASK_FILES_KEPT:
+            while len(self._files) > self._keep:
                 self._files.popitem(last=False)
         return files
 

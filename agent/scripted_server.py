@@ -54,6 +54,7 @@ from verifiers.tasks import load_suite
 FAULTS = ("429", "500", "overflow", "401", "cut", "malformed", "slow", "empty", "no_choices", "no_usage", "drop")
 FINGERPRINT = "fp_scripted_1"
 REQUEST_LOG = 256
+TASK_FILES = 64
 
 
 def _overflow(limit: int = 8192, prompt: int = 9100) -> dict[str, Any]:
@@ -100,7 +101,7 @@ class ScriptedServer:
         self.probes: collections.deque[dict[str, Any]] = collections.deque(maxlen=REQUEST_LOG)  # preflight's
         self.probe_log: collections.deque[tuple[int, int]] = collections.deque(maxlen=REQUEST_LOG)
         self.peak_concurrency = 0
-        self.tasks = TaskFilesByID()
+        self.tasks = TaskFilesByID(TASK_FILES)
         self.problems: list[str] = []
         self._faults: collections.deque[str] = collections.deque()
         self._lock = threading.Lock()
