@@ -35,11 +35,19 @@ def load_tasks(config: RunConfig, log: Callable[[str], None] | None = None) -> l
 
 
 def check_keys(config: RunConfig) -> None:
-    """Every arm's api key variable is set (one line naming it otherwise)."""
+    """Every arm's api key variable is set; otherwise one message naming every unset one."""
+    missing: dict[str, list[str]] = {}
     for arm in config.arms:
         if arm.api_key_env and not os.environ.get(arm.api_key_env):
-            raise QuotabenchError(f"arm {arm.name}: environment variable {arm.api_key_env} is not set — "
-                                  f"export {arm.api_key_env}=... or remove api_key_env from the config")
+            missing.setdefault(arm.api_key_env, []).append(arm.name)
+    if len(missing) == 1:
+        (var, arms), = missing.items()
+        raise QuotabenchError(f"arm {', '.join(arms)}: environment variable {var} is not set — "
+                              f"export {var}=... or remove api_key_env from the config")
+    if missing:
+        names = ", ".join(f"{var} (arm {', '.join(arms)})" for var, arms in missing.items())
+        raise QuotabenchError(f"config {config.path}: environment variables {names} are not set — "
+                              f"export {' '.join(f'{var}=...' for var in missing)}, or remove api_key_env from those arms")
 
 
 def check_before_run(config: RunConfig) -> None:

@@ -82,22 +82,6 @@ def _want_tui(args) -> bool:
     return why is None
 
 
-def _missing_keys(config) -> None:
-    """Every unset api-key variable of the config, named in one message."""
-    missing: dict[str, list[str]] = {}
-    for arm in config.arms:
-        if arm.api_key_env and not os.environ.get(arm.api_key_env):
-            missing.setdefault(arm.api_key_env, []).append(arm.name)
-    if len(missing) == 1:
-        (var, arms), = missing.items()
-        raise QuotabenchError(f"arm {', '.join(arms)}: environment variable {var} is not set — "
-                              f"export {var}=... or remove api_key_env from the config")
-    if missing:
-        names = ", ".join(f"{var} (arm {', '.join(arms)})" for var, arms in missing.items())
-        raise QuotabenchError(f"config {config.path}: environment variables {names} are not set — "
-                              f"export {' '.join(f'{var}=...' for var in missing)}, or remove api_key_env from those arms")
-
-
 def _exit_code(ledger, run_id: str) -> int:
     """0 finished, 130 aborted or stopped, 2 refused by preflight, 1 crashed (see tuiapp/cli.py)."""
     status = (ledger.run(run_id) or {}).get("status")
@@ -156,6 +140,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from agent.config import load_config
+    from agent.prepare import check_keys
     from agent.schedule import MAX_REPLICATES
     replicates = getattr(args, "replicates", 1)  # `quotabench demo` passes no such option
     if replicates > MAX_REPLICATES:
@@ -165,7 +150,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, require_sandbox=True)
     if getattr(args, "on_auto_pause", None):
         config = dataclasses.replace(config, auto_pause_policy=args.on_auto_pause)
-    _missing_keys(config)
+    check_keys(config)
     _guard_harness()
     db = args.db or str(config.db)
     if replicates > 1:
