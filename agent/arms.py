@@ -7,30 +7,34 @@ llamacpp  a llama.cpp server quotabench starts and stops itself (agent/llamacpp.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from agent import QuotabenchError
-from agent.config import ArmConfig, ScriptedSettings
-from agent.endpoint import ChatClient, EndpointSettings
+from agent.config import ArmConfig, EndpointKnobs, LlamaCppSettings, ScriptedSettings
+from agent.endpoint import ChatClient, ChatEndpoint, EndpointSettings
 from agent.ledger.store import new_id
 from agent.quota import Quota
+
+if TYPE_CHECKING:
+    from agent.llamacpp import LlamaServer
 
 
 @dataclass
 class ArmRuntime:
     config: ArmConfig
-    client: ChatClient
+    client: ChatEndpoint
     quota: Quota
     arm_id: str = ""
     endpoint_url: str = ""
-    constants: dict = field(default_factory=dict)
+    constants: dict[str, Any] = field(default_factory=dict)
     state: str = "running"
     busy_ms: int = 0
-    gate: object | None = None   # held around each call when the server serves one request at a time
+    gate: anyio.Lock | None = None   # held around each call when the server serves one request at a time
     model_reported: str | None = None
     system_fingerprint: str | None = None
     session_id: str | None = None  # the server session (a new id per server start); None: not ours to know
@@ -41,13 +45,8 @@ class ArmRuntime:
 
 
 def settings_for(arm: ArmConfig, base_url: str, model: str | None = None) -> EndpointSettings:
-    return EndpointSettings(
-        base_url=base_url, model=model or arm.model, api_key_env=arm.api_key_env,
-        temperature=arm.temperature, top_p=arm.top_p, max_tokens=arm.max_tokens, seed=arm.seed,
-        headers=dict(arm.headers), request_timeout_s=arm.request_timeout_s, request_deadline_s=arm.request_deadline_s,
-        max_concurrency=arm.max_concurrency,
-        max_retries=arm.max_retries, backoff_base_s=arm.backoff_base_s, backoff_cap_s=arm.backoff_cap_s,
-        stream=arm.stream, tool_choice=arm.tool_choice)
+    knobs = {f.name: getattr(arm, f.name) for f in fields(EndpointKnobs)}
+    return EndpointSettings(base_url, model or arm.model, **knobs | {"headers": dict(arm.headers)})
 
 
 @dataclass(frozen=True)
@@ -55,14 +54,15 @@ class Endpoint:
     """Where an arm's requests go, and what was observed while bringing it up."""
     base_url: str
     model: str
-    constants: dict = field(default_factory=dict)
+    constants: dict[str, Any] = field(default_factory=dict)
     transport: object | None = None   # an httpx transport, for in-process endpoints (benchmarks)
-    gate: object | None = None        # an anyio.Lock shared by arms of one single-request server
+    gate: anyio.Lock | None = None    # an anyio.Lock shared by arms of one single-request server
     session_id: str | None = None     # set when quotabench started the server: a new id per start
 
 
 @contextlib.asynccontextmanager
 async def _openai(arm: ArmConfig, suites: list[Path], replicate: int) -> AsyncIterator[Endpoint]:
+    assert arm.base_url is not None  # config validation requires it for kind "openai"
     yield Endpoint(arm.base_url, arm.model)
 
 
@@ -94,14 +94,14 @@ async def _scripted(arm: ArmConfig, suites: list[Path], replicate: int) -> Async
 @dataclass
 class _SharedServer:
     """One llama.cpp server and the arms using it (arms with equal settings share it)."""
-    server: object
+    server: LlamaServer
     stack: contextlib.AsyncExitStack
     gate: anyio.Lock = field(default_factory=anyio.Lock)
     users: int = 0
     session_id: str = ""
 
 
-_shared_servers: dict[object, _SharedServer] = {}   # keyed by LlamaCppSettings
+_shared_servers: dict[LlamaCppSettings, _SharedServer] = {}   # keyed by LlamaCppSettings
 _shared_lock = anyio.Lock()
 
 
@@ -109,6 +109,7 @@ _shared_lock = anyio.Lock()
 async def _llamacpp(arm: ArmConfig, suites: list[Path], replicate: int) -> AsyncIterator[Endpoint]:
     from agent.llamacpp import llama_server
     key = arm.llamacpp
+    assert key is not None  # config validation requires [arms.llamacpp] for kind "llamacpp"
     async with _shared_lock:
         shared = _shared_servers.get(key)
         if shared is None:
@@ -130,7 +131,8 @@ async def _llamacpp(arm: ArmConfig, suites: list[Path], replicate: int) -> Async
                     await shared.stack.aclose()
 
 
-ARM_KINDS: dict[str, Callable] = {"openai": _openai, "scripted": _scripted, "llamacpp": _llamacpp}
+# Every arm kind, by the name a config gives it (agent.config checks names against this).
+ARM_KINDS: dict[str, Callable[..., Any]] = {"openai": _openai, "llamacpp": _llamacpp, "scripted": _scripted}
 
 
 @contextlib.asynccontextmanager

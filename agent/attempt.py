@@ -18,29 +18,30 @@ import functools
 import json
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 
 from agent import events as ev
+from agent.arms import ArmRuntime
 from agent.classify import classify
-from agent.config import Limits
+from agent.config import Limits, RunConfig
 from agent.endpoint import CallTry, Completion, ContextOverflow, DeadlinePassed, EndpointError
 from agent.killpoints import kill_point
 from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped, clean_text, new_id, to_json, utc_now
+from agent.ledger.writer import AsyncLedger
 from agent.loop import AgentLoop, AttemptEnded
 from agent.quota import QuotaExhausted
 from agent.tokens import estimate_messages_tokens
 from agent.tools import ToolOutcome, Workspace
 from agent.workspace_diff import apply_changes, changed_files, unified_diff
+from verifiers.grading import Grader
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, copy_with_overlays
-
-if TYPE_CHECKING:
-    from agent.engine import ArmRuntime, RunEngine
 
 NOT_GRADED = ("harness_error", "censored", "aborted", "lost")
 DIFF_CHARS = 4 * ROW_TEXT_CHARS
@@ -72,7 +73,7 @@ class AttemptResult:
         return self.failure_class == "accepted"
 
 
-def call_columns(t: CallTry) -> dict:
+def call_columns(t: CallTry) -> dict[str, Any]:
     """The calls-row columns one HTTP try fills, for attempts and preflight alike."""
     return {
         "retry_index": t.retry_index, "started_utc": t.started_utc, "latency_ms": t.latency_ms,
@@ -86,10 +87,27 @@ def call_columns(t: CallTry) -> dict:
     }
 
 
+class AttemptHost(Protocol):
+    """What an attempt needs from the engine that runs it (RunEngine is one; a test's fake can be)."""
+
+    run_id: str
+    config: RunConfig
+    ledger: AsyncLedger
+    grader: Grader
+
+    def emit(self, event: ev.Event) -> None: ...
+    def mask(self, text: str) -> str: ...
+    def quota_changed(self, arm: ArmRuntime) -> None: ...
+    async def before_reserve(self, arm: ArmRuntime, tokens: int) -> None: ...
+    async def observe_server(self, arm: ArmRuntime, completion: Completion) -> None: ...
+    async def checkpoint(self, arm: ArmRuntime) -> None: ...
+    async def censor(self, arm: ArmRuntime, reason: str) -> None: ...
+
+
 class AttemptRunner:
     """Runs one attempt; the engine supplies the arm (client, quota) and its own controls."""
 
-    def __init__(self, engine: "RunEngine", arm: "ArmRuntime", task: Task, attempt_no: int,
+    def __init__(self, engine: AttemptHost, arm: ArmRuntime, task: Task, attempt_no: int,
                  plan: StagePlan | None = None):
         self.engine, self.arm, self.task, self.attempt_no = engine, arm, task, attempt_no
         self.plan = plan or StagePlan()
@@ -98,9 +116,9 @@ class AttemptRunner:
         self.calls = 0
         self.retries = 0
         self.in_flight: dict[str, int] = {}  # placeholder call row id -> reserved tokens
-        self.pending: list[tuple] = []       # tool rows, written with the next ledger batch
+        self.pending: list[tuple[Any, ...]] = []       # tool rows, written with the next ledger batch
 
-    def _emit(self, event_cls, **fields) -> None:
+    def _emit(self, event_cls: Callable[..., ev.Event], **fields: Any) -> None:
         self.engine.emit(event_cls(self.engine.run_id, arm=self.arm.name, task_id=self.task.id, **fields))
 
     async def run(self) -> AttemptResult:
@@ -152,10 +170,10 @@ class AttemptRunner:
             return await self._finish_broken(self._one_line(exc), self.engine.mask(traceback.format_exc()))
 
     def _one_line(self, exc: BaseException) -> str:
-        return capped(self.engine.mask(" ".join(f"{type(exc).__name__}: {exc}".split())), 300)
+        return capped(self.engine.mask(" ".join(f"{type(exc).__name__}: {exc}".split())), 300) or ""
 
     # -- the model call, with quota reservation and one ledger row per try -------------------
-    async def _query(self, messages: list[dict], tools: list[dict] | None, turn: int, deadline: float) -> Completion:
+    async def _query(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, turn: int, deadline: float) -> Completion:
         await self.engine.checkpoint(self.arm)
         reserve = estimate_messages_tokens(messages, tools) + self.arm.config.max_tokens
         await self.engine.before_reserve(self.arm, reserve)  # auto-pause comes before any censoring
@@ -237,16 +255,16 @@ class AttemptRunner:
                    prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
                    usage_source=t.usage_source, latency_ms=t.latency_ms)
 
-    def _totals_op(self, **extra) -> tuple:
+    def _totals_op(self, **extra: Any) -> tuple[Any, ...]:
         return ("update", "attempts", self.id, {
             "prompt_tokens": self.tokens["prompt"], "completion_tokens": self.tokens["completion"],
             "total_tokens": self.total_tokens, "calls": self.calls, "transport_retries": self.retries, **extra})
 
-    def _take_pending(self) -> list[tuple]:
+    def _take_pending(self) -> list[tuple[Any, ...]]:
         pending, self.pending = self.pending, []
         return pending
 
-    async def _update_totals(self, **extra) -> None:
+    async def _update_totals(self, **extra: Any) -> None:
         await self.engine.ledger.batch(self._take_pending() + [self._totals_op(**extra)])
 
     @property
@@ -262,9 +280,9 @@ class AttemptRunner:
         prefix = f"timed out after {limit:.0f} s\n" if result.verdict == "timeout" else ""
         return result.verdict == "pass", prefix + result.output
 
-    async def _on_tool(self, turn: int, tool: str, raw_args: str, outcome: ToolOutcome) -> None:
-        self.pending.append(("insert", "tool_calls", {
-            "id": new_id(), "attempt_id": self.id, "turn": turn, "tool": capped(tool, 200), "arguments_json": capped(raw_args),
+    async def _on_tool(self, turn: int, tool: str, raw_args: str, outcome: ToolOutcome, call_id: str | None) -> None:
+        self.pending.append(("insert", "tool_calls", {  # call_id as calls.tool_calls_json has it: joinable
+            "id": new_id(), "attempt_id": self.id, "call_id": capped(call_id, 200), "turn": turn, "tool": capped(tool, 200), "arguments_json": capped(raw_args),
             "ok": int(outcome.ok), "error": None if outcome.ok else capped(outcome.output, 4000), "path": outcome.path,
             "result": capped(outcome.output, 4000),
         }))
@@ -314,7 +332,7 @@ class AttemptRunner:
                                       duration_ms=int((time.monotonic() - started) * 1000))
 
 
-async def grade_attempt(engine: "RunEngine", arm: str, attempt_id: str, task: Task, work: Path, attempt_no: int, *,
+async def grade_attempt(engine: AttemptHost, arm: str, attempt_id: str, task: Task, work: Path, attempt_no: int, *,
                         end_reason: str, edited: bool, malformed: int, changed: list[str], tokens: int) -> AttemptResult:
     """Hidden verdict + mechanics findings -> grades row, attempt class. Also used by resume.
     The grades row and the attempt's update are one transaction: a kill leaves both or neither."""

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 MALFORMED_THRESHOLD = 3
 CLASSES = ("accepted", "reasoning", "mechanics", "timeout", "environment", "harness_error", "censored", "aborted")
+# Classes that end an attempt without using up one of its task's max_attempts: the attempt
+# never got to finish (cap ran out, run stopped or killed), so it says nothing about the model.
+NOT_COUNTED = ("censored", "aborted")
 # How a class reads in reports and screens; the others read as their own name.
 CLASS_LABELS = {"mechanics": "edit-mechanics"}
 CLASS_MEANINGS = {
@@ -29,6 +32,11 @@ CLASS_MEANINGS = {
     "censored": "the arm's token cap ran out",
     "aborted": "the user aborted the run or it was killed",
 }
+
+
+def counts_toward_budget(failure_class: str | None) -> bool:
+    """Whether an attempt of this class uses up one of its task's max_attempts (None: not classed yet)."""
+    return failure_class is not None and failure_class not in NOT_COUNTED
 
 
 def classify(end_reason: str, verdict: str | None, *, findings: int = 0, edited: bool = True,

@@ -14,7 +14,7 @@ import re
 import tomllib
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, TypeVar, cast, get_args
 
 import msgspec
 from msgspec import Meta
@@ -23,8 +23,11 @@ from agent import QuotabenchError
 from agent.strategy_spec import SELECT_RULES, Strategy, StrategyError, parse_strategy
 from verifiers.executors import EXECUTORS
 
-ARM_KINDS = ("openai", "llamacpp", "scripted")
+T = TypeVar("T")
+SAMPLING = {"sampling": True}  # field metadata: the knob is recorded in arms.sampling_json
+
 PROTOCOLS = ("tools", "text")
+PROMPT_TEMPLATE_VERSION = "v1"  # the agent loop's prompt (agent/loop.py), recorded in every run's manifest
 PREFLIGHT_MODES = ("on", "force", "off")  # check and refuse / check, warn and run anyway / skip
 MAX_CONCURRENCY = 64
 MAX_CAP_TOKENS = 10**13
@@ -73,27 +76,39 @@ class ScriptedSettings:
     session_seeds: tuple[Annotated[int, Meta(ge=0, le=_INT64)], ...] = ()
 
 
+@dataclass(frozen=True, kw_only=True)
+class EndpointKnobs:
+    """How an arm talks to its endpoint, defined once: the config reads and bounds them here, the
+    HTTP client takes them as agent.endpoint.EndpointSettings (this plus where to send), and the
+    ledger's arms.sampling_json holds the ones marked SAMPLING. docs/config.md lists each (a test
+    checks). A new knob is one field here and one row there."""
+    api_key_env: str | None = None  # the NAME of the environment variable holding the key
+    temperature: Annotated[float, Meta(ge=0, le=2)] | None = field(default=0.0, metadata=SAMPLING)
+    top_p: Annotated[float, Meta(ge=0, le=1)] | None = field(default=None, metadata=SAMPLING)
+    max_tokens: Annotated[int, Meta(ge=1, le=10_000_000)] = field(default=1024, metadata=SAMPLING)
+    seed: Annotated[int, Meta(ge=-_INT64 - 1, le=_INT64)] | None = field(default=None, metadata=SAMPLING)
+    headers: dict[str, str] = field(default_factory=dict)
+    request_timeout_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 120.0  # connect, and each read of the response
+    request_deadline_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 600.0  # the whole try: connect, headers, body
+    max_concurrency: Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)] = 1
+    max_retries: Annotated[int, Meta(ge=0, le=100)] = 4  # retries after the first try
+    backoff_base_s: Annotated[float, Meta(ge=0, le=3600)] = 0.5
+    backoff_cap_s: Annotated[float, Meta(ge=0, le=_DAY_S)] = 20.0
+    stream: bool = field(default=True, metadata=SAMPLING)
+    tool_choice: str | dict[str, Any] | None = field(default=None, metadata=SAMPLING)  # sent only with tools
+
+    def sampling(self) -> dict[str, Any]:
+        """The knobs that shape the reply, as the ledger records them (arms.sampling_json)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("sampling")}
+
+
 @dataclass(frozen=True)
-class ArmConfig:
+class ArmConfig(EndpointKnobs):
     name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")]
     kind: str = "openai"
     protocol: str = "tools"
     base_url: Annotated[str, Meta(pattern=r"^https?://")] | None = None
     model: str = ""
-    api_key_env: str | None = None
-    temperature: Annotated[float, Meta(ge=0, le=2)] | None = 0.0
-    top_p: Annotated[float, Meta(ge=0, le=1)] | None = None
-    max_tokens: Annotated[int, Meta(ge=1, le=10_000_000)] = 1024
-    seed: Annotated[int, Meta(ge=-_INT64 - 1, le=_INT64)] | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    request_timeout_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 120.0
-    request_deadline_s: Annotated[float, Meta(gt=0, le=_DAY_S)] = 600.0
-    max_concurrency: Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)] = 1
-    max_retries: Annotated[int, Meta(ge=0, le=100)] = 4
-    backoff_base_s: Annotated[float, Meta(ge=0, le=3600)] = 0.5
-    backoff_cap_s: Annotated[float, Meta(ge=0, le=_DAY_S)] = 20.0
-    stream: bool = True
-    tool_choice: str | dict[str, Any] | None = None
     cap_tokens: Annotated[int, Meta(ge=1, le=MAX_CAP_TOKENS)] = 200_000
     max_attempts: Annotated[int, Meta(ge=1, le=100)] | None = None
     price: dict[str, Annotated[float, Meta(ge=0, le=1e9)]] = field(default_factory=dict)
@@ -127,7 +142,7 @@ class RunConfig:
     limits: Limits = field(default_factory=Limits)
     auto_pause_share: Annotated[float, Meta(gt=0, le=1)] = 0.9
     auto_pause_policy: AutoPausePolicy = "continue"  # headless: continue (censor at the cap), stop-arm, abort
-    prompt_template: str = "v1"
+    prompt_template: str = PROMPT_TEMPLATE_VERSION  # checked: the loop has one template
     require_sandbox: bool = False  # refuse to start when the bubblewrap sandbox is unavailable
     stop_when_decided: bool = False  # stop both arms once the always-valid paired test decides (issue 20)
     decision_alpha: Annotated[float, Meta(gt=0, le=0.2)] = 0.05
@@ -193,9 +208,9 @@ def _lookup(data: Any, segments: list[str]) -> Any:
     return data
 
 
-def _convert(cls: type, data: dict, source: Path, prefix: str, **built: Any):
+def _convert(cls: type[T], data: dict[str, Any], source: Path, prefix: str, **built: Any) -> T:
     """`cls(**data)` checked by msgspec (types and bounds of its fields, strict), else ConfigError."""
-    known = {f.name: f for f in fields(cls)}
+    known = {f.name: f for f in fields(cast(Any, cls))}
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise _fail(source, f"{prefix}{unknown[0]}", "unknown key", f"valid keys are {', '.join(sorted(known))}")
@@ -230,7 +245,7 @@ def load_config(path: Path | str) -> RunConfig:
     return load_config_text(text, path)
 
 
-def _table(value: Any, path: Path, key: str, example: str) -> dict:
+def _table(value: Any, path: Path, key: str, example: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _fail(path, key, f"{_toml(value)[:80]} is not a table", f"write it as a table, e.g. {example}")
     return dict(value)
@@ -280,7 +295,13 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     if overridden:
         raise _fail(path, "arms.max_attempts", f"differs between arms ({overridden} vs run.max_attempts = {cfg.max_attempts})",
                     "retry-budget parity: every arm gets the same max_attempts (seed 002); set it once in [run]")
-    return replace(cfg, suites=suite_paths, path=path)
+    if cfg.prompt_template != PROMPT_TEMPLATE_VERSION:
+        raise _fail(path, f"run.prompt_template = {_toml(cfg.prompt_template)[:40]}", "not a prompt template this harness has",
+                    f"the agent loop has {PROMPT_TEMPLATE_VERSION} only: set it to {_toml(PROMPT_TEMPLATE_VERSION)} or remove the key")
+    # a db written in the config is relative to the config's folder, like suites; the default
+    # (no db key) stays quotabench.sqlite in the working folder, where report and browse look
+    db = base / cfg.db if "db" in run and not cfg.db.is_absolute() else cfg.db
+    return replace(cfg, suites=suite_paths, path=path, db=db)
 
 
 def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
@@ -289,7 +310,7 @@ def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
     raw.setdefault("name", "AB"[i] if i < 2 else f"arm{i + 1}")
     llama = raw.pop("llamacpp", None)
     scripted = raw.pop("scripted", None)
-    built = {}
+    built: dict[str, Any] = {}
     if llama is not None:
         llama = _table(llama, path, prefix + "llamacpp", '[arms.llamacpp] model_package = "..."')
         built["llamacpp"] = _convert(LlamaCppSettings, llama, path, prefix + "llamacpp.")
@@ -302,6 +323,7 @@ def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
 
 
 def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
+    from agent.arms import ARM_KINDS  # the one registry of kinds (arms imports this module: read at check time)
     if arm.kind not in ARM_KINDS:
         raise _fail(path, prefix + "kind", f"{arm.kind!r} is not a known arm kind", f"valid kinds: {', '.join(ARM_KINDS)}")
     if arm.protocol not in PROTOCOLS:

@@ -21,7 +21,7 @@ STATUSES: dict[str, Status] = {"accepted": True, "failed": False, "unfinished": 
 
 
 class DecisionWatch:
-    def __init__(self, engine: "RunEngine", task_ids: list[str], alpha: float, stop: bool):
+    def __init__(self, engine: RunEngine, task_ids: list[str], alpha: float, stop: bool):
         self.engine, self.order, self.alpha, self.stop = engine, task_ids, alpha, stop
         first, second = list(engine.arms)[:2]
         self.labels = (first, second)

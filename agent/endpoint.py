@@ -16,17 +16,28 @@ import hashlib
 import json
 import os
 import random
+import ssl
 import time
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Awaitable, Callable, Protocol
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol, overload, runtime_checkable
 
 import anyio
 import httpx
 
 from agent import QuotabenchError
-from agent.response import (Reply, ToolCallRequest, TryFailed, final_status, http_failure, json_object,
-                            read_body, read_lines)
+from agent.config import EndpointKnobs
+from agent.response import (
+    Reply,
+    ToolCallRequest,
+    TryFailed,
+    final_status,
+    http_failure,
+    json_object,
+    read_body,
+    read_events,
+)
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 
 RETRIED_STATUSES = frozenset({"http_429", "http_5xx", "connect_error", "read_timeout",
@@ -37,24 +48,10 @@ _SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, Re
 
 
 @dataclass(frozen=True)
-class EndpointSettings:
-    """How to reach one arm's endpoint. `api_key_env` is the NAME of an environment variable."""
+class EndpointSettings(EndpointKnobs):
+    """Where one arm's requests go, and how (the knobs are agent.config.EndpointKnobs)."""
     base_url: str
     model: str
-    api_key_env: str | None = None
-    temperature: float | None = 0.0
-    top_p: float | None = None
-    max_tokens: int = 1024
-    seed: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    request_timeout_s: float = 120.0  # connect, and each read of the response (httpx semantics)
-    request_deadline_s: float = 600.0  # the whole try: connect, headers, body or stream
-    max_concurrency: int = 2
-    max_retries: int = 4  # retries after the first try
-    backoff_base_s: float = 0.5
-    backoff_cap_s: float = 20.0
-    stream: bool = True
-    tool_choice: str | dict | None = None  # sent only when tools are given
 
 
 @dataclass(frozen=True)
@@ -78,7 +75,7 @@ class CallTry:
     response_sha256: str | None = None  # what came back (text and tool calls, not ids), for ok tries
 
 
-def request_sha256(body: dict) -> str:
+def request_sha256(body: dict[str, Any]) -> str:
     """The hash of a request body: equal hashes = the same conversation at the same settings."""
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
 
@@ -120,15 +117,20 @@ class DeadlinePassed(EndpointError):
     """The caller's deadline (the attempt's time limit) passed before a reply arrived."""
 
 
+@runtime_checkable
 class ChatEndpoint(Protocol):
-    """The seam the agent loop talks to; ChatClient is the HTTP implementation."""
+    """The seam an arm talks through; ChatClient is the HTTP implementation."""
 
-    async def complete(self, messages: list[dict], tools: list[dict] | None = None, *,
+    settings: EndpointSettings
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
                        on_delta: Callable[[str], None] | None = None,
                        deadline: float | None = None, seed: int | None = None) -> Completion: ...
 
     async def aclose(self) -> None: ...
+    async def list_models(self) -> list[str]: ...
+    def mask(self, text: str | None) -> str | None: ...
 
 
 class ChatClient:
@@ -152,7 +154,7 @@ class ChatClient:
     def __repr__(self) -> str:
         return f"ChatClient(model={self.settings.model!r}, base_url={self._base!r})"
 
-    async def complete(self, messages: list[dict], tools: list[dict] | None = None, *,
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
                        on_delta: Callable[[str], None] | None = None,
                        deadline: float | None = None, seed: int | None = None) -> Completion:
@@ -199,7 +201,7 @@ class ChatClient:
                     if response.status_code != 200:
                         return []
                     data = (json_object(await read_body(response)) or {}).get("data")
-                    return [self._redact(str(m["id"]))[:200] for m in (data if isinstance(data, list) else [])[:200]
+                    return [(self._redact(str(m["id"])) or "")[:200] for m in (data if isinstance(data, list) else [])[:200]
                             if isinstance(m, dict) and isinstance(m.get("id"), (str, int))]
         except Exception:  # noqa: BLE001 — a probe: any failure means "no models known"
             pass
@@ -208,13 +210,13 @@ class ChatClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _one_try(self, body: dict, retry_index: int, prompt_estimate: int,
+    async def _one_try(self, body: dict[str, Any], retry_index: int, prompt_estimate: int,
                        on_delta: Callable[[str], None] | None, deadline: float | None,
                        asked: str | None = None) -> tuple[CallTry, float | None]:
         reply = Reply()
         status, error, retry_after = "ok", None, None
         async with self._semaphore:
-            started, t0 = datetime.now(timezone.utc).isoformat(timespec="milliseconds"), time.monotonic()
+            started, t0 = datetime.now(UTC).isoformat(timespec="milliseconds"), time.monotonic()
             budget = self.settings.request_deadline_s
             if deadline is not None:
                 budget = max(0.0, min(budget, deadline - t0))
@@ -247,7 +249,7 @@ class ChatClient:
                        response_sha256(text, calls) if status == "ok" else None)
         return call, retry_after
 
-    async def _request(self, body: dict, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
+    async def _request(self, body: dict[str, Any], reply: Reply, on_delta: Callable[[str], None] | None) -> None:
         # json.dumps escapes non-ASCII, so a lone surrogate a model sent earlier goes back as the
         # \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
         async with self._http.stream("POST", f"{self._base}/chat/completions", content=json.dumps(body).encode(),
@@ -259,18 +261,18 @@ class ChatClient:
                 await self._absorb_body(response, reply)
 
     async def _read_events(self, response: httpx.Response, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
-        async for line in read_lines(response):
-            if not line.startswith("data:"):
-                continue  # blank separators, ": keep-alive" comments, event: lines
-            payload = line[5:].strip()
-            if payload == "[DONE]":
-                reply.done = True
-                return
-            reply.received = True
-            chunk = json_object(payload)
-            if chunk is None:
-                raise TryFailed("malformed_json", f"unparseable stream line {self._quote(payload)}")
-            reply.absorb(chunk, on_delta)
+        async for event in read_events(response):
+            chunk = json_object(event)
+            # a server that skips the blank line between events sends several chunks as one event
+            for payload in [event] if chunk is not None else [p.strip() for p in event.split("\n") if p.strip()]:
+                if payload == "[DONE]":
+                    reply.done = True
+                    return
+                reply.received = True
+                chunk = chunk if payload is event else json_object(payload)
+                if chunk is None:
+                    raise TryFailed("malformed_json", f"unparseable stream line {self._quote(payload)}")
+                reply.absorb(chunk, on_delta)
 
     async def _absorb_body(self, response: httpx.Response, reply: Reply) -> None:
         text = await read_body(response)
@@ -285,9 +287,9 @@ class ChatClient:
         reply.absorb(data)
         reply.done = True
 
-    def _body(self, messages: list[dict], tools: list[dict] | None) -> dict:
+    def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         s = self.settings
-        body: dict = {"model": s.model, "messages": messages, "max_tokens": s.max_tokens, "stream": s.stream}
+        body: dict[str, Any] = {"model": s.model, "messages": messages, "max_tokens": s.max_tokens, "stream": s.stream}
         for key in ("temperature", "top_p", "seed"):
             if getattr(s, key) is not None:
                 body[key] = getattr(s, key)
@@ -319,6 +321,13 @@ class ChatClient:
             return min(max(retry_after, 0.0), cap)
         return self._rng.uniform(0.0, min(cap, self.settings.backoff_base_s * 2 ** retry_index))
 
+    @overload
+    def mask(self, text: str) -> str: ...
+    @overload
+    def mask(self, text: None) -> None: ...
+    @overload
+    def mask(self, text: str | None) -> str | None: ...
+
     def mask(self, text: str | None) -> str | None:
         """`text` with the api key masked (every other cut or store of endpoint text comes after)."""
         if text is not None and self._key:
@@ -334,5 +343,5 @@ class ChatClient:
 
 
 @functools.cache
-def _ssl_context():  # one verifying context for every client: building one costs ~50 ms
+def _ssl_context() -> ssl.SSLContext:  # one verifying context for every client: building one costs ~50 ms
     return httpx.create_ssl_context()

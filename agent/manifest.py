@@ -12,6 +12,7 @@ import os
 import platform
 import subprocess
 from dataclasses import asdict
+from typing import Any
 
 from agent import __version__
 from agent.config import RunConfig
@@ -51,7 +52,7 @@ def load_average() -> float | None:
         return None
 
 
-def observed_constants() -> dict:
+def observed_constants() -> dict[str, Any]:
     """Versions and isolation as measured on this machine now, not as assumed."""
     from verifiers.isolation import PidsCgroup
     probe = PidsCgroup(8)

@@ -9,6 +9,8 @@ import re
 import sys
 from typing import TextIO
 
+from anyio.streams.memory import MemoryObjectReceiveStream
+
 from agent import events as ev
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -91,7 +93,7 @@ def format_lines(event: ev.Event) -> list[str]:
     return [line] if line else []
 
 
-async def print_events(events, out: TextIO = sys.stdout) -> None:
+async def print_events(events: MemoryObjectReceiveStream[ev.Event], out: TextIO = sys.stdout) -> None:
     async with events:
         async for event in events:
             for line in format_lines(event):  # printable() flattens any newline a model put in a line

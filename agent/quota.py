@@ -21,7 +21,7 @@ class Quota:
     cap: int
     used: int = 0
     reservations: dict[int, int] = field(default_factory=dict)
-    _ids: itertools.count = field(default_factory=itertools.count, repr=False)
+    _ids: itertools.count[int] = field(default_factory=itertools.count, repr=False)
 
     @property
     def reserved(self) -> int:

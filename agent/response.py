@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Callable
+from typing import Any
 
 import httpx
 
@@ -53,7 +54,7 @@ class Reply:
     saw_choices: bool = False
     done: bool = False
     text_parts: list[str] = field(default_factory=list)
-    calls: dict[int, dict] = field(default_factory=dict)
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: tuple[int, int] | None = None
     model: str | None = None
@@ -68,7 +69,7 @@ class Reply:
         return tuple(ToolCallRequest(c["id"] or f"call_{i}", c["name"], c["arguments"])
                      for i, c in sorted(self.calls.items()))
 
-    def absorb(self, data: dict, on_delta: Callable[[str], None] | None = None) -> None:
+    def absorb(self, data: dict[str, Any], on_delta: Callable[[str], None] | None = None) -> None:
         """Fold in a stream chunk (choices[].delta) or a whole response (choices[].message)."""
         if data.get("error"):
             message = error_text(data["error"])
@@ -154,12 +155,13 @@ def checked_usage(usage: object) -> tuple[int, int] | None:
         return None
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens", 0)
     completion = 0 if completion is None else completion
-    if all(type(n) is int and 0 <= n < MAX_USAGE for n in (prompt, completion)):
+    if isinstance(prompt, int) and isinstance(completion, int) and \
+            all(type(n) is int and 0 <= n < MAX_USAGE for n in (prompt, completion)):
         return prompt, completion
     return None
 
 
-def json_object(text: str | bytes) -> dict | None:
+def json_object(text: str | bytes) -> dict[str, Any] | None:
     """The JSON object in `text`, or None for anything else (bad JSON, too deep, not an object)."""
     try:
         data = json.loads(text)
@@ -253,3 +255,22 @@ async def read_lines(response: httpx.Response) -> AsyncIterator[str]:
             yield line.rstrip(b"\r").decode("utf-8", errors="replace")
     if pending_size:
         yield b"".join(pending).rstrip(b"\r").decode("utf-8", errors="replace")
+
+
+async def read_events(response: httpx.Response) -> AsyncIterator[str]:
+    """The data of each server-sent event: its `data:` lines joined by newlines, as the SSE spec
+    says (one JSON chunk may span several lines); an event ends at a blank line or the stream's
+    end. Other fields (event:, id:, retry:) and comments (": keep-alive") carry nothing we use.
+    Built on read_lines for its bounds (httpx-sse reads lines of any length)."""
+    data: list[str] = []
+    async for line in read_lines(response):
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+            continue
+        name, _, value = line.partition(":")
+        if name == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+    if data:
+        yield "\n".join(data)

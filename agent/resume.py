@@ -13,19 +13,21 @@ from __future__ import annotations
 import json
 import traceback
 from pathlib import Path
+from typing import Any
 
 import anyio
 
 from agent import QuotabenchError
 from agent import events as ev
 from agent.attempt import grade_attempt
-from agent.classify import classify
-from agent.config import RunConfig, load_config_text
-from agent.engine import RunEngine, load_tasks, task_rows
+from agent.classify import classify, counts_toward_budget
+from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, load_config_text
+from agent.engine import RunEngine
 from agent.ledger.store import Ledger, LedgerError, capped
-from agent.schedule import Replicate
-from agent.loop import PROMPT_TEMPLATE_VERSION
 from agent.manifest import manifest_sha256, observed_constants
+from agent.prepare import load_tasks, task_rows
+from agent.resume_plan import ResumePlan, TaskProgress
+from agent.schedule import Replicate
 from agent.workspace_diff import apply_changes
 from verifiers.scratch import clean_stale, remove, scratch_dir
 from verifiers.tasks import Task, materialize
@@ -52,8 +54,9 @@ def recover(ledger: Ledger, run_id: str) -> None:
             "and exists (select 1 from grades g where g.attempt_id = attempts.id)", [run_id])
 
 
-def _class_from_grade(ledger: Ledger, row: dict) -> None:
+def _class_from_grade(ledger: Ledger, row: dict[str, Any]) -> None:
     grade = ledger.grade(row["id"])
+    assert grade is not None  # selected for having one
     findings = len(json.loads(grade["mechanics_json"] or "[]"))
     failure_class = classify(row["end_reason"], grade["verdict"], findings=findings, edited=bool(row["edited"]),
                              malformed=row["malformed_tool_calls"] or 0, environment=grade["environment"])
@@ -61,7 +64,7 @@ def _class_from_grade(ledger: Ledger, row: dict) -> None:
                                           "status": "done"})
 
 
-async def _regrade(engine: RunEngine, row: dict, task: Task) -> None:
+async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
     """Grade an attempt whose loop ended before the kill, from its recorded files."""
     changes = json.loads(row["files_json"] or "{}")
     scratch = scratch_dir(f"regrade-{row['arm']}-{task.id}")
@@ -83,21 +86,21 @@ async def _regrade(engine: RunEngine, row: dict, task: Task) -> None:
         remove(scratch)
 
 
-def resume_state(ledger: Ledger, run_id: str) -> dict:
+def resume_state(ledger: Ledger, run_id: str) -> ResumePlan:
     arms = {a["name"]: a for a in ledger.arms(run_id)}
     for arm in arms.values():
         arm["tokens_used"] = ledger.query("select coalesce(sum(total_tokens), 0) as n from attempts where arm_id = ?",
                                           [arm["id"]])[0]["n"]
-    progress: dict[tuple[str, str], dict] = {}
+    progress: dict[tuple[str, str], TaskProgress] = {}
     for row in ledger.query("select arm, task_id, attempt_no, accepted, end_reason, failure_class from attempts where run_id = ?", [run_id]):
-        entry = progress.setdefault((row["arm"], row["task_id"]), {"accepted": False, "counted": 0, "next_no": 1})
-        entry["accepted"] |= bool(row["accepted"])
-        entry["counted"] += row["failure_class"] not in ("aborted", "censored")
-        entry["next_no"] = max(entry["next_no"], row["attempt_no"] + 1)
-    return {"arms": arms, "progress": progress, "caps": {n: a["cap_tokens"] for n, a in arms.items()}}
+        entry = progress.setdefault((row["arm"], row["task_id"]), TaskProgress())
+        entry.accepted |= bool(row["accepted"])
+        entry.counted += counts_toward_budget(row["failure_class"])
+        entry.next_no = max(entry.next_no, row["attempt_no"] + 1)
+    return ResumePlan(arms=arms, progress=progress, caps={n: a["cap_tokens"] for n, a in arms.items()})
 
 
-def engine_for_resume(ledger: Ledger, run_id: str, **engine_kwargs) -> RunEngine:
+def engine_for_resume(ledger: Ledger, run_id: str, **engine_kwargs: Any) -> RunEngine:
     run = ledger.run(run_id)
     if run is None:
         raise QuotabenchError(f"ledger {ledger.path}: no run {run_id} — list runs with `quotabench report --list`")
@@ -115,6 +118,8 @@ async def resume_run(engine: RunEngine) -> str:
     ledger, run_id = engine.ledger_sync, engine.run_id
     engine.tasks = load_tasks(engine.config)
     run = ledger.run(run_id)
+    if run is None:
+        raise QuotabenchError(f"ledger {ledger.path}: no run {run_id} — list runs with `quotabench report --list`")
     manifest = manifest_sha256(engine.tasks, engine.config, PROMPT_TEMPLATE_VERSION)
     if manifest != run["manifest_sha256"]:
         raise QuotabenchError(f"run {run_id}: the task files or harness config changed since it started "

@@ -9,7 +9,7 @@ arm; True means "done, skip it".
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -25,11 +25,11 @@ if TYPE_CHECKING:
 END_REASON = "runtime_missing"
 
 # engine -> {task id: what is missing}, filled on the engine's first task (one PATH lookup per tool)
-_checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_locks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # both arms start at once: check once
+_checked: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+_locks: weakref.WeakKeyDictionary[Any, anyio.Lock] = weakref.WeakKeyDictionary()  # both arms start at once: check once
 
 
-async def _missing(engine: "RunEngine") -> dict[str, str]:
+async def _missing(engine: RunEngine) -> dict[str, str]:
     async with _locks.setdefault(engine, anyio.Lock()):
         if engine not in _checked:
             groups, per_task = await anyio.to_thread.run_sync(missing_runtimes, list(engine.tasks))
@@ -39,13 +39,13 @@ async def _missing(engine: "RunEngine") -> dict[str, str]:
         return _checked[engine]
 
 
-async def skip_missing_runtime(engine: "RunEngine", arm: "ArmRuntime", task: "Task") -> bool:
+async def skip_missing_runtime(engine: RunEngine, arm: ArmRuntime, task: Task) -> bool:
     """True if the task cannot be graded here: then one attempt row (no calls, 0 tokens, class
     environment) and its grade say why, unless a resumed run already recorded the task."""
     problem = (await _missing(engine)).get(task.id)
     if problem is None:
         return False
-    progress = (engine.resume_state or {}).get("progress", {}).get((arm.name, task.id))
+    progress = engine.resume_state.progress.get((arm.name, task.id)) if engine.resume_state else None
     if progress:
         return True  # recorded before the run was resumed; the machine still lacks it
     attempt_id, now = new_id(), utc_now()

@@ -9,8 +9,9 @@ does not finish (aborted, refused by preflight, crashed) ends the schedule.
 """
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -37,19 +38,20 @@ def replicate_plan(n: int) -> list[Replicate]:
     return [Replicate(set_id, k, n) for k in range(1, n + 1)]
 
 
-async def drain(engine: "RunEngine") -> str:
+async def drain(engine: RunEngine) -> str:
     """Run the engine, reading (and dropping) its events: for callers without a display."""
     async with anyio.create_task_group() as tg:
         async def read() -> None:
             async for _ in engine.events:
                 pass
         tg.start_soon(read)
-        return await engine.run()
+        run_id = await engine.run()
+    return run_id
 
 
 async def run_replicates(config: RunConfig, ledger: Ledger, n: int,
-                         drive: Callable[["RunEngine"], Awaitable[str]] = drain,
-                         **engine_kwargs) -> list[str]:
+                         drive: Callable[[RunEngine], Awaitable[str]] = drain,
+                         **engine_kwargs: Any) -> list[str]:
     """Run replicates 1..n in turn; the run ids so far (the last one did not finish if it is
     not `finished` in the ledger)."""
     from agent.engine import RunEngine

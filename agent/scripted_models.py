@@ -26,9 +26,10 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from agent.strategy_prompts import CRITIQUE_MARKER, JUDGE_MARKER, REVISION_MARKER
 from agent.text_protocol import format_action
@@ -47,7 +48,7 @@ class TaskFiles:
     negative: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_task(cls, task: Task) -> "TaskFiles":
+    def from_task(cls, task: Task) -> TaskFiles:
         return cls(task.id, _read_folder(task.workspace), _read_folder(task.reference),
                    _read_folder(task.negative) if task.negative else {})
 
@@ -55,7 +56,7 @@ class TaskFiles:
 @dataclass(frozen=True)
 class Action:
     tool: str
-    arguments: dict
+    arguments: dict[str, Any]
     raw_arguments: str | None = None  # sent verbatim as native arguments (may be invalid JSON)
     text_form: str | None = None  # sent verbatim in text-protocol mode instead of format_action()
 
@@ -258,7 +259,7 @@ PROBE_MARKER = "quotabench preflight"
 TASK_ID = re.compile(r"Task id:\s*([A-Za-z0-9][A-Za-z0-9_-]*)")
 
 
-def first_user_text(body: dict) -> str:
+def first_user_text(body: dict[str, Any]) -> str:
     """The text of a chat request's first user message ("" when there is none)."""
     messages = body.get("messages") or []
     first_user = next((m for m in messages if isinstance(m, dict) and m.get("role") == "user"), {})
@@ -268,13 +269,13 @@ def first_user_text(body: dict) -> str:
     return content if isinstance(content, str) else ""
 
 
-def is_probe(body: dict) -> bool:
+def is_probe(body: dict[str, Any]) -> bool:
     """A preflight probe: its first user message carries PROBE_MARKER and names no task."""
     text = first_user_text(body)
     return PROBE_MARKER in text and TASK_ID.search(text) is None
 
 
-def probe_reply(tools: list | None, tool_choice: object, tool_calls: bool) -> Reply:
+def probe_reply(tools: list[Any] | None, tool_choice: object, tool_calls: bool) -> Reply:
     """The reply to a preflight probe (a request carrying PROBE_MARKER, no task): the tool the
     choice names (else the first tool offered) when tools are offered and the server returns
     tool calls, else a short text."""

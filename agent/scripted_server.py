@@ -39,12 +39,24 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, cast
 
 from agent import QuotabenchError
-from agent.scripted_models import (SCRIPTS, TASK_ID, TaskFilesByID, first_user_text, is_probe, play, probe_reply,
-                                    render, stage_of)
+from agent.scripted_models import (
+    SCRIPTS,
+    TASK_ID,
+    TaskFilesByID,
+    first_user_text,
+    is_probe,
+    play,
+    probe_reply,
+    render,
+    stage_of,
+)
+from agent.shipped import data_root
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 from verifiers import VerifierError
 from verifiers.tasks import load_suite
@@ -55,19 +67,19 @@ REQUEST_LOG = 256
 TASK_FILES = 64
 
 
-def _overflow(limit: int = 8192, prompt: int = 9100) -> dict:
+def _overflow(limit: int = 8192, prompt: int = 9100) -> dict[str, Any]:
     return {"message": f"This model's maximum context length is {limit} tokens. However, your messages resulted "
                        f"in {prompt} tokens. Please reduce the length of the messages.",
             "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}
 
 
 def default_suites() -> list[Path]:
-    """Every suite folder under the repository's fixtures/."""
-    root = Path(__file__).resolve().parents[1] / "fixtures"
+    """Every suite folder of the shipped fixtures/."""
+    root = data_root() / "fixtures"
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
 
 
-def _error(message: str, kind: str = "invalid_request_error", code: str | None = None) -> dict:
+def _error(message: str, kind: str = "invalid_request_error", code: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
@@ -93,10 +105,10 @@ class ScriptedServer:
         self.session_seed: int | None = session_seed if isinstance(session_seed, int) else None
         # The last REQUEST_LOG chat requests (bodies, headers, reported usage), for tests: a long
         # run keeps a window, not every body (~24 KB per attempt). `served` counts them all.
-        self.requests: collections.deque[dict] = collections.deque(maxlen=REQUEST_LOG)  # the workload's
+        self.requests: collections.deque[dict[str, Any]] = collections.deque(maxlen=REQUEST_LOG)  # the workload's
         self.request_headers: collections.deque[dict[str, str]] = collections.deque(maxlen=REQUEST_LOG)
         self.usage_log: collections.deque[tuple[int, int]] = collections.deque(maxlen=REQUEST_LOG)
-        self.probes: collections.deque[dict] = collections.deque(maxlen=REQUEST_LOG)  # preflight's
+        self.probes: collections.deque[dict[str, Any]] = collections.deque(maxlen=REQUEST_LOG)  # preflight's
         self.probe_log: collections.deque[tuple[int, int]] = collections.deque(maxlen=REQUEST_LOG)
         self.peak_concurrency = 0
         self.tasks = TaskFilesByID(TASK_FILES)
@@ -127,12 +139,12 @@ class ScriptedServer:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def start(self) -> "ScriptedServer":
+    def start(self) -> ScriptedServer:
         if self.session_policy == "random":  # a new session: what a restarted real server is
             self.session_seed = random.SystemRandom().randrange(2**32)
         self._stopping.clear()
         self._httpd = _HTTPServer((self.host, self.port), _Handler)
-        self._httpd.scripted = self  # type: ignore[attr-defined]
+        self._httpd.scripted = self
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
                                         name=f"scripted-server-{self.port}", daemon=True)
@@ -149,10 +161,10 @@ class ScriptedServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         return self.start()
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def inject(self, *faults: str) -> None:
@@ -168,7 +180,7 @@ class ScriptedServer:
 
     # -- used by the handler threads -------------------------------------------------------
 
-    def _record(self, body: dict, headers: dict[str, str], probe: bool) -> tuple[str | None, int]:
+    def _record(self, body: dict[str, Any], headers: dict[str, str], probe: bool) -> tuple[str | None, int]:
         with self._lock:
             if probe:
                 self.probes.append(body)
@@ -180,7 +192,7 @@ class ScriptedServer:
             return (self._faults.popleft() if self._faults and not probe else None), self._served
 
     @contextlib.contextmanager
-    def _busy(self):
+    def _busy(self) -> Iterator[None]:
         if self._slots is not None:
             self._slots.acquire()  # serial slots: the request queues here, as on a one-slot server
         try:
@@ -191,7 +203,7 @@ class ScriptedServer:
                 self._slots.release()
 
     @contextlib.contextmanager
-    def _in_flight_count(self):
+    def _in_flight_count(self) -> Iterator[None]:
         with self._lock:
             self._in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self._in_flight)
@@ -209,7 +221,7 @@ class ScriptedServer:
         with self._lock:
             (self.probe_log if probe else self.usage_log).append((prompt, completion))
 
-    def _turn(self, body: dict) -> tuple[int, dict | None, str, list[tuple[str, str]]]:
+    def _turn(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, str, list[tuple[str, str]]]:
         """(status, error body, reply text, tool calls) for a chat request."""
         model = body.get("model")
         if model not in SCRIPTS:
@@ -231,9 +243,10 @@ class ScriptedServer:
 
 
 class _HTTPServer(ThreadingHTTPServer):
+    scripted: ScriptedServer
     daemon_threads = True
 
-    def handle_error(self, request, client_address) -> None:
+    def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], ConnectionError):  # a client hanging up is not news
             super().handle_error(request, client_address)
 
@@ -242,12 +255,12 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "quotabench-scripted/1"
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 — quiet; the tests read .requests
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — quiet; the tests read .requests
         pass
 
     @property
     def scripted(self) -> ScriptedServer:
-        return self.server.scripted  # type: ignore[attr-defined]
+        return cast(_HTTPServer, self.server).scripted
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
@@ -272,7 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout, abort)
             self.close_connection = True
 
-    def _chat(self, body: dict, fault: str, number: int, probe: bool = False) -> None:
+    def _chat(self, body: dict[str, Any], fault: str, number: int, probe: bool = False) -> None:
         name, _, arg = fault.partition(":")
         server, stream = self.scripted, bool(body.get("stream"))
         server._wait(server.delay_s)
@@ -314,8 +327,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._whole(base, text, calls, finish, usage if reports else None, name, number)
 
-    def _whole(self, base: dict, text: str, calls: list, finish: str, usage: dict | None, fault: str, number: int) -> None:
-        message: dict = {"role": "assistant", "content": text or None}
+    def _whole(self, base: dict[str, Any], text: str, calls: list[Any], finish: str, usage: dict[str, Any] | None, fault: str, number: int) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             message["tool_calls"] = [{"id": f"call_{number}_{i}", "type": "function",
                                       "function": {"name": n, "arguments": a}} for i, (n, a) in enumerate(calls)]
@@ -334,9 +347,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, payload, "application/json")
 
-    def _stream(self, base: dict, text: str, calls: list, finish: str, usage: dict | None,
+    def _stream(self, base: dict[str, Any], text: str, calls: list[Any], finish: str, usage: dict[str, Any] | None,
                 fault: str, number: int) -> None:
-        def chunk(delta: dict, finish_reason: str | None = None) -> dict:
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
             return {**base, "object": "chat.completion.chunk",
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
@@ -376,7 +389,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
         self.wfile.flush()
 
-    def _json(self, status: int, data: dict, headers: dict[str, str] | None = None) -> None:
+    def _json(self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(data).encode(), "application/json", headers)
 
 

@@ -27,9 +27,12 @@ from __future__ import annotations
 import bisect
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-TOOL_NAMES = ("list_files", "read_file", "write_file", "edit_file", "run_tests", "finish")
+from agent.tools import TOOL_NAMES
+
 _OPENER = re.compile(r"(?P<fence>`{3,})(?P<info>[^`]*)")
 _INLINE = re.compile(r"(?<!`)```(?P<info>[A-Za-z_]+(?: [^`\n]*)?)```")
 _OLD, _MID, _NEW = "<<<<<<< OLD\n", "=======\n", ">>>>>>> NEW"
@@ -56,11 +59,11 @@ Write one or more actions per reply; they run in order and you see their results
 @dataclass(frozen=True)
 class TextAction:
     tool: str
-    arguments: dict
+    arguments: dict[str, Any]
     error: str | None = None  # set when the block names a tool but is malformed
 
 
-def _parse_info(info: str) -> tuple[str, dict]:
+def _parse_info(info: str) -> tuple[str, dict[str, Any]]:
     try:
         parts = shlex.split(info)
     except ValueError:
@@ -75,7 +78,7 @@ def _parse_info(info: str) -> tuple[str, dict]:
     return parts[0], args
 
 
-def _fenced_blocks(text: str):
+def _fenced_blocks(text: str) -> Iterator[tuple[int, int, str, str]]:
     """(start, end, info, body) of every fenced block: an opener line of 3+ backticks and an info
     string, up to the next line that is exactly the same fence (trailing blanks allowed)."""
     lines = text.split("\n")
@@ -152,7 +155,7 @@ def parse_actions(text: str) -> list[TextAction]:
     return [action for _, action in sorted(found, key=lambda pair: pair[0])]
 
 
-def format_action(tool: str, arguments: dict) -> str:
+def format_action(tool: str, arguments: dict[str, Any]) -> str:
     """The block a well-behaved model would write for this action (used by the scripted server)."""
     if tool == "write_file":
         content = arguments["content"]

@@ -12,7 +12,8 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from typing import Iterable
+from collections.abc import Iterable
+from typing import Any
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # role, separators
@@ -24,7 +25,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
-def _content_text(content) -> str:
+def _content_text(content: object) -> str:
     """A message's content as text: a string, or the text parts of a list of parts."""
     if content is None:
         return ""
@@ -41,7 +42,7 @@ def _content_text(content) -> str:
     return str(content)
 
 
-def _compact_json(value) -> str:
+def _compact_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -89,7 +90,7 @@ def cache_sizes() -> dict[str, int]:
     return {"tools": len(_tools_cache), "conversations": len(_conversation_cache)}
 
 
-def estimate_messages_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
+def estimate_messages_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
     """Prompt tokens for a chat request: every message's text, name, tool calls and
     tool_call_id plus MESSAGE_OVERHEAD each, the tool schemas as compact JSON, plus REPLY_PRIMING.
     A conversation list is remembered by identity and length: change it only by appending."""
@@ -113,7 +114,7 @@ def estimate_messages_tokens(messages: list[dict], tools: list[dict] | None = No
     return _conversation_cache.put(messages, total, len(messages), tools)
 
 
-def _tools_tokens(tools: list[dict]) -> int:
+def _tools_tokens(tools: list[dict[str, Any]]) -> int:
     """Tool schemas are the same list on every call of a run: estimate each list once."""
     cached = _tools_cache.get(tools)
     return cached if cached is not None else _tools_cache.put(tools, estimate_tokens(_compact_json(tools)))

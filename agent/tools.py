@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from verifiers.tasks import iter_files
 
+R = TypeVar("R")
 MAX_READ_CHARS = 20_000
 MAX_WRITE_CHARS = 1_000_000       # one file's content (or edit text) per call
 MAX_ARGUMENT_CHARS = 2_000_000    # one call's raw arguments
 MAX_PATH_CHARS = 1_024
 MAX_NAME_BYTES = 255              # one path component (Linux NAME_MAX)
 
-TOOL_SCHEMAS = [
+TOOL_SCHEMAS: list[dict[str, Any]] = [
     {"type": "function", "function": {
         "name": "list_files", "description": "List every file in the workspace.",
         "parameters": {"type": "object", "properties": {}, "required": []}}},
@@ -44,7 +47,9 @@ TOOL_SCHEMAS = [
         "name": "finish", "description": "Declare the task done.",
         "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}, "required": []}}},
 ]
-REQUIRED_ARGS = {s["function"]["name"]: tuple(s["function"]["parameters"]["required"]) for s in TOOL_SCHEMAS}
+TOOL_NAMES = tuple(s["function"]["name"] for s in TOOL_SCHEMAS)  # also the text protocol's actions
+REQUIRED_ARGS: dict[str, tuple[str, ...]] = {s["function"]["name"]: tuple(s["function"]["parameters"]["required"])
+                                              for s in TOOL_SCHEMAS}
 
 
 class ToolError(Exception):
@@ -60,7 +65,7 @@ class ToolOutcome:
     malformed: bool = False   # bad JSON, unknown tool, missing argument, old text not found
 
 
-def parse_arguments(tool: str, raw: str | dict | None) -> dict:
+def parse_arguments(tool: str, raw: str | dict[str, Any] | None) -> dict[str, Any]:
     """Arguments as a dict, or ToolError naming what is wrong with them."""
     if tool not in REQUIRED_ARGS:
         raise ToolError(f"unknown tool {tool!r}; tools are {', '.join(REQUIRED_ARGS)}")
@@ -96,11 +101,11 @@ def _plain_text(what: str, text: str) -> None:
                         "(a lone surrogate); send plain text") from None
 
 
-def _file_errors(method):
+def _file_errors(method: Callable[..., R]) -> Callable[..., R]:
     """OS-level failures of a file operation (a path through a file, a name too long, no
     permission, a symlink loop) become ToolErrors the model sees."""
     @functools.wraps(method)
-    def wrapper(self, path: str, *args):
+    def wrapper(self: Workspace, path: str, *args: Any) -> R:
         try:
             return method(self, path, *args)
         except ToolError:

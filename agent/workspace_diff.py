@@ -33,7 +33,7 @@ def changed_files(fixture: Path, final: Path) -> dict[str, str | None]:
 
 
 def unified_diff(fixture: Path, changes: dict[str, str | None]) -> str:
-    parts = []
+    parts: list[str] = []
     for rel, new in changes.items():
         old_path = fixture / rel
         exists = old_path.is_symlink() or old_path.is_file()

@@ -43,6 +43,7 @@ from agent.engine import RunEngine  # noqa: E402
 from agent.ledger import Ledger, new_id, utc_now  # noqa: E402
 from agent.ledger.writer import AsyncLedger  # noqa: E402
 from verifiers.grading import GradeResult  # noqa: E402
+from verifiers.tasks import Task  # noqa: E402
 
 WALL_TARGET_MS, CPU_TARGET_MS, ROWS_TARGET = 2.0, 1.5, 5000
 
@@ -73,11 +74,11 @@ async def _instant(arm, suites, replicate=1):
     yield arm_kinds.Endpoint("http://instant.invalid/v1", arm.model, {}, transport=httpx.MockTransport(_handler))
 
 
-class NoGrader:
-    def grade(self, task, workspace):
+class NoGrader:  # a verifiers.grading.Grader (tests/test_architecture.py checks it fills the seam)
+    def grade(self, task: Task, workspace: Path) -> GradeResult:
         return GradeResult("fail", 1, 0, 0, 1, "", {})
 
-    def run_visible(self, task, workspace, timeout_s=None):
+    def run_visible(self, task: Task, workspace: Path, timeout_s: float | None = None) -> GradeResult:
         return self.grade(task, workspace)
 
 

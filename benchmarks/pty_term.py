@@ -18,7 +18,7 @@ import subprocess
 import termios
 import threading
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 _ESCAPES = re.compile(rb"\x1b\[[0-9;?<>=$ ]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78DEHMNOPZc]")
 
@@ -114,7 +114,7 @@ class Terminal:
         os.close(self.master)
         return self.proc.returncode
 
-    def __enter__(self) -> "Terminal":
+    def __enter__(self) -> Terminal:
         return self
 
     def __exit__(self, *exc) -> None:

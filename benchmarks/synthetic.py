@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +41,7 @@ def build_ledger(path: Path, attempts: int, *, attempts_per_task: int = 1, seed:
     Ledger(path).close()  # creates the file and applies the migrations
     conn = sqlite3.connect(str(path))
     run_id = new_id()
-    t0 = datetime(2026, 11, 30, 8, tzinfo=timezone.utc)
+    t0 = datetime(2026, 11, 30, 8, tzinfo=UTC)
     with conn:
         _insert(conn, "runs", [{"id": run_id, "created_utc": t0.isoformat(timespec="milliseconds"),
                                 "finished_utc": (t0 + timedelta(hours=4)).isoformat(timespec="milliseconds"),

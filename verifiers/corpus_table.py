@@ -38,7 +38,7 @@ def render() -> str:
         langs = collections.Counter(t.language for t in suite.tasks)
         kinds = collections.Counter(t.kind for t in suite.tasks)
         parts.append(f"## {title}\n")
-        parts.append(f"{len(suite.tasks)} tasks — " + ", ".join(f"{n} {l}" for l, n in sorted(langs.items()))
+        parts.append(f"{len(suite.tasks)} tasks — " + ", ".join(f"{n} {lang}" for lang, n in sorted(langs.items()))
                      + "; kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + "\n")
         parts.append("| id | language | kind | trap the hidden tests check |\n|---|---|---|---|")
         for task in sorted(suite.tasks, key=lambda t: (t.language, t.id)):

@@ -18,6 +18,7 @@ import shutil
 import signal
 import uuid
 from pathlib import Path
+from typing import Any
 
 from verifiers.hostpaths import host_paths
 from verifiers.isolation import PidsCgroup, network_isolation_available
@@ -39,7 +40,7 @@ class FallbackSandbox:
         self.drop_uid = (self.as_root and shutil.which("setpriv") is not None
                          and all(_others_can_reach(p) for p in host_paths().ro_binds))
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"sandbox": "fallback", "missing": self.reason,
                 "network": "isolated" if self.as_root or network_isolation_available() else "shared",
                 "uid": self._uid_note()}
@@ -63,6 +64,7 @@ class FallbackSandbox:
             elif target.is_symlink():
                 target.unlink()
             target.parent.mkdir(parents=True, exist_ok=True)
+            assert protected is not None  # the files listed come from it
             shutil.copy2(protected / rel, target)
         home.mkdir()
         tmp.mkdir()

@@ -13,19 +13,17 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from typing import Callable
-
 from verifiers.grading import GradeResult, SandboxGrader
-from verifiers.sandbox import Sandbox
-from verifiers.mechanics import check_workspace
+from verifiers.mechanics import Finding, check_workspace
 from verifiers.runtimes import MissingRuntime, Probe, missing_runtimes
+from verifiers.sandbox import Sandbox
 from verifiers.tasks import Suite, Task, TaskProblem, iter_files, load_suite, materialize
 
-CHECKS = ("untouched_fails", "reference_passes", "visible_passes", "reference_parses", "alternate_passes", "negative_fails")
 SHORT = ("untouched", "ref", "visible", "parses", "alt", "neg")
 MARKS = {True: "ok", False: "FAIL", None: "-"}
 
@@ -101,7 +99,7 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
     return result
 
 
-def _reference_findings(task: Task):
+def _reference_findings(task: Task) -> list[Finding]:
     """Mechanics findings in the files the reference (and alternate) overlay on the workspace."""
     findings = []
     for overlay in (task.reference, task.alternate):

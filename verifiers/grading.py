@@ -17,7 +17,7 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from verifiers.runners import environment_fault, parse_counts
 from verifiers.sandbox import RunResult, Sandbox, limits_for, make_sandbox
@@ -42,17 +42,19 @@ class GradeResult:
     passed: int | None
     failed: int | None
     output: str
-    isolation: dict
+    isolation: dict[str, Any]
     failing_tests: tuple[str, ...] = field(default_factory=tuple)
     environment: str | None = None
     timeout_s: float | None = None
     expected_tests: int | None = None  # passed tests of the reference solution, when counted
     integrity: str | None = None       # why an exit 0 was not a pass
     restored: tuple[str, ...] = ()     # runner files put back to the fixture's version
-    placement: dict = field(default_factory=dict)  # where it ran: executor, node, queue_ms, retries
+    placement: dict[str, Any] = field(default_factory=dict)  # where it ran: executor, node, queue_ms, retries
 
 
+@runtime_checkable
 class Grader(Protocol):
+    """What the engine grades with (SandboxGrader here; a benchmark's or a test's fake too)."""
     def grade(self, task: Task, workspace: Path) -> GradeResult: ...
     def run_visible(self, task: Task, workspace: Path, timeout_s: float | None = None) -> GradeResult: ...
 
@@ -132,6 +134,7 @@ class SandboxGrader:
              timeout_s: float | None = None, expected: int | None = None, reset: bool = False) -> GradeResult:
         scratch = scratch_dir(f"grade-{task.id}")
         try:
+            assert layers[0] is not None, "the first layer is the task's workspace"
             staged = copy_with_overlays(layers[0], scratch / "work", *layers[1:], link=True)
             restored = restore_runner_files(task, staged) if reset else ()
             timeout = task.timeout_s if timeout_s is None else max(0.1, min(task.timeout_s, timeout_s))

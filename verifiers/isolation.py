@@ -187,6 +187,6 @@ def protect_harness() -> bool:
     memory or file descriptors through /proc. True when it took effect."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False

@@ -12,6 +12,7 @@ import functools
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from tree_sitter import Language, Node, Parser, Tree
 
@@ -34,20 +35,21 @@ FIXTURE_TREES = 256  # fixture files whose parse is kept (a few KB of tree each)
 @functools.cache
 def _language(name: str) -> Language:
     if name == "python":
-        import tree_sitter_python as mod
-        return Language(mod.language())
+        import tree_sitter_python
+        return Language(tree_sitter_python.language())
     if name == "javascript":
-        import tree_sitter_javascript as mod
-        return Language(mod.language())
+        import tree_sitter_javascript
+        return Language(tree_sitter_javascript.language())
     if name in ("typescript", "tsx"):
-        import tree_sitter_typescript as mod
-        return Language(mod.language_typescript() if name == "typescript" else mod.language_tsx())
+        import tree_sitter_typescript
+        return Language(tree_sitter_typescript.language_typescript() if name == "typescript"
+                        else tree_sitter_typescript.language_tsx())
     if name == "rust":
-        import tree_sitter_rust as mod
-        return Language(mod.language())
+        import tree_sitter_rust
+        return Language(tree_sitter_rust.language())
     if name == "bash":
-        import tree_sitter_bash as mod
-        return Language(mod.language())
+        import tree_sitter_bash
+        return Language(tree_sitter_bash.language())
     raise KeyError(name)
 
 
@@ -70,7 +72,7 @@ class Finding:
     message: str = ""
     context: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def __str__(self) -> str:
@@ -167,7 +169,7 @@ def check_file(name: str, after: bytes, before: bytes | None = None) -> list[Fin
     if grammar is None:
         return findings
     fixture_clean = before is not None and not _fixture_tree(before, grammar).root_node.has_error
-    if fixture_clean and parses_clean_edited(before, after, grammar):
+    if fixture_clean and before is not None and parses_clean_edited(before, after, grammar):
         return findings
     problems = syntax_problems(after, grammar)
     if not problems:
@@ -190,7 +192,7 @@ def check_file(name: str, after: bytes, before: bytes | None = None) -> list[Fin
             flag, message = "missing_node", f"missing {node.type!r}"
         else:
             near = lines[row][col0:col0 + 40].strip() if row < len(lines) else ""
-            if cut_short and row >= len(lines) - 1:
+            if cut_short and before is not None and row >= len(lines) - 1:
                 more = len(before.splitlines()) - len(lines)
                 message = f"unparseable {grammar}: the file breaks off here ({more} more lines in the fixture)"
             else:

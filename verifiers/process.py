@@ -13,8 +13,8 @@ import signal
 import subprocess
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 OUTPUT_CAP_BYTES = 64 * 1024
 _CHUNK = 65536

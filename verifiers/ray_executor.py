@@ -22,6 +22,7 @@ import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from verifiers import VerifierError
 from verifiers.executors import Tree, pack_tree, unpack_tree
@@ -33,7 +34,7 @@ LOST = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerDiedErro
         "LocalRayletDiedError", "RaySystemError")
 
 
-def _ray():
+def _ray() -> Any:
     try:
         import ray
     except ImportError:
@@ -58,13 +59,12 @@ class NodeReport:
         return f"node {self.host} {self.node_id[:8]}: quotabench {self.quotabench}, sandbox {sandbox}, {tools}"
 
 
-def _probe_node() -> dict:
+def _probe_node() -> dict[str, Any]:
     """Runs on a worker: what this node has."""
     import shutil
+    from importlib.metadata import PackageNotFoundError, version
 
     import ray
-
-    from importlib.metadata import PackageNotFoundError, version
 
     from verifiers.hostpaths import host_paths
     from verifiers.isolation import bwrap_status
@@ -87,7 +87,7 @@ def _host() -> str:
 _worker_sandboxes: dict[bool, object] = {}
 
 
-def _run_on_worker(command: str, tree: Tree, hidden: Tree, limits: Limits, require: bool) -> tuple:
+def _run_on_worker(command: str, tree: Tree, hidden: Tree, limits: Limits, require: bool) -> tuple[Any, ...]:
     """Runs on a worker: unpack, run the local sandbox, clean up. Returns (result, node, host, run_ms)."""
     import ray
 
@@ -101,7 +101,7 @@ def _run_on_worker(command: str, tree: Tree, hidden: Tree, limits: Limits, requi
     try:
         source = unpack_tree(tree, folder / "src")
         protected = unpack_tree(hidden, folder / "hidden") if hidden else None
-        result = sandbox.run(command, source, limits, protected)
+        result = sandbox.run(command, source, limits, protected)  # type: ignore[attr-defined]
     finally:
         remove(folder)
     node = ray.get_runtime_context().get_node_id()
@@ -146,7 +146,7 @@ class RaySandbox:
                 .remote() for n in ray.nodes() if n.get("Alive")]
         return [NodeReport(**r) for r in ray.get(refs, timeout=120)]
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         sandboxes = {n.sandbox for n in self.nodes}
         missing = "; ".join(str(n) for n in self.nodes if n.sandbox_problem) or None
         return {"sandbox": "bwrap" if sandboxes == {"bwrap"} else "fallback", "executor": "ray",
@@ -172,7 +172,7 @@ class RaySandbox:
             total_ms = int((time.monotonic() - submitted) * 1000)
             placement = {"executor": "ray", "node": f"{host} {node[:12]}", "queue_ms": max(0, total_ms - run_ms),
                          "run_ms": run_ms, "retries": len(lost)}
-            return replace(result, placement=placement)  # the output stays as the local run's (tokens!)
+            return replace(result, placement=placement)  # type: ignore[no-any-return]  # the output stays as the local run's (tokens!)
         return RunResult(None, int((time.monotonic() - submitted) * 1000), "",
                          start_error=f"the Ray worker running it was lost twice ({', '.join(lost)}) — "
                                      "not the model's doing; check the cluster's nodes",

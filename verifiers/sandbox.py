@@ -21,7 +21,7 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from verifiers import VerifierError
 from verifiers.isolation import bwrap_status
@@ -60,9 +60,9 @@ class RunResult:
     output: str
     timed_out: bool = False
     start_error: str | None = None
-    isolation: dict = field(default_factory=dict)
+    isolation: dict[str, Any] = field(default_factory=dict)
     # Where it ran: {"executor", "node", "queue_ms", "retries"} (verifiers/executors.py).
-    placement: dict = field(default_factory=dict)
+    placement: dict[str, Any] = field(default_factory=dict)
 
 
 class Sandbox(Protocol):
@@ -105,7 +105,7 @@ def quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def describe_sandbox(sandbox: object | None) -> dict:
+def describe_sandbox(sandbox: object | None) -> dict[str, Any]:
     """What a run records about the sandbox its grades ran in (runs.isolation_json)."""
     if sandbox is None:
         return {"sandbox": "none", "missing": "this grader runs no sandbox"}

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 _NAME = re.compile(r"^(\d+)\.(\d+)\.")
@@ -70,7 +71,7 @@ def clean_stale() -> int:
 
 def _force_rmtree(path: Path) -> None:
     """rmtree that also gets through folders the sandboxed code made read-only."""
-    def fix(func, target, _exc):
+    def fix(func: Callable[[str], object], target: str, _exc: object) -> None:
         try:
             os.chmod(os.path.dirname(target), 0o700)
             os.chmod(target, 0o700)

@@ -10,8 +10,10 @@ import os
 import re
 import shutil
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from verifiers import VerifierError
 
@@ -43,7 +45,7 @@ class Task:
     timeout_s: float = DEFAULT_TIMEOUT_S
     trap: str = ""
     memory_mb: int | None = None
-    _digest: dict = field(default_factory=dict, compare=False, repr=False)  # files_sha256, computed once
+    _digest: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # files_sha256, computed once
 
     @property
     def workspace(self) -> Path:
@@ -76,7 +78,7 @@ class Task:
                 h.update(str(f.relative_to(self.path)).encode() + b"\0")
                 h.update((b"symlink:" + os.readlink(f).encode() if f.is_symlink() else f.read_bytes()) + b"\0")
             self._digest["sha256"] = h.hexdigest()
-        return self._digest["sha256"]
+        return str(self._digest["sha256"])
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,7 @@ class Suite:
     problems: list[TaskProblem] = field(default_factory=list)
 
 
-def iter_files(root: Path):
+def iter_files(root: Path) -> Iterator[Path]:
     """Every regular file under root, sorted, skipping caches and build output. Symlinks are
     never followed (a link to a folder is not walked); a symlink itself is yielded like a file
     so callers can record it as a link, never read through it."""
@@ -110,7 +112,7 @@ def iter_files(root: Path):
     yield from sorted(found)
 
 
-def _require_str(data: dict, key: str, toml_path: Path) -> str:
+def _require_str(data: dict[str, Any], key: str, toml_path: Path) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value.strip():
         raise TaskError(f"task {toml_path.parent}: `{key}` is missing or empty in task.toml — add {key} = \"...\"")
@@ -155,6 +157,8 @@ def _load_task(path: Path) -> Task:
     if language not in LANGUAGES:
         raise TaskError(f"task {path}: language {language!r} is not one of {', '.join(LANGUAGES)} — pick one of them")
     kind = _require_str(data, "kind", toml_path)
+    if kind not in KNOWN_KINDS:
+        raise TaskError(f"task {path}: kind {kind!r} is not one of {', '.join(KNOWN_KINDS)} — pick the closest one")
     prompt = data.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
         raise TaskError(f"task {path}: prompt = {prompt!r:.40} is not a string — write prompt = \"...\" or use prompt.md")

@@ -14,7 +14,7 @@ migrations = Migrations("quotabench")
 @migrations()
 def m001_create_runs(db: Database) -> None:
     # One row per run, with every held constant as observed (seed 003 part 4).
-    db["runs"].create({
+    db.table("runs").create({
         "id": str, "created_utc": str, "finished_utc": str, "status": str,
         "manifest_sha256": str, "config_path": str, "config_json": str, "suites_json": str,
         "harness_version": str, "prompt_template_version": str,
@@ -27,20 +27,20 @@ def m001_create_runs(db: Database) -> None:
 @migrations()
 def m002_create_arms(db: Database) -> None:
     # One row per arm of a run: the endpoint as configured and as it reported itself.
-    db["arms"].create({
+    db.table("arms").create({
         "id": str, "run_id": str, "name": str, "kind": str, "protocol": str,
         "endpoint_url": str, "model": str, "model_reported": str, "models_listed_json": str,
         "system_fingerprint": str, "sampling_json": str, "price_json": str, "constants_json": str,
         "cap_tokens": int, "max_attempts": int, "state": str, "state_reason": str,
         "tokens_used": int, "censored": int, "censored_utc": str, "unfinished_json": str, "busy_ms": int,
     }, pk="id", foreign_keys=[("run_id", "runs", "id")])
-    db["arms"].create_index(["run_id", "name"], unique=True)
+    db.table("arms").create_index(["run_id", "name"], unique=True)
 
 
 @migrations()
 def m003_create_tasks(db: Database) -> None:
     # The frozen task list of a run, in the order both arms run it.
-    db["tasks"].create({
+    db.table("tasks").create({
         "run_id": str, "task_id": str, "position": int, "suite": str, "path": str,
         "language": str, "kind": str, "files_sha256": str, "prompt": str,
     }, pk=("run_id", "task_id"), foreign_keys=[("run_id", "runs", "id")])
@@ -49,7 +49,7 @@ def m003_create_tasks(db: Database) -> None:
 @migrations()
 def m004_create_attempts(db: Database) -> None:
     # Inserted when the attempt starts, updated as it goes, always before grading (seed 000).
-    db["attempts"].create({
+    db.table("attempts").create({
         "id": str, "run_id": str, "arm_id": str, "arm": str, "task_id": str, "attempt_no": int,
         "started_utc": str, "ended_utc": str, "end_reason": str, "status": str,
         "verdict": str, "failure_class": str, "accepted": int,
@@ -57,65 +57,65 @@ def m004_create_attempts(db: Database) -> None:
         "calls": int, "transport_retries": int, "malformed_tool_calls": int, "turns": int,
         "duration_ms": int, "visible_passed": int, "edited": int, "diff": str, "files_json": str,
     }, pk="id", foreign_keys=[("run_id", "runs", "id"), ("arm_id", "arms", "id")])
-    db["attempts"].create_index(["run_id", "arm", "task_id", "attempt_no"], unique=True)
+    db.table("attempts").create_index(["run_id", "arm", "task_id", "attempt_no"], unique=True)
 
 
 @migrations()
 def m005_create_calls(db: Database) -> None:
     # One row per HTTP try, retries included: the cost hides in retries (seed 002).
-    db["calls"].create({
+    db.table("calls").create({
         "id": str, "attempt_id": str, "run_id": str, "arm": str, "turn": int, "retry_index": int,
         "started_utc": str, "latency_ms": int, "status": str, "http_status": int,
         "prompt_tokens": int, "completion_tokens": int, "usage_source": str, "reserved_tokens": int,
         "model_reported": str, "system_fingerprint": str, "finish_reason": str, "error": str,
         "response_text": str, "tool_calls_json": str,
     }, pk="id", foreign_keys=[("attempt_id", "attempts", "id")])
-    db["calls"].create_index(["attempt_id"])
+    db.table("calls").create_index(["attempt_id"])
 
 
 @migrations()
 def m006_create_tool_calls(db: Database) -> None:
     # Every tool call the model made, malformed ones included (they feed edit-mechanics).
-    db["tool_calls"].create({
+    db.table("tool_calls").create({
         "id": str, "attempt_id": str, "call_id": str, "turn": int, "tool": str,
         "arguments_json": str, "ok": int, "error": str, "path": str, "result": str,
     }, pk="id", foreign_keys=[("attempt_id", "attempts", "id")])
-    db["tool_calls"].create_index(["attempt_id"])
+    db.table("tool_calls").create_index(["attempt_id"])
 
 
 @migrations()
 def m007_create_grades(db: Database) -> None:
     # The hidden-test verdict and its evidence, one per graded attempt.
-    db["grades"].create({
+    db.table("grades").create({
         "id": str, "attempt_id": str, "created_utc": str, "verdict": str, "exit_status": int,
         "duration_ms": int, "passed": int, "failed": int, "output": str, "isolation_json": str,
         "failing_tests_json": str, "environment": str, "timeout_s": float, "mechanics_json": str,
     }, pk="id", foreign_keys=[("attempt_id", "attempts", "id")])
-    db["grades"].create_index(["attempt_id"], unique=True)
+    db.table("grades").create_index(["attempt_id"], unique=True)
 
 
 @migrations()
 def m008_grades_sandbox_and_integrity(db: Database) -> None:
     # Which sandbox graded, the reference's test count a pass had to reach, why an exit 0 was
     # not a pass, and the runner files put back to the fixture's version (issue 11).
-    db["grades"].add_column("sandbox", str)
-    db["grades"].add_column("expected_tests", int)
-    db["grades"].add_column("integrity", str)
-    db["grades"].add_column("restored_json", str)
+    db.table("grades").add_column("sandbox", str)
+    db.table("grades").add_column("expected_tests", int)
+    db.table("grades").add_column("integrity", str)
+    db.table("grades").add_column("restored_json", str)
 
 
 @migrations()
 def m009_runs_sandbox(db: Database) -> None:
     # The sandbox a run graded in (bwrap, or fallback and why), shown by live view, report, browse.
-    db["runs"].add_column("isolation_sandbox", str)
-    db["runs"].add_column("isolation_json", str)
+    db.table("runs").add_column("isolation_sandbox", str)
+    db.table("runs").add_column("isolation_json", str)
 
 
 @migrations()
 def m010_create_reference_counts(db: Database) -> None:
     # Passed tests of each task version's reference solution: the count a hidden pass must
     # reach (pass integrity). Kept across runs of one ledger; key = task files + hidden command.
-    db["reference_counts"].create({"task_key": str, "task_id": str, "passed": int, "created_utc": str},
+    db.table("reference_counts").create({"task_key": str, "task_id": str, "passed": int, "created_utc": str},
                                   pk="task_key")
 
 
@@ -123,8 +123,8 @@ def m010_create_reference_counts(db: Database) -> None:
 def m011_attempt_end_detail(db: Database) -> None:
     # Why an attempt ended, in one line (the endpoint's last error, the cap it hit, ...), and for
     # `harness_error` the traceback of the unexpected exception, so the bug can be found later.
-    db["attempts"].add_column("end_detail", str)
-    db["attempts"].add_column("error_traceback", str)
+    db.table("attempts").add_column("end_detail", str)
+    db.table("attempts").add_column("error_traceback", str)
 
 
 @migrations()
@@ -134,15 +134,15 @@ def m012_preflight(db: Database) -> None:
     # per preflight; run_id is empty for `quotabench preflight`. Its HTTP tries are calls rows of
     # kind 'preflight' (attempt_id empty): never charged to the arm's cap, never in attempts'
     # tokens. Every older call was an attempt's.
-    db["preflights"].create({
+    db.table("preflights").create({
         "id": str, "run_id": str, "arm": str, "created_utc": str, "endpoint_url": str, "model": str,
         "verdict": str, "forced": int, "checks_json": str, "prompt_tokens": int, "completion_tokens": int,
         "calls": int, "duration_ms": int,
     }, pk="id", foreign_keys=[("run_id", "runs", "id")])
-    db["preflights"].create_index(["run_id"])
-    db["calls"].add_column("kind", str, not_null_default="attempt")
-    db["calls"].add_column("preflight_id", str)
-    db["calls"].add_column("probe", str)
+    db.table("preflights").create_index(["run_id"])
+    db.table("calls").add_column("kind", str, not_null_default="attempt")
+    db.table("calls").add_column("preflight_id", str)
+    db.table("calls").add_column("probe", str)
 
 
 @migrations()
@@ -152,23 +152,23 @@ def m013_replicates(db: Database) -> None:
     # time quotabench starts a server; empty when the endpoint was already running), and each
     # call the hash of what was asked and of what came back: identical requests within one
     # session vs across restarts are how the report tells within-session determinism apart.
-    db["runs"].add_column("replicate", int)
-    db["runs"].add_column("replicates", int)
-    db["runs"].add_column("replicate_set", str)
-    db["arms"].add_column("server_session_id", str)
-    db["calls"].add_column("server_session_id", str)
-    db["calls"].add_column("request_sha256", str)
-    db["calls"].add_column("response_sha256", str)
+    db.table("runs").add_column("replicate", int)
+    db.table("runs").add_column("replicates", int)
+    db.table("runs").add_column("replicate_set", str)
+    db.table("arms").add_column("server_session_id", str)
+    db.table("calls").add_column("server_session_id", str)
+    db.table("calls").add_column("request_sha256", str)
+    db.table("calls").add_column("response_sha256", str)
 
 
 @migrations()
 def m014_grades_placement(db: Database) -> None:
     # Where each graded command ran (issue 18: the local machine or a Ray node), how long it
     # waited for a worker before running, and how often a lost worker made it run again.
-    db["grades"].add_column("executor", str)
-    db["grades"].add_column("node", str)
-    db["grades"].add_column("queue_ms", int)
-    db["grades"].add_column("retries", int)
+    db.table("grades").add_column("executor", str)
+    db.table("grades").add_column("node", str)
+    db.table("grades").add_column("queue_ms", int)
+    db.table("grades").add_column("retries", int)
 
 
 @migrations()

@@ -15,16 +15,17 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import threading
-import time
 import uuid
-from datetime import date, datetime, timezone
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, date, datetime
 from datetime import time as dt_time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ulid import ULID
 
 from agent import QuotabenchError
 
@@ -40,26 +41,14 @@ class LedgerError(QuotabenchError):
 
     exit_code = 1
 
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_id_lock = threading.Lock()
-_last_id = [0, 0]
-
-
 def new_id() -> str:
-    """A ULID: 48-bit millisecond time + 80 random bits, Crockford base32, monotonic in-process."""
-    with _id_lock:
-        ms = int(time.time() * 1000)
-        if ms <= _last_id[0]:
-            ms, rand = _last_id[0], _last_id[1] + 1
-        else:
-            rand = int.from_bytes(os.urandom(10), "big")
-        _last_id[:] = [ms, rand]
-    value = (ms << 80) | (rand & ((1 << 80) - 1))
-    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+    """A ULID (python-ulid): 48-bit millisecond time + 80 random bits as 26 Crockford base32
+    characters, the format every ledger has stored; monotonic within a millisecond."""
+    return str(ULID())
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def to_json(value: Any) -> str:
@@ -84,11 +73,11 @@ def clean_text(text: str) -> str:
         return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _clean_row(row: dict) -> dict:
+def _clean_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: clean_text(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
-def _clean_op(op: tuple) -> tuple:
+def _clean_op(op: tuple[Any, ...]) -> tuple[Any, ...]:
     if op[0] == "insert":
         return (op[0], op[1], _clean_row(op[2]))
     return (*op[:3], _clean_row(op[3]))
@@ -122,7 +111,7 @@ def _value(value: Any) -> Any:
     return str(value) if isinstance(value, (uuid.UUID, Path)) else value
 
 
-def _values(values: Iterable[Any]) -> list:
+def _values(values: Iterable[Any]) -> list[Any]:
     return [v if type(v) in _PLAIN else _value(v) for v in values]
 
 
@@ -228,13 +217,13 @@ class Ledger:
                 raise
             conn.execute("COMMIT")
 
-    def _write(self, ops: list[tuple]) -> None:
+    def _write(self, ops: list[tuple[Any, ...]]) -> None:
         try:
             self._apply(ops)
         except UnicodeEncodeError:  # a lone surrogate from a model: store it replaced, once
             self._apply([_clean_op(op) for op in ops])
 
-    def _apply(self, ops: list[tuple]) -> None:
+    def _apply(self, ops: list[tuple[Any, ...]]) -> None:
         with self._transaction():
             conn = self.conn
             for op in ops:
@@ -258,33 +247,33 @@ class Ledger:
                     raise ValueError(f"unknown ledger op {kind!r}")
 
     # -- writes ----------------------------------------------------------------------------
-    def insert(self, table: str, row: dict) -> None:
+    def insert(self, table: str, row: dict[str, Any]) -> None:
         self._write([("insert", table, row)])
 
-    def insert_many(self, table: str, rows: Iterable[dict]) -> None:
+    def insert_many(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
         self._write([("insert_all", table, list(rows))])
 
-    def update(self, table: str, pk: Any, fields: dict) -> None:
+    def update(self, table: str, pk: Any, fields: dict[str, Any]) -> None:
         self._write([("update", table, pk, fields)])
 
-    def batch(self, ops: Iterable[tuple]) -> None:
+    def batch(self, ops: Iterable[tuple[Any, ...]]) -> None:
         """Several ("insert", table, row) / ("insert_all", table, rows) / ("update", table, pk, fields)
         / ("update_if", table, id, fields) ops in one transaction."""
         self._write(list(ops))
 
-    def execute(self, sql: str, params: Iterable | dict = ()) -> None:
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> None:
         """One write statement in its own IMMEDIATE transaction."""
         with self._transaction():
             self.conn.execute(sql, params)
 
     # -- reads -----------------------------------------------------------------------------
-    def query(self, sql: str, params: Iterable | dict = ()) -> list[dict]:
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         with self.lock, self._guard("read"):
             cursor = self.conn.execute(sql, params)
             keys = [d[0] for d in cursor.description or ()]
             return [dict(zip(keys, row)) for row in cursor]
 
-    def rows(self, sql: str, params: Iterable | dict = ()) -> list[Row]:
+    def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
         """Like `query`, as compact `Row`s."""
         with self.lock, self._guard("read"):
             cursor = self.conn.cursor()
@@ -295,7 +284,7 @@ class Ledger:
                 cursor.close()
 
     @contextlib.contextmanager
-    def stream(self, sql: str, params: Iterable | dict = ()) -> Iterator[Iterator[tuple]]:
+    def stream(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[Iterator[tuple[Any, ...]]]:
         """Rows as plain tuples, fetched from SQLite as the caller reads them: for reads too large
         to hold as dicts (export, the report's calls). The connection is held until the block ends."""
         with self.lock, self._guard("read"):
@@ -305,10 +294,10 @@ class Ledger:
             finally:
                 cursor.close()
 
-    def runs(self) -> list[dict]:
+    def runs(self) -> list[dict[str, Any]]:
         return self.query("select * from runs order by created_utc desc")
 
-    def run(self, run_id: str) -> dict | None:
+    def run(self, run_id: str) -> dict[str, Any] | None:
         rows = self.query("select * from runs where id = ?", [run_id])
         return rows[0] if rows else None
 
@@ -319,31 +308,31 @@ class Ledger:
             rows = self.query("select id from runs order by created_utc desc limit 1")
             if not rows:
                 raise QuotabenchError(f"ledger {self.path}: holds no runs yet — start one with `quotabench run CONFIG.toml`")
-            return rows[0]["id"]
+            return str(rows[0]["id"])
         rows = self.query("select id from runs where substr(id, 1, ?) = ? order by created_utc desc", [len(prefix), prefix])
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
             raise QuotabenchError(f"ledger {self.path}: {what} with id starting {prefix!r} — list runs with `quotabench report --list`")
-        return rows[0]["id"]
+        return str(rows[0]["id"])
 
-    def arms(self, run_id: str) -> list[dict]:
+    def arms(self, run_id: str) -> list[dict[str, Any]]:
         return self.query("select * from arms where run_id = ? order by name", [run_id])
 
-    def tasks(self, run_id: str) -> list[dict]:
+    def tasks(self, run_id: str) -> list[dict[str, Any]]:
         return self.query("select * from tasks where run_id = ? order by position", [run_id])
 
-    def attempts(self, run_id: str) -> list[dict]:
+    def attempts(self, run_id: str) -> list[dict[str, Any]]:
         return self.query(
             "select a.*, t.language, t.kind, t.position from attempts a join tasks t "
             "on t.run_id = a.run_id and t.task_id = a.task_id where a.run_id = ? "
             "order by t.position, a.arm, a.attempt_no", [run_id])
 
-    def calls(self, attempt_id: str) -> list[dict]:
+    def calls(self, attempt_id: str) -> list[dict[str, Any]]:
         return self.query("select * from calls where attempt_id = ? order by started_utc, retry_index", [attempt_id])
 
-    def tool_calls(self, attempt_id: str) -> list[dict]:
+    def tool_calls(self, attempt_id: str) -> list[dict[str, Any]]:
         return self.query("select * from tool_calls where attempt_id = ? order by rowid", [attempt_id])
 
-    def grade(self, attempt_id: str) -> dict | None:
+    def grade(self, attempt_id: str) -> dict[str, Any] | None:
         rows = self.query("select * from grades where attempt_id = ?", [attempt_id])
         return rows[0] if rows else None

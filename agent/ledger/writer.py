@@ -18,7 +18,8 @@ import contextlib
 import queue
 import threading
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 
@@ -26,10 +27,10 @@ from agent.ledger.store import Ledger
 
 IDLE_S = 2.0  # an idle writer thread ends after this long; the next write starts a new one
 GROUP_MAX = 64  # writes found waiting that commit in one transaction
-_writers: "weakref.WeakSet[AsyncLedger]" = weakref.WeakSet()
+_writers: weakref.WeakSet[AsyncLedger] = weakref.WeakSet()
 
 
-def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.cancelled():
         return
     if error is None:
@@ -41,14 +42,14 @@ def _settle(future: asyncio.Future, result: Any, error: BaseException | None) ->
 class AsyncLedger:
     def __init__(self, ledger: Ledger):
         self.ledger = ledger
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
         _writers.add(self)
 
     # -- the writer thread ------------------------------------------------------------------
-    def _submit(self, item: tuple) -> None:
+    def _submit(self, item: tuple[Any, ...]) -> None:
         """item: ("ops", ops, done) — rows to commit — or ("call", (fn, args), done)."""
         with self._lock:
             self._queue.put(item)
@@ -82,7 +83,7 @@ class AsyncLedger:
                     self._finish(items[start][2], fn, *args)
                 start = end
 
-    def _commit(self, group: list[tuple]) -> None:
+    def _commit(self, group: list[tuple[Any, ...]]) -> None:
         """Writes found waiting together commit in one transaction (group commit: one WAL commit
         instead of one per write); if that fails, each is tried alone so the error is its own."""
         if len(group) > 1:
@@ -98,7 +99,7 @@ class AsyncLedger:
         for _, ops, done in group:
             self._finish(done, self.ledger.batch, ops)
 
-    def _finish(self, done: Callable | None, fn: Callable[..., Any], *args: Any) -> None:
+    def _finish(self, done: Callable[..., Any] | None, fn: Callable[..., Any], *args: Any) -> None:
         try:
             result = fn(*args)
         except BaseException as exc:  # noqa: BLE001 — handed to whoever waits, or to the next awaited write
@@ -124,7 +125,7 @@ class AsyncLedger:
     # -- awaited ----------------------------------------------------------------------------
     async def _wait(self, kind: str, payload: Any) -> Any:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
+        future: asyncio.Future[Any] = loop.create_future()
 
         def done(result: Any, error: BaseException | None) -> None:
             try:
@@ -142,13 +143,13 @@ class AsyncLedger:
         """fn(*args) on the writer thread, after every write handed over before it."""
         return await self._wait("call", (fn, args))
 
-    async def insert(self, table: str, row: dict) -> None:
+    async def insert(self, table: str, row: dict[str, Any]) -> None:
         await self._wait("ops", [("insert", table, row)])
 
-    async def update(self, table: str, pk: Any, fields: dict) -> None:
+    async def update(self, table: str, pk: Any, fields: dict[str, Any]) -> None:
         await self._wait("ops", [("update", table, pk, fields)])
 
-    async def batch(self, ops: list[tuple]) -> None:
+    async def batch(self, ops: list[tuple[Any, ...]]) -> None:
         """Ledger.batch's ops, committed together (and maybe with writes waiting beside them)."""
         await self._wait("ops", list(ops))
 
@@ -156,17 +157,8 @@ class AsyncLedger:
         """Wait for every queued write; raise the error of one that failed."""
         await self.run(lambda: None)
 
-    async def insert_shielded(self, table: str, row: dict) -> None:
-        """For finally blocks during cancellation: the row must still land."""
-        with anyio.CancelScope(shield=True):
-            await self.insert(table, row)
-
-    async def update_shielded(self, table: str, pk: Any, fields: dict) -> None:
-        with anyio.CancelScope(shield=True):
-            await self.update(table, pk, fields)
-
     # -- queued -----------------------------------------------------------------------------
-    def batch_queued(self, ops: list[tuple]) -> None:
+    def batch_queued(self, ops: list[tuple[Any, ...]]) -> None:
         """Commit `ops` in one transaction on the writer thread, without waiting for it."""
         self._submit(("ops", list(ops), None))
 

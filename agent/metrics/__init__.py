@@ -14,14 +14,24 @@ report.py     build_report(ledger, run_ids) -> dict;  render.py: render_report(d
 """
 from agent.metrics.arm import ArmMetrics, arm_metrics, task_outcomes
 from agent.metrics.compare import Comparison, Verdict, compare_arms, decide
-from agent.metrics.outcome import ArmFigures, AttemptRecord, TaskOutcome, arm_figures, task_outcome
 from agent.metrics.cost import ArmCost, Price, arm_cost, break_even_utilization, parse_price
 from agent.metrics.errors import PriceError, ReportError
+from agent.metrics.outcome import ArmFigures, AttemptRecord, TaskOutcome, arm_figures, task_outcome
 from agent.metrics.render import render_report
 from agent.metrics.replicates import check_same_manifest, replicate_summary
 from agent.metrics.report import build_report
-from agent.metrics.stats import (McNemar, PairedGap, PairedInterval, mcnemar_exact, mean_pass_at_k,
-                                 paired_bootstrap, pass_at_k, tango_interval, tasks_needed_for_power, wilson)
+from agent.metrics.stats import (
+                                 McNemar,
+                                 PairedGap,
+                                 PairedInterval,
+                                 mcnemar_exact,
+                                 mean_pass_at_k,
+                                 paired_bootstrap,
+                                 pass_at_k,
+                                 tango_interval,
+                                 tasks_needed_for_power,
+                                 wilson,
+)
 
 __all__ = [
     "ArmCost", "ArmFigures", "ArmMetrics", "AttemptRecord", "Comparison", "McNemar", "PairedGap",

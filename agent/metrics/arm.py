@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from agent.classify import CLASSES
+from agent.ledger.store import Row
 from agent.metrics.outcome import AttemptRecord, TaskOutcome, arm_figures, outcomes_of
-
-FAILURE_CLASSES = CLASSES
 
 
 @dataclass(frozen=True)
@@ -67,20 +68,20 @@ class ArmMetrics:
     visible_flatter_rate: float | None = None
 
 
-def unfinished_of(arm_row: dict) -> set[str]:
+def unfinished_of(arm_row: dict[str, Any]) -> set[str]:
     """Task ids the engine recorded as never finished for this arm (arms.unfinished_json)."""
     raw = arm_row.get("unfinished_json")
     return set(json.loads(raw)) if raw else set()
 
 
-def records_of(attempts: list[dict]) -> list[AttemptRecord]:
+def records_of(attempts: Sequence[Row | dict[str, Any]]) -> list[AttemptRecord]:
     """Ledger attempt rows as the outcome function reads them."""
     return [AttemptRecord(r["task_id"], r["attempt_no"], r["failure_class"], bool(r["accepted"]),
                           r["total_tokens"] or 0, r.get("stage") or "attempt",
                           None if r.get("submitted") is None else bool(r.get("submitted"))) for r in attempts]
 
 
-def task_outcomes(tasks: list[dict], attempts: list[dict], unfinished: set[str], *,
+def task_outcomes(tasks: list[dict[str, Any]], attempts: Sequence[Row | dict[str, Any]], unfinished: set[str], *,
                   max_attempts: int | None = None, arm_state: str = "finished",
                   cap_hit: bool = False) -> list[TaskOutcome]:
     """One outcome per task of the run, in task order, for the arm whose `attempts` these are."""
@@ -100,7 +101,7 @@ def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
 
-def arm_metrics(arm_row: dict, tasks: list[dict], attempts: list[dict], *,
+def arm_metrics(arm_row: dict[str, Any], tasks: list[dict[str, Any]], attempts: Sequence[Row | dict[str, Any]], *,
                 busy_ms: int | None = None) -> tuple[ArmMetrics, list[TaskOutcome]]:
     """Metrics of one arm (arms row, the run's tasks, this arm's attempts), seed 002.
 
@@ -116,7 +117,7 @@ def arm_metrics(arm_row: dict, tasks: list[dict], attempts: list[dict], *,
     visible = [r for r in attempts if r["visible_passed"] == 1 and r["verdict"] is not None]
     flattered = sum(r["verdict"] != "pass" for r in visible)
     counts = Counter(o.failure_class for o in outcomes)
-    taxonomy = {cls: counts.get(cls, 0) for cls in FAILURE_CLASSES}
+    taxonomy = {cls: counts.get(cls, 0) for cls in CLASSES}
     taxonomy.update({cls: n for cls, n in counts.items() if cls not in taxonomy})
     metrics = ArmMetrics(
         name=f.name, n_tasks=f.n_tasks, decided=f.decided, accepted=f.accepted, acceptance=f.acceptance,

@@ -13,8 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.metrics.outcome import TaskOutcome
-from agent.metrics.stats import (McNemar, PairedGap, PairedInterval, mcnemar_exact, min_discordant_to_reject,
-                                 paired_bootstrap, tango_interval, tasks_needed_for_power)
+from agent.metrics.stats import (
+    McNemar,
+    PairedGap,
+    PairedInterval,
+    mcnemar_exact,
+    min_discordant_to_reject,
+    paired_bootstrap,
+    tango_interval,
+    tasks_needed_for_power,
+)
 
 ALPHA = 0.05
 MIN_DISCORDANT = min_discordant_to_reject(ALPHA)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, cast
 
+from agent.ledger.store import Row
 from agent.metrics.errors import PriceError
 
 _FIX = ("add a price table to the arm in the run config: input_per_mtok and output_per_mtok "
@@ -27,12 +30,12 @@ class Price:
     utilization: float | None = None
 
 
-def _number(arm: str, key: str, value, *, upper: float = math.inf) -> float:
+def _number(arm: str, key: str, value: object, *, upper: float = math.inf) -> float:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= upper
     if not ok or (key == "utilization" and value == 0):
         bound = "in (0, 1]" if key == "utilization" else "a number >= 0"
         raise PriceError(f"arm {arm}: price {key} = {value!r} must be {bound} — fix the arm's price table")
-    return float(value)
+    return float(cast(float, value))
 
 
 def parse_price(arm: str, price_json: str | None) -> Price:
@@ -83,12 +86,13 @@ class ArmCost:
     machine_share: float | None = None
 
 
-def token_attempt_cost(price: Price, row: dict) -> float:
+def token_attempt_cost(price: Price, row: Row | dict[str, Any]) -> float:
     """$ of one attempt at per-token prices.
 
     Tokens in total_tokens beyond prompt + completion (transport retries the engine could not
     split) are charged at the input rate: a retried request is mostly its prompt sent again.
     """
+    assert price.input_per_mtok is not None and price.output_per_mtok is not None  # kind "tokens"
     prompt, completion = row["prompt_tokens"] or 0, row["completion_tokens"] or 0
     unsplit = max(0, (row["total_tokens"] or 0) - prompt - completion)
     return ((prompt + unsplit) * price.input_per_mtok + completion * price.output_per_mtok) / 1e6
@@ -98,11 +102,11 @@ def _parse_utc(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-def run_wall_ms(run_row: dict, attempts: list[dict]) -> float | None:
+def run_wall_ms(run_row: dict[str, Any], attempts: Sequence[Row | dict[str, Any]]) -> float | None:
     """Run wall time: created to finished, or to the last attempt's end while unfinished."""
     start = _parse_utc(run_row.get("created_utc"))
     end = _parse_utc(run_row.get("finished_utc")) or max(
-        (_parse_utc(r["ended_utc"]) for r in attempts if r.get("ended_utc")), default=None)
+        (datetime.fromisoformat(r["ended_utc"]) for r in attempts if r.get("ended_utc")), default=None)
     if start is None or end is None:
         return None
     return (end - start).total_seconds() * 1000
@@ -111,8 +115,8 @@ def run_wall_ms(run_row: dict, attempts: list[dict]) -> float | None:
 @dataclass(frozen=True)
 class ArmUse:
     """One arm's inputs to the cost: its rows, what it solved, its busy time, its grading."""
-    arm_row: dict
-    attempts: list[dict]
+    arm_row: dict[str, Any]
+    attempts: Sequence[Row | dict[str, Any]]
     solved: int | None           # None: not comparable, so no CPSP
     busy_ms: int | None = None   # union of its call intervals; None: not measured
     grading_cpu_s: float = 0.0
@@ -124,7 +128,7 @@ def _busy_ms(use: ArmUse) -> int:
     return use.arm_row.get("busy_ms") or sum(r["duration_ms"] or 0 for r in use.attempts)
 
 
-def _finish(use: ArmUse, price: Price, model: float, grading_cpu_hour: float, **gpu) -> ArmCost:
+def _finish(use: ArmUse, price: Price, model: float, grading_cpu_hour: float, **gpu: Any) -> ArmCost:
     grading = use.grading_cpu_s / 3600 * grading_cpu_hour
     total = model + grading
     n = len(use.attempts)
@@ -134,7 +138,7 @@ def _finish(use: ArmUse, price: Price, model: float, grading_cpu_hour: float, **
                    grading_cpu_s=use.grading_cpu_s, grading_cpu_hour=grading_cpu_hour, **gpu)
 
 
-def _machine(group: list[tuple[ArmUse, Price]], run_row: dict, machine_busy_ms: int | None,
+def _machine(group: list[tuple[ArmUse, Price]], run_row: dict[str, Any], machine_busy_ms: int | None,
              grading_cpu_hour: float) -> list[ArmCost]:
     """Self-hosted arms on one server: the machine's bill once, split by each arm's busy time.
 
@@ -144,11 +148,12 @@ def _machine(group: list[tuple[ArmUse, Price]], run_row: dict, machine_busy_ms: 
     """
     names = [use.arm_row["name"] for use, _ in group]
     first = group[0][1]
-    for use, price in group[1:]:
+    for _use, price in group[1:]:
         if (price.gpu_hour, price.utilization) != (first.gpu_hour, first.utilization):
             raise PriceError(f"arms {' and '.join(names)} share the server {group[0][0].arm_row.get('endpoint_url')} "
                              f"but price it differently ({first.gpu_hour}/h vs {price.gpu_hour}/h, utilization "
                              f"{first.utilization} vs {price.utilization}) — give them the same price table")
+    assert first.gpu_hour is not None  # kind "gpu"
     arm_busy = [_busy_ms(use) for use, _ in group]
     busy = machine_busy_ms if machine_busy_ms is not None else sum(arm_busy)
     util, source = first.utilization, "configured"
@@ -166,13 +171,13 @@ def _machine(group: list[tuple[ArmUse, Price]], run_row: dict, machine_busy_ms: 
         others = tuple(n for n in names if n != use.arm_row["name"])
         costs.append(_finish(use, price, machine * share, grading_cpu_hour, busy_hours=own / 3.6e6,
                              utilization=util, utilization_source=source,
-                             gpu_cost_at_full_use=price.gpu_hour * busy_share_h,
+                             gpu_cost_at_full_use=first.gpu_hour * busy_share_h,
                              server=use.arm_row.get("endpoint_url"), shared_with=others,
                              machine_total=machine, machine_share=share))
     return costs
 
 
-def run_costs(uses: list[ArmUse], run_row: dict, *, grading_cpu_hour: float,
+def run_costs(uses: list[ArmUse], run_row: dict[str, Any], *, grading_cpu_hour: float,
               machine_busy_ms: dict[str, int] | None = None) -> dict[str, ArmCost]:
     """Cost of every arm of a run: CPSP = (Σ attempt cost + infra + grading) / |solved| (seed 000).
 
@@ -197,7 +202,7 @@ def run_costs(uses: list[ArmUse], run_row: dict, *, grading_cpu_hour: float,
     return {use.arm_row["name"]: costs[use.arm_row["name"]] for use in uses}
 
 
-def arm_cost(arm_row: dict, run_row: dict, attempts: list[dict], solved: int | None, *,
+def arm_cost(arm_row: dict[str, Any], run_row: dict[str, Any], attempts: list[dict[str, Any]], solved: int | None, *,
              busy_ms: int | None = None, grading_cpu_s: float = 0.0, grading_cpu_hour: float = 0.0) -> ArmCost:
     """Cost of one arm alone on its endpoint (run_costs with one arm).
 
@@ -221,4 +226,4 @@ def break_even_utilization(gpu: ArmCost, priced: ArmCost) -> float | None:
     if not gpu.solved or not priced.cpsp:
         return None
     room = gpu.solved * priced.cpsp - gpu.grading
-    return gpu.gpu_cost_at_full_use / room if room > 0 else None
+    return gpu.gpu_cost_at_full_use / room if room > 0 and gpu.gpu_cost_at_full_use is not None else None

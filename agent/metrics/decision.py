@@ -7,7 +7,8 @@ is left out of both; a task one arm has not decided yet ends the prefix for now.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from typing import cast
 
 from agent.metrics.outcome import TaskOutcome
 from agent.metrics.sequential import Decision, decided_prefix, decision
@@ -19,7 +20,7 @@ Status = bool | str | None   # True/False decided (accepted or not), PENDING, UN
 def paired_prefix(first: Sequence[Status], second: Sequence[Status]) -> list[tuple[bool, bool]]:
     """Pairs for the test from per-task statuses of two arms, both in the run's task order."""
     kept = [(a, b) for a, b in zip(first, second, strict=True) if UNFINISHED not in (a, b)]
-    return decided_prefix([a for a, _ in kept], [b for _, b in kept])
+    return decided_prefix([cast(bool | None, a) for a, _ in kept], [cast(bool | None, b) for _, b in kept])
 
 
 def status_of(outcome: TaskOutcome) -> Status:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,7 @@ def _kept(replicates: list[ReplicateOutcomes]) -> tuple[list[ReplicateOutcomes],
     return kept, [t for t in kept[0].accepted if t in common]
 
 
-def error_bar(replicates: list[ReplicateOutcomes], *, seed: int, resamples: int = 10_000) -> dict:
+def error_bar(replicates: list[ReplicateOutcomes], *, seed: int, resamples: int = 10_000) -> dict[str, Any]:
     """Acceptance per comparable replicate with mean, range and standard deviation across them,
     and the 95% bootstrap interval over tasks of the mean pass rate."""
     kept, tasks = _kept(replicates)
@@ -83,11 +84,12 @@ def error_bar(replicates: list[ReplicateOutcomes], *, seed: int, resamples: int 
     return out
 
 
-def rotation(replicates: list[ReplicateOutcomes]) -> dict:
+def rotation(replicates: list[ReplicateOutcomes]) -> dict[str, Any]:
     """Per task over the comparable replicates: always accepted, never, or rotating (with its
     verdict in each replicate, in order)."""
     kept, tasks = _kept(replicates)
-    rotating, always, never = [], 0, 0
+    rotating: list[dict[str, Any]] = []
+    always = never = 0
     for task in tasks:
         marks = [kept_r.accepted[task] for kept_r in kept]
         if all(marks):
@@ -96,12 +98,12 @@ def rotation(replicates: list[ReplicateOutcomes]) -> dict:
             never += 1
         else:
             rotating.append({"task_id": task, "accepted": marks, "passed": sum(marks), "n": len(marks)})
-    rotating.sort(key=lambda r: (r["passed"] / r["n"], r["task_id"]))
+    rotating.sort(key=lambda r: (int(r["passed"]) / int(r["n"]), str(r["task_id"])))
     return {"replicates": [r.replicate for r in kept], "n_tasks": len(tasks), "always_accepted": always,
             "never_accepted": never, "rotating": rotating}
 
 
-def determinism(samples: list[CallSample]) -> dict:
+def determinism(samples: list[CallSample]) -> dict[str, Any]:
     """Do identical requests get identical replies within one session, and across sessions?
 
     within: requests sent at least twice in one session, and how many always got the same

@@ -9,13 +9,14 @@ missing measurement, not a low score): its QAP, retry tax and first-try share ar
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
-
-from agent.metrics.stats import wilson
+from typing import cast
 
 # Attempt classes that did not use up an attempt of the budget (agent/resume.py counts the same).
-NOT_COUNTED = ("censored", "aborted")
+from agent.classify import NOT_COUNTED, counts_toward_budget
+from agent.metrics.stats import wilson
+
 # Arm states after which the engine's list of unfinished tasks (arms.unfinished_json) is final.
 ENDED = ("finished", "censored", "stopped", "aborted", "decided")
 # A run stopped because the comparison was settled (issue 20): its arms' remaining tasks were
@@ -89,7 +90,7 @@ def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempt
         tokens += r.tokens
         if hit is None and r.accepted:
             hit = r
-        if r.failure_class is not None and r.failure_class not in NOT_COUNTED:
+        if counts_toward_budget(r.failure_class):
             counted += 1
             last_counted = r.failure_class
     last = rows[-1].failure_class if rows else None
@@ -100,9 +101,9 @@ def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempt
     elif listed_unfinished or last in NOT_COUNTED:
         cls, decided = ("censored" if cap_hit or last == "censored" else "aborted"), False
     elif counted and max_attempts and counted >= max_attempts:
-        cls, decided = last_counted, True
+        cls, decided = cast(str, last_counted), True  # counted > 0: set
     elif counted and last is not None and arm_state in ENDED:
-        cls, decided = last_counted, True
+        cls, decided = cast(str, last_counted), True
     elif live and arm_state not in ENDED:
         cls, decided = "pending", False
     else:

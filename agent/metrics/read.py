@@ -51,7 +51,7 @@ def practical_read(me: ArmMetrics, my_cost: ArmCost | None, other: ArmMetrics | 
     if me.accepted == 0:
         return "solved nothing: no QAP or CPSP"
     comparable = other is not None and not other.censored
-    phrases = []
+    phrases: list[str | None] = []
     if comparable and comparison is not None:
         phrases.append(_acceptance_phrase(me.name, comparison))
     if me.retry_tax is not None and me.retry_tax >= HIGH_RETRY_TAX:
@@ -61,9 +61,9 @@ def practical_read(me: ArmMetrics, my_cost: ArmCost | None, other: ArmMetrics | 
     if comparable and my_cost and other_cost:
         phrases.append(_ratio_phrase(my_cost.cpsp, other_cost.cpsp, "cheaper per solved task",
                                      "dearer per solved task"))
-    elif comparable and same_accounting:
+    elif comparable and other is not None and same_accounting:
         phrases.append(_ratio_phrase(me.qap, other.qap, "less quota per patch", "more quota per patch"))
     if (me.visible_flatter_rate or 0) >= FLATTER_RATE and me.visible_pass_n >= FLATTER_MIN_N:
         phrases.append("visible tests flatter it")
-    phrases = [p for p in phrases if p][:MAX_PHRASES]
-    return "; ".join(phrases) if phrases else "no clear edge"
+    kept = [p for p in phrases if p][:MAX_PHRASES]
+    return "; ".join(kept) if kept else "no clear edge"

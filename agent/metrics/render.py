@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from agent.classify import CLASS_LABELS
-from agent.metrics.strategy_render import strategy_blocks
 from agent.metrics.errors import ReportError
 from agent.metrics.replicate_stats import replicate_stats_blocks
-
+from agent.metrics.strategy_render import strategy_blocks
 
 FORMATS = ("text", "markdown", "json")
 BUSY_SOURCES = {"calls": " (union of call intervals)", "engine": " (engine's sum of call latencies)"}
@@ -62,7 +62,7 @@ def _session(session_id: str | None) -> str:
     return f"shell session {'/'.join(parts)}" if parts else "session —"
 
 
-def _acceptance(m: dict) -> str:
+def _acceptance(m: dict[str, Any]) -> str:
     lo, hi = m["acceptance_ci"]
     value = f"{_rate(m['acceptance'])} [{lo:.2f}, {hi:.2f}] n={m['decided']}"
     if m["censored"]:
@@ -70,13 +70,13 @@ def _acceptance(m: dict) -> str:
     return value
 
 
-def _censored(m: dict) -> str:
+def _censored(m: dict[str, Any]) -> str:
     if not m["censored"]:
         return "no"
     return f"yes: {len(m['unfinished'])}/{m['n_tasks']} unfinished" + (", cap hit" if m["cap_hit"] else "")
 
 
-def _cpsp(arm: dict, with_cost: bool) -> str:
+def _cpsp(arm: dict[str, Any], with_cost: bool) -> str:
     if not with_cost or arm["cost"] is None:
         return "no price"
     cost = arm["cost"]
@@ -85,17 +85,17 @@ def _cpsp(arm: dict, with_cost: bool) -> str:
     return f"{_money(cost['cpsp'])} n={cost['solved']}"
 
 
-def _qap(m: dict, same_accounting: bool) -> str:
+def _qap(m: dict[str, Any], same_accounting: bool) -> str:
     if m["qap"] is None and m["censored"]:
         return "—"
     return f"{_int(m['qap'])} n={m['accepted']}" + ("" if same_accounting else " †")
 
 
-def _or_dash(m: dict, text: str) -> str:
+def _or_dash(m: dict[str, Any], text: str) -> str:
     return "—" if m["censored"] else text
 
 
-def decision_rows(section: dict, with_cost: bool) -> list[list[str]]:
+def decision_rows(section: dict[str, Any], with_cost: bool) -> list[list[str]]:
     """One row per arm; a not-comparable arm shows — for QAP, retry tax, CPSP and first-try share."""
     same = section.get("published", {}).get("same_accounting", True)
     rows = []
@@ -108,7 +108,7 @@ def decision_rows(section: dict, with_cost: bool) -> list[list[str]]:
     return rows
 
 
-def decision_headers(section: dict) -> list[str]:
+def decision_headers(section: dict[str, Any]) -> list[str]:
     budgets = {n for n in section.get("published", {}).get("max_attempts", {}).values() if n}
     within = f"within {budgets.pop()} attempts " if len(budgets) == 1 else ""
     return ["arm", f"acceptance {within}[95% CI]", *DECISION_HEADERS[2:]]
@@ -118,7 +118,7 @@ DECISION_HEADERS = ["arm", "acceptance [95% CI]", "QAP tok/patch", "retry tax", 
                     "CPSP", "first-try share", "practical read"]
 
 
-def _price(table: dict | None) -> str:
+def _price(table: dict[str, Any] | None) -> str:
     if not table:
         return "no price"
     if "gpu_hour" in table:
@@ -130,7 +130,7 @@ def _price(table: dict | None) -> str:
                                          ("input_per_mtok", "output_per_mtok")) else json.dumps(table)
 
 
-def _accounting(a: dict) -> str:
+def _accounting(a: dict[str, Any]) -> str:
     total = a["reported"] + a["estimated"] + a["reserved"]
     if not total:
         return "no call tokens recorded"
@@ -140,7 +140,7 @@ def _accounting(a: dict) -> str:
     return ", ".join(parts)
 
 
-def published_lines(section: dict, with_cost: bool) -> list[str]:
+def published_lines(section: dict[str, Any], with_cost: bool) -> list[str]:
     """What seed 000's checklist and seed 002 ask to publish with the numbers."""
     pub = section["published"]
     budgets = pub["max_attempts"]
@@ -164,7 +164,7 @@ def published_lines(section: dict, with_cost: bool) -> list[str]:
     return lines
 
 
-def _arm_details(arm: dict) -> list[str]:
+def _arm_details(arm: dict[str, Any]) -> list[str]:
     m, cost = arm["metrics"], arm["cost"]
     spread = m["tokens_per_attempt"]
     taxonomy = ", ".join(f"{CLASS_LABELS.get(k, k)} {v}" for k, v in m["taxonomy"].items()
@@ -199,7 +199,7 @@ def _arm_details(arm: dict) -> list[str]:
     return lines
 
 
-def comparison_lines(c: dict) -> list[str]:
+def comparison_lines(c: dict[str, Any]) -> list[str]:
     iv, mc, bs = c["interval"], c["mcnemar"], c["bootstrap"]
     lines = [
         f"read: {c['verdict']['text']}",
@@ -238,16 +238,16 @@ def comparison_lines(c: dict) -> list[str]:
     return lines
 
 
-def _pass_cell(a: dict, pk: dict) -> str:
+def _pass_cell(a: dict[str, Any], pk: dict[str, Any]) -> str:
     if not a["pass_at_k"]:
         return "—"
     return ", ".join(f"pass@{k} {v['value']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" for k, v in a["pass_at_k"].items()) \
         + f" n={pk['n_tasks']}"
 
 
-def _replicate_blocks(rep: dict) -> list[tuple]:
+def _replicate_blocks(rep: dict[str, Any]) -> list[tuple[Any, ...]]:
     sched, pk = rep["schedule"], rep["pass_at_k"]
-    blocks: list[tuple] = [("heading", f"Replicates: {rep['n_runs']} runs of manifest {rep['manifest_sha256']}")]
+    blocks: list[tuple[Any, ...]] = [("heading", f"Replicates: {rep['n_runs']} runs of manifest {rep['manifest_sha256']}")]
     blocks.append(("table", ["run", "created", "session"],
                    [[r["run_id"], r["created_utc"] or "—", r["session_id"] or "—"] for r in sched["runs"]]))
     rows = []
@@ -282,7 +282,7 @@ def _replicate_blocks(rep: dict) -> list[tuple]:
     return blocks
 
 
-def sandbox_warning(sandbox: dict) -> str:
+def sandbox_warning(sandbox: dict[str, Any]) -> str:
     """One line for a run that graded without the full (bubblewrap) sandbox."""
     outside = {k: v for k, v in sandbox["grades"].items() if k != "bwrap"}
     what = ", ".join(f"{n} {name}" for name, n in sorted(outside.items())) or "none yet"
@@ -291,7 +291,7 @@ def sandbox_warning(sandbox: dict) -> str:
             f"grades outside bubblewrap: {what}) — model-written code could read or change the host")
 
 
-def decision_lines(d: dict) -> list[str]:
+def decision_lines(d: dict[str, Any]) -> list[str]:
     """The always-valid test's read (issue 20), what it is, and what an early stop means."""
     lines = [f"{d['line']}; gap {d['second']} − {d['first']} always-valid {1 - d['alpha']:.0%} bounds "
              f"[{d['gap_lo']:+.2f}, {d['gap_hi']:+.2f}] over n={d['n_pairs']} paired tasks "
@@ -308,7 +308,7 @@ def decision_lines(d: dict) -> list[str]:
     return lines
 
 
-def placement_line(p: dict) -> str:
+def placement_line(p: dict[str, Any]) -> str:
     """Where grading ran and how fast: executor, nodes, run time, queue wait, retries, throughput."""
     where = ", ".join(p["executors"]) + (f" on {len(p['nodes'])} node(s)" if p["nodes"] else "")
     rate = f"; {p['per_minute']:.1f} graded per minute" if p["per_minute"] else ""
@@ -317,9 +317,9 @@ def placement_line(p: dict) -> str:
             f"{p['retried']} retried after a lost worker{rate}")
 
 
-def _blocks(report: dict) -> list[tuple]:
+def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
     with_cost = report["with_cost"]
-    blocks: list[tuple] = []
+    blocks: list[tuple[Any, ...]] = []
     for section in report["runs"]:
         run = section["run"]
         blocks.append(("heading", f"Run {run['id']} ({run['status'] or '—'}, created {run['created_utc'] or '—'}, "
@@ -367,7 +367,7 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return [line(headers), "|" + "---|" * len(headers), *(line(r) for r in rows)]
 
 
-def _render(blocks: list[tuple], markdown: bool) -> str:
+def _render(blocks: list[tuple[Any, ...]], markdown: bool) -> str:
     out: list[str] = []
     for kind, *body in blocks:
         if kind == "heading":
@@ -383,7 +383,7 @@ def _render(blocks: list[tuple], markdown: bool) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_report(report: dict, fmt: str) -> str:
+def render_report(report: dict[str, Any], fmt: str) -> str:
     """The report as `text` (aligned plain table), `markdown` or `json`: the same content."""
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"

@@ -10,6 +10,7 @@ none, and say so).
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from agent.ledger import Ledger
 from agent.metrics.determinism import CallSample, ReplicateOutcomes, determinism, error_bar, rotation
@@ -19,7 +20,7 @@ UNDERSTATES = ("replicates back to back in one session would understate this mod
                "server between them (seed 003 result 5)")
 
 
-def _replicate_numbers(runs: list[dict]) -> dict[str, int]:
+def _replicate_numbers(runs: list[dict[str, Any]]) -> dict[str, int]:
     ordered = sorted(runs, key=lambda r: (r.get("replicate") or 0, r.get("created_utc") or ""))
     return {r["id"]: r.get("replicate") or i for i, r in enumerate(ordered, start=1)}
 
@@ -40,8 +41,8 @@ def _samples(ledger: Ledger, run_ids: list[str]) -> tuple[dict[str, list[CallSam
     return samples, known
 
 
-def replicate_statistics(ledger: Ledger, runs: list[dict], outcomes: dict[str, dict[str, list]], *,
-                         seed: int, resamples: int = 10_000) -> dict:
+def replicate_statistics(ledger: Ledger, runs: list[dict[str, Any]], outcomes: dict[str, dict[str, list[Any]]], *,
+                         seed: int, resamples: int = 10_000) -> dict[str, Any]:
     """Per arm: error bar, rotation and determinism over `runs` (one manifest; `outcomes` maps
     run id -> arm -> task outcomes with .task_id, .accepted, .censored)."""
     numbers = _replicate_numbers(runs)
@@ -51,7 +52,7 @@ def replicate_statistics(ledger: Ledger, runs: list[dict], outcomes: dict[str, d
     arms = {}
     for name in sorted({arm for per_run in outcomes.values() for arm in per_run}):
         reps, models = [], []
-        for rid in sorted(run_ids, key=numbers.get):
+        for rid in sorted(run_ids, key=lambda r: numbers.get(r, 0)):
             if name not in outcomes[rid]:
                 continue
             row = arm_rows.get((rid, name), {})
@@ -71,7 +72,7 @@ def _rate(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
 
-def _determinism_line(name: str, a: dict) -> str:
+def _determinism_line(name: str, a: dict[str, Any]) -> str:
     d = a["determinism"]
     if a["sessions_known"] is None:
         return f"{name}: no calls with a request hash (a ledger from before issue 17)"
@@ -88,9 +89,9 @@ def _determinism_line(name: str, a: dict) -> str:
     return f"{name}: {flag}" + (f" — {'; '.join(facts)}" if facts else "")
 
 
-def replicate_stats_blocks(stats: dict) -> list[tuple]:
+def replicate_stats_blocks(stats: dict[str, Any]) -> list[tuple[Any, ...]]:
     boot = stats["bootstrap"]
-    blocks: list[tuple] = [("heading", f"Error bars per model over {stats['n_runs']} replicates (seed 003)")]
+    blocks: list[tuple[Any, ...]] = [("heading", f"Error bars per model over {stats['n_runs']} replicates (seed 003)")]
     rows, left_out = [], []
     for name, a in stats["arms"].items():
         eb = a["error_bar"]

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from agent.metrics.outcome import TaskOutcome
 from agent.metrics.errors import ReportError
+from agent.metrics.outcome import TaskOutcome
 from agent.metrics.stats import bootstrap_mean, pass_at_k
 
 HELD_CONSTANTS = ("suites_json", "harness_version", "prompt_template_version", "python_version",
@@ -36,7 +36,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def manifest_differences(run_a: dict, run_b: dict, tasks_a: list[dict], tasks_b: list[dict]) -> list[str]:
+def manifest_differences(run_a: dict[str, Any], run_b: dict[str, Any], tasks_a: list[dict[str, Any]], tasks_b: list[dict[str, Any]]) -> list[str]:
     """What the ledger records differently for two runs: config keys, held constants, tasks."""
     diffs = []
     config_a = _flatten(json.loads(run_a.get("config_json") or "{}"), "config")
@@ -58,7 +58,7 @@ def manifest_differences(run_a: dict, run_b: dict, tasks_a: list[dict], tasks_b:
     return diffs
 
 
-def check_same_manifest(runs: list[dict], tasks_by_run: dict[str, list[dict]]) -> None:
+def check_same_manifest(runs: list[dict[str, Any]], tasks_by_run: dict[str, list[dict[str, Any]]]) -> None:
     """ReportError (one line, both hashes and what differs) unless all runs share a manifest."""
     first = runs[0]
     for other in runs[1:]:
@@ -75,7 +75,7 @@ def check_same_manifest(runs: list[dict], tasks_by_run: dict[str, list[dict]]) -
             f"replicates — differs: {what} — report them separately")
 
 
-def schedule(runs: list[dict], server_sessions: dict[str, set[str]] | None = None) -> dict:
+def schedule(runs: list[dict[str, Any]], server_sessions: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """Which replicates ran back to back in one session and which on different days (seed 003 r5).
     `server_sessions` maps run id -> the sessions of the servers quotabench started for it: runs
     in one shell session whose servers were restarted in between are not "back to back"."""
@@ -97,7 +97,7 @@ def schedule(runs: list[dict], server_sessions: dict[str, set[str]] | None = Non
     return {"kind": kind, "sessions": len(sessions), "days": len(days), "runs": rows, "note": note}
 
 
-def _restarted(rows: list[dict], server_sessions: dict[str, set[str]]) -> bool:
+def _restarted(rows: list[dict[str, Any]], server_sessions: dict[str, set[str]]) -> bool:
     """Every run talked to servers of its own (no server session shared between two runs)."""
     seen: set[str] = set()
     for row in rows:
@@ -112,7 +112,7 @@ def _spread(scores: list[int]) -> tuple[float | None, int | None]:
     return (float(np.median(scores)), max(scores) - min(scores)) if scores else (None, None)
 
 
-def _frequency(outcomes_per_run: list[list[TaskOutcome]]) -> list[dict]:
+def _frequency(outcomes_per_run: list[list[TaskOutcome]]) -> list[dict[str, Any]]:
     failed: dict[str, int] = defaultdict(int)
     finished: dict[str, int] = defaultdict(int)
     for run in outcomes_per_run:
@@ -125,7 +125,7 @@ def _frequency(outcomes_per_run: list[list[TaskOutcome]]) -> list[dict]:
 
 
 def _pass_at_k(outcomes_per_run: list[list[TaskOutcome]], tasks: list[str], ks: tuple[int, ...], *,
-               seed: int, resamples: int) -> dict:
+               seed: int, resamples: int) -> dict[str, Any]:
     """pass@k over runs (each run one sample per task), averaged over `tasks`, with a bootstrap
     interval resampling tasks (seeds 000 and 001)."""
     n = len(outcomes_per_run)
@@ -142,9 +142,9 @@ def _pass_at_k(outcomes_per_run: list[list[TaskOutcome]], tasks: list[str], ks: 
     return out
 
 
-def replicate_summary(runs: list[dict], outcomes: dict[str, dict[str, list[TaskOutcome]]], *,
+def replicate_summary(runs: list[dict[str, Any]], outcomes: dict[str, dict[str, list[TaskOutcome]]], *,
                       not_comparable: dict[tuple[str, str], str] | None = None, seed: int = 1,
-                      resamples: int = 10_000, server_sessions: dict[str, set[str]] | None = None) -> dict:
+                      resamples: int = 10_000, server_sessions: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """Per arm: accepted tasks per comparable run with median and range, the runs left out
     (censored, stopped or aborted: a missing measurement, never the bottom of the range),
     each task's failure frequency, and pass@1 / pass@k over runs with a bootstrap interval
@@ -159,7 +159,7 @@ def replicate_summary(runs: list[dict], outcomes: dict[str, dict[str, list[TaskO
     arm_names = sorted({arm for per_run in outcomes.values() for arm in per_run})
     ordered = [r["id"] for r in runs]
     kept: dict[str, list[str]] = {}
-    arms: dict[str, dict] = {}
+    arms: dict[str, dict[str, Any]] = {}
     for arm in arm_names:
         present = [run_id for run_id in ordered if arm in outcomes[run_id]]
         kept[arm] = [r for r in present if (r, arm) not in not_comparable]

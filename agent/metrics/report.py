@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from datetime import datetime
 from dataclasses import asdict
+from datetime import datetime
 from itertools import combinations
 from typing import Any
 
 from agent import QuotabenchError
 from agent.ledger import Ledger
 from agent.ledger.store import Row
-from agent.metrics.arm import ArmMetrics, TaskOutcome, arm_metrics
+from agent.metrics.arm import ArmMetrics, arm_metrics
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
 from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
 from agent.metrics.errors import PriceError, ReportError
-from agent.metrics.outcome import NOT_RUN
+from agent.metrics.outcome import NOT_RUN, TaskOutcome
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
 from agent.metrics.replicate_stats import replicate_statistics
@@ -50,7 +50,14 @@ def _resolve(ledger: Ledger, run_ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _break_even(costs: dict[str, ArmCost], first: str, second: str, censored: set[str]) -> dict | None:
+def _run_row(ledger: Ledger, run_id: str) -> dict[str, Any]:
+    run = ledger.run(run_id)
+    if run is None:  # resolved a moment ago: only a concurrent delete gets here
+        raise ReportError(f"ledger {ledger.path}: run {run_id} vanished while the report read it — run it again")
+    return run
+
+
+def _break_even(costs: dict[str, ArmCost], first: str, second: str, censored: set[str]) -> dict[str, Any] | None:
     a, b = costs.get(first), costs.get(second)
     if a is None or b is None or {a.kind, b.kind} != {"gpu", "tokens"}:
         return None
@@ -71,7 +78,7 @@ def _reads(metrics: list[ArmMetrics], costs: dict[str, ArmCost], comparisons: li
             practical_read(b, costs.get(b.name), a, costs.get(a.name), comparison, same_accounting=same)]
 
 
-def _price_table(arm_row: dict) -> dict | None:
+def _price_table(arm_row: dict[str, Any]) -> dict[str, Any] | None:
     try:
         table = json.loads(arm_row.get("price_json") or "null")
     except json.JSONDecodeError:
@@ -86,7 +93,7 @@ def _by_arm(rows: list[Row]) -> dict[str, list[Row]]:
     return out
 
 
-def _server_sessions(ledger: Ledger, runs: list[dict]) -> dict[str, set[str]]:
+def _server_sessions(ledger: Ledger, runs: list[dict[str, Any]]) -> dict[str, set[str]]:
     marks = ", ".join("?" * len(runs))
     out: dict[str, set[str]] = defaultdict(set)
     for row in ledger.rows(f"select run_id, server_session_id from arms where run_id in ({marks}) "
@@ -95,13 +102,13 @@ def _server_sessions(ledger: Ledger, runs: list[dict]) -> dict[str, set[str]]:
     return dict(out)
 
 
-def _comparison_dict(c: Comparison, costs: dict[str, ArmCost], censored: set[str], same: bool) -> dict:
+def _comparison_dict(c: Comparison, costs: dict[str, ArmCost], censored: set[str], same: bool) -> dict[str, Any]:
     return asdict(c) | {"break_even": _break_even(costs, c.first, c.second, censored),
                         "qap_same_accounting": same}
 
 
-def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: bool, seed: int,
-                 resamples: int, grading_cpu_hour: float) -> tuple[dict, dict[str, list[TaskOutcome]], dict[str, str]]:
+def _run_section(ledger: Ledger, run: dict[str, Any], tasks: list[dict[str, Any]], *, with_cost: bool, seed: int,
+                 resamples: int, grading_cpu_hour: float) -> tuple[dict[str, Any], dict[str, list[TaskOutcome]], dict[str, str]]:
     run_id = run["id"]
     arm_rows = ledger.arms(run_id)
     if not arm_rows:
@@ -123,7 +130,7 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
         "select a.arm, count(*) as n, sum(coalesce(g.duration_ms, 0)) as ms from grades g "
         "join attempts a on a.id = g.attempt_id where a.run_id = ? group by a.arm", [run_id])}
     graded = {a["name"]: grading(*grade_sums.get(a["name"], (0, 0)), grading_cpu_hour) for a in arm_rows}
-    metrics, outcomes = [], {}
+    metrics, outcomes = [], {}  # type: list[ArmMetrics], dict[str, list[TaskOutcome]]
     for arm_row in arm_rows:
         name = arm_row["name"]
         m, outcomes[name] = arm_metrics(arm_row, tasks, attempts[name], busy_ms=busy[name])
@@ -144,7 +151,7 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
         if c is not None:
             comparisons.append(c)
     reads = _reads(metrics, costs, comparisons, same)
-    section = {
+    section: dict[str, Any] = {
         "run": {k: run.get(k) for k in ("id", "created_utc", "finished_utc", "status",
                                         "session_id", "manifest_sha256")},
         "sandbox": sandbox_summary(ledger, run),
@@ -166,20 +173,21 @@ def _run_section(ledger: Ledger, run: dict, tasks: list[dict], *, with_cost: boo
         "decision": decision_section(run, arm_rows, outcomes),
         "strategies": strategy_section(ledger, run_id, arm_rows, attempts, outcomes, costs),
     }
-    why = {m.name: m.not_comparable for m in metrics if m.censored}
+    why = {m.name: m.not_comparable or "" for m in metrics if m.censored}
     return section, outcomes, why
 
 
-def _run_config(run: dict) -> dict:
+def _run_config(run: dict[str, Any]) -> dict[str, Any]:
     """The [run] table the run was started with (as recorded), or {} if it cannot be read."""
     import tomllib
     try:
-        return tomllib.loads(json.loads(run.get("config_json") or "{}").get("toml") or "").get("run", {})
+        table = tomllib.loads(json.loads(run.get("config_json") or "{}").get("toml") or "").get("run", {})
+        return table if isinstance(table, dict) else {}
     except (ValueError, AttributeError, tomllib.TOMLDecodeError):
         return {}
 
 
-def decision_section(run: dict, arm_rows: list[dict], outcomes: dict[str, list[TaskOutcome]]) -> dict | None:
+def decision_section(run: dict[str, Any], arm_rows: list[dict[str, Any]], outcomes: dict[str, list[TaskOutcome]]) -> dict[str, Any] | None:
     """The always-valid sequential decision over the run's task order (issue 20), with whether
     the run stopped on it; None unless the run has exactly two arms."""
     from agent.metrics.decision import run_decision
@@ -210,7 +218,7 @@ def strategy_section(ledger: Ledger, run_id: str, arm_rows: list[dict[str, Any]]
                                     costs[a["name"]].total if a["name"] in costs else None)) for a in arm_rows]
 
 
-def sandbox_summary(ledger: Ledger, run: dict) -> dict:
+def sandbox_summary(ledger: Ledger, run: dict[str, Any]) -> dict[str, Any]:
     """Which sandbox the run's grades ran in; `full` is False when any ran without bubblewrap."""
     counts = {r["sandbox"] or "unrecorded": r["n"] for r in ledger.query(
         "select g.sandbox, count(*) as n from grades g join attempts a on a.id = g.attempt_id "
@@ -221,7 +229,7 @@ def sandbox_summary(ledger: Ledger, run: dict) -> dict:
             "full": declared == "bwrap" and set(counts) <= {"bwrap"}, "placement": placement_summary(ledger, run)}
 
 
-def placement_summary(ledger: Ledger, run: dict) -> dict:
+def placement_summary(ledger: Ledger, run: dict[str, Any]) -> dict[str, Any]:
     """Where the run's hidden tests ran (executor, nodes), how long they ran and waited for a
     worker, how many were retried after a lost worker, and the grading throughput."""
     rows = ledger.query(
@@ -243,7 +251,7 @@ def placement_summary(ledger: Ledger, run: dict) -> dict:
 
 def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
                  bootstrap_seed: int = DEFAULT_SEED, resamples: int = 10_000,
-                 grading_cpu_hour: float | None = DEFAULT_GRADING_CPU_HOUR) -> dict:
+                 grading_cpu_hour: float | None = DEFAULT_GRADING_CPU_HOUR) -> dict[str, Any]:
     """The report over `run_ids` (prefixes accepted; none means the newest run).
 
     Several runs must share one manifest hash (ReportError naming both hashes and what
@@ -256,7 +264,7 @@ def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
         raise ReportError(f"grading CPU price {grading_cpu_hour!r} is not a number >= 0 — "
                           "pass --grading-cpu-hour with dollars per CPU-hour, e.g. 0.05")
     ids = _resolve(ledger, run_ids)
-    runs = [ledger.run(i) for i in ids]
+    runs = [_run_row(ledger, i) for i in ids]
     tasks_by_run = {i: ledger.query(f"select {', '.join(TASK_COLUMNS)} from tasks where run_id = ? order by position",
                                     [i]) for i in ids}
     if len(runs) > 1:

@@ -40,8 +40,9 @@ let speed leak into the order (a slow failing arm puts its losses last) and bias
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -86,7 +87,7 @@ def _differences(pairs: Sequence[tuple[object, object]]) -> np.ndarray:
     for i, pair in enumerate(pairs):
         if len(pair) != 2 or any(x not in (0, 1) for x in pair):  # True/False are 1/0 here
             raise ValueError(f"paired outcome #{i + 1} is {pair!r}: need (first_accepted, second_accepted) as booleans")
-        d[i] = int(pair[1]) - int(pair[0])
+        d[i] = int(bool(pair[1])) - int(bool(pair[0]))
     return d
 
 
@@ -104,7 +105,8 @@ def log_e_path(d: np.ndarray, prior_a: float = PRIOR_A) -> np.ndarray:
     lg_a = np.array([math.lgamma(a + j) for j in range(n + 1)])
     lg_2a = np.array([math.lgamma(2 * a + j) for j in range(n + 1)])
     k = s + f
-    return k * math.log(2.0) + lg_a[s] + lg_a[f] - lg_2a[k] - 2 * math.lgamma(a) + math.lgamma(2 * a)
+    out: np.ndarray = k * math.log(2.0) + lg_a[s] + lg_a[f] - lg_2a[k] - 2 * math.lgamma(a) + math.lgamma(2 * a)
+    return out
 
 
 def _bets(y: np.ndarray, alpha: float) -> np.ndarray:
@@ -139,7 +141,8 @@ def gap_log_capital(d: np.ndarray, gap: float | np.ndarray, alpha: float) -> np.
         down = np.minimum(lam, CS_TRUNCATION / (1.0 - m))
     log_up = np.cumsum(np.log1p(up * (y - m)), axis=-1)
     log_down = np.cumsum(np.log1p(-down * (y - m)), axis=-1)
-    return np.logaddexp(log_up, log_down) - math.log(2.0)
+    out: np.ndarray = np.logaddexp(log_up, log_down) - math.log(2.0)
+    return out
 
 
 def gap_confidence_sequence(d: Sequence[int] | np.ndarray, alpha: float,
@@ -263,7 +266,7 @@ class Decision:
             text += f"; the {self.futility.remaining} tasks left cannot decide it"
         return text
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         """The report's `decision` section."""
         return {
             "decided": self.decided, "winner": self.winner, "e_value": self.e_value,

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class PairedGap:
     resamples: int
 
 
-def _resample(values: np.ndarray, rng: np.random.Generator, resamples: int, reduce, out_dtype,
+def _resample(values: np.ndarray, rng: np.random.Generator, resamples: int, reduce: Callable[..., Any], out_dtype: Any,
               chunk_elements: int) -> np.ndarray:
     """reduce(values[idx]) row by row for `resamples` rows of n task indices drawn from `rng`.
 
@@ -168,7 +169,7 @@ def binomial_two_sided_half(k: int, n: int) -> float:
     for i in range(min(k, n - k)):
         term = term * (n - i) // (i + 1)
         tail += term
-    return min(1.0, 2 * tail / 2**n)
+    return float(min(1.0, 2 * tail / 2**n))
 
 
 def mcnemar_exact(a: Sequence[int], b: Sequence[int]) -> McNemar:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from agent.metrics.outcome import TaskOutcome
 from agent.strategy_spec import CANDIDATE_STAGES
 
+
 class RowLike(Protocol):
     """A ledger row as read by the report: a dict, or a store.Row."""
     def __getitem__(self, key: str, /) -> Any: ...

@@ -7,9 +7,10 @@ in the cost numerator). Pure functions over sums and rows the report streams fro
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -69,13 +70,13 @@ class Spans:
     ends: np.ndarray
 
     @classmethod
-    def join(cls, parts: Iterable["Spans"]) -> "Spans":
+    def join(cls, parts: Iterable[Spans]) -> Spans:
         parts = list(parts)
         return cls(np.concatenate([p.starts for p in parts] or [np.empty(0)]),
                    np.concatenate([p.ends for p in parts] or [np.empty(0)]))
 
 
-def call_usage(rows: Iterable[tuple]) -> tuple[dict[str, Spans], dict[str, Accounting]]:
+def call_usage(rows: Iterable[tuple[Any, ...]]) -> tuple[dict[str, Spans], dict[str, Accounting]]:
     """Per arm that has calls, its call intervals and its token accounting, in one pass over
     (arm, started_utc, latency_ms, usage_source, prompt_tokens, completion_tokens) rows streamed
     from the ledger. A call counts in the intervals when it has a start time and a latency."""

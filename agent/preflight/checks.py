@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agent.config import ArmConfig
 
@@ -29,7 +30,7 @@ class Check:
     fix: str = ""              # what to change; "" when nothing needs to
     invalidating: bool = False  # the run would not measure what the config says
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"check": self.name, "status": self.status, "expected": self.expected, "observed": self.observed,
                 "fix": self.fix, "invalidating": self.invalidating}
 
@@ -259,7 +260,7 @@ def slots_check(arm: ArmConfig, obs: Observed) -> Check:
     return Check("parallel slots", "ok", expected, seen)
 
 
-def gguf_check(constants: dict, pinned: str | None) -> Check:
+def gguf_check(constants: dict[str, Any], pinned: str | None) -> Check:
     sha = constants.get("gguf_sha256")
     if not sha:
         return Check("gguf sha256", "unknown", pinned or "not pinned", "not measured")

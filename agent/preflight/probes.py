@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Awaitable, Callable
+from typing import Any
 
 import anyio
 
@@ -46,11 +47,11 @@ def over_limit(limit: int) -> int:
     return limit + max(256, limit // 4)
 
 
-def _ask(what: str) -> list[dict]:
+def _ask(what: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": f"{PROBE_MARKER}: {what}"}]
 
 
-def filled(tokens: int, ratio: float, what: str = "the context probe; reply with OK") -> list[dict]:
+def filled(tokens: int, ratio: float, what: str = "the context probe; reply with OK") -> list[dict[str, Any]]:
     """A one-message prompt of about `tokens` real tokens (`ratio` real tokens per estimated one)."""
     base = _ask(f"{what}.\n")
     missing = tokens / ratio - estimate_messages_tokens(base)
@@ -67,7 +68,7 @@ class Prober:
                                 max_retries=min(arm.max_retries, MAX_PROBE_RETRIES), max_concurrency=1,
                                 request_deadline_s=min(arm.request_deadline_s, PROBE_DEADLINE_S))
 
-    async def ask(self, probe: str, messages: list[dict], tools: list[dict] | None = None, **changes) -> Outcome:
+    async def ask(self, probe: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **changes: Any) -> Outcome:
         """One request; its outcome (never raises)."""
         client: ChatClient | None = None
         started = time.monotonic()
@@ -130,7 +131,7 @@ class Prober:
     async def pairs(self) -> list[tuple[int, int, int]]:
         """(alone ms, faster ms, slower ms) of a call alone and then two at once, PAIRS times."""
         messages = _ask("count from 1 to 20, separated by spaces.")
-        out = []
+        out: list[tuple[int, int, int]] = []
         for _ in range(PAIRS):
             solo = await self.ask("slots", messages, max_tokens=16)
             if not solo.ok:
@@ -138,7 +139,7 @@ class Prober:
             both: list[Outcome] = []
 
             async def one() -> None:
-                both.append(await self.ask("slots", messages, max_tokens=16))
+                both.append(await self.ask("slots", messages, max_tokens=16))  # noqa: B023 — awaited in this iteration
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(one)
@@ -162,8 +163,9 @@ def tool_choices(configured: object) -> list[object]:
 async def observe(prober: Prober, arm: ArmConfig, need_estimate: int, shared: Observed | None) -> Observed:
     """Run every probe an arm needs (reusing `shared`'s endpoint measurements when another arm
     already probed the same endpoint) and return what they saw."""
-    obs = Observed(reply=await prober.reply())
-    if obs.reply.status in ("connect_error", "read_timeout", "error"):
+    reply = await prober.reply()
+    obs = Observed(reply=reply)
+    if reply.status in ("connect_error", "read_timeout", "error"):
         return obs  # nothing answers: every check says unknown, no more tries spent
     if shared is not None:
         obs.listed, obs.ratio, obs.near, obs.over, obs.pairs = (shared.listed, shared.ratio, shared.near,

@@ -10,21 +10,33 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import anyio
 
 from agent.arms import ArmRuntime, open_arm
 from agent.attempt import call_columns
+from agent.config import RunConfig
 from agent.endpoint import CallTry
 from agent.ledger.store import new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.llamacpp import configured_flags, process_argv
 from agent.loop import initial_messages
-from agent.preflight.checks import (Check, Observed, context_check, effective_flags, flags_check, gguf_check,
-                                    model_check, slots_check, tools_check, usage_check)
+from agent.preflight.checks import (
+    Check,
+    Observed,
+    context_check,
+    effective_flags,
+    flags_check,
+    gguf_check,
+    model_check,
+    slots_check,
+    tools_check,
+    usage_check,
+)
 from agent.preflight.probes import Prober, observe
 from agent.tokens import estimate_messages_tokens
 from agent.tools import TOOL_SCHEMAS, ToolError, Workspace
@@ -97,7 +109,7 @@ async def preflight_arms(arms: list[ArmRuntime], tasks: list[Task], ledger: Asyn
                          stop: Callable[[], bool] = lambda: False) -> list[ArmPreflight]:
     """Preflight each arm in turn (until `stop()` says the run is being aborted); `log(arm,
     line)` gets each arm's table as soon as it is done."""
-    shared: dict[tuple, Observed] = {}
+    shared: dict[tuple[Any, ...], Observed] = {}
     results = []
     for arm in arms:
         if stop():
@@ -111,7 +123,7 @@ async def preflight_arms(arms: list[ArmRuntime], tasks: list[Task], ledger: Asyn
 
 
 async def _preflight_arm(arm: ArmRuntime, tasks: list[Task], ledger: AsyncLedger, run_id: str | None, forced: bool,
-                         shared: dict[tuple, Observed]) -> ArmPreflight:
+                         shared: dict[tuple[Any, ...], Observed]) -> ArmPreflight:
     cfg, model = arm.config, arm.client.settings.model
     result = ArmPreflight(arm.name, cfg.kind, cfg.protocol, arm.endpoint_url, model)
     preflight_id, started = new_id(), time.monotonic()
@@ -185,7 +197,7 @@ def refusal(results: list[ArmPreflight], lead: str = REFUSED) -> str | None:
     return refusal_line([(r.arm, c) for r in results for c in r.invalidating], lead)
 
 
-def recorded_refusal(rows: list[dict]) -> str | None:
+def recorded_refusal(rows: list[dict[str, Any]]) -> str | None:
     """The refusal line from a run's `preflights` rows (what the CLI prints after a refused run)."""
     invalid = []
     for row in rows:
@@ -195,7 +207,7 @@ def recorded_refusal(rows: list[dict]) -> str | None:
     return refusal_line(invalid)
 
 
-def recorded_differences(rows: list[dict]) -> list[str]:
+def recorded_differences(rows: list[dict[str, Any]]) -> list[str]:
     """Every check that differed, one line each (`!` when it invalidates the run), from a run's
     `preflights` rows; what a user needs after the live view's log has scrolled away."""
     lines = []
@@ -213,7 +225,7 @@ def spent_line(results: list[ArmPreflight]) -> str:
     return f"preflight spent {tokens:,} tokens in {calls} calls (recorded as calls of kind 'preflight', not charged to any cap)"
 
 
-async def preflight_standalone(config, tasks: list[Task], ledger: AsyncLedger, log: Callable[[str, str], None]
+async def preflight_standalone(config: RunConfig, tasks: list[Task], ledger: AsyncLedger, log: Callable[[str, str], None]
                                ) -> list[ArmPreflight]:
     """`quotabench preflight CONFIG`: start the arms' endpoints as a run would, probe, stop them."""
     async with contextlib.AsyncExitStack() as stack:

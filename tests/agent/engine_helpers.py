@@ -9,7 +9,6 @@ import anyio
 from agent.config import load_config
 from agent.engine import RunEngine
 from agent.ledger import Ledger
-
 from tests.conftest import FIXTURES
 
 

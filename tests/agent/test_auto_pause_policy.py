@@ -8,7 +8,6 @@ import pytest
 
 from agent import events as ev
 from agent.printer import format_lines
-
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 
 CAP = 3_000  # the solver's third call on py-word-count reserves more than is left under it

@@ -8,10 +8,9 @@ import pytest
 
 from agent import tokens
 from agent.scripted_server import REQUEST_LOG, ScriptedServer
-from verifiers.grading import GradeResult
-
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import FIXTURES
+from verifiers.grading import GradeResult
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from agent.ledger import Ledger
-
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import ROOT
 

@@ -11,7 +11,6 @@ import tracemalloc
 
 from agent.export import COLUMNS, export_attempts
 from agent.ledger import Ledger, new_id
-
 from tests.conftest import ROOT
 
 BIG = "x" * 100_000  # a diff and a files_json of 100 KB per attempt

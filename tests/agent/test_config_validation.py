@@ -7,10 +7,9 @@ import os
 import pytest
 
 from agent.config import MAX_CONCURRENCY, load_config
+from tests.conftest import FIXTURES
 from tuiapp.cli import main
 from verifiers.tasks import load_suite
-
-from tests.conftest import FIXTURES
 
 SMOKE = FIXTURES / "smoke"
 RUN = f'[run]\nsuites = ["{SMOKE}"]\n'
@@ -52,6 +51,7 @@ CASES = [
      "[arms.scripted]\ntool_calls = false\n", "arms[0].scripted", "only a scripted arm"),
     ("session_seeds of words", RUN + ARM + '[arms.scripted]\nsession_seeds = ["a"]\n',
      "arms[0].scripted.session_seeds", "int"),
+    ("prompt template unknown", RUN + 'prompt_template = "v2"\n' + ARM, "run.prompt_template", "not a prompt template"),
 ]
 
 
@@ -83,6 +83,17 @@ def test_a_good_config_still_loads_with_its_types(tmp_path):
     assert config.tasks == ("py-word-count",) and config.limits.attempt_timeout_s == 30.0
     assert config.arms[0].headers == {"X-Team": "qb"} and config.arms[0].price["input_per_mtok"] == 1.0
     assert config.suites == (SMOKE,) and config.path == cfg
+
+
+def test_db_in_a_config_is_relative_to_its_folder_and_the_default_to_the_working_folder(tmp_path):
+    (tmp_path / "sub").mkdir()
+    cfg = tmp_path / "sub" / "run.toml"
+    cfg.write_text(RUN + 'db = "ledgers/runs.sqlite"\nprompt_template = "v1"\n' + ARM)
+    assert load_config(cfg).db == tmp_path / "sub" / "ledgers" / "runs.sqlite"
+    cfg.write_text(RUN + f'db = "{tmp_path / "abs.sqlite"}"\n' + ARM)
+    assert load_config(cfg).db == tmp_path / "abs.sqlite"
+    cfg.write_text(RUN + ARM)
+    assert str(load_config(cfg).db) == "quotabench.sqlite"  # no db key: ./quotabench.sqlite, where report looks
 
 
 def _task(root, name, **files):
@@ -137,3 +148,24 @@ def test_percent_and_underscore_in_a_run_id_prefix_are_literal(tmp_path):
     for prefix in ("%", "01AB_", "_"):
         with pytest.raises(Exception, match="no run with id starting"):
             ledger.resolve_run_id(prefix)
+
+
+def test_each_endpoint_knob_is_documented_reaches_the_client_and_sampling_is_recorded():
+    """One definition (agent.config.EndpointKnobs): the docs list each knob, the client gets each
+    one as configured, and the ledger's sampling_json is derived from the same fields."""
+    from dataclasses import fields
+
+    from agent.arms import settings_for
+    from agent.config import ArmConfig, EndpointKnobs
+    doc = (FIXTURES.parent / "docs" / "config.md").read_text()
+    keys = " ".join(line.split("|")[1] for line in doc.splitlines() if line.startswith("| `"))  # first cells
+    assert [f.name for f in fields(EndpointKnobs) if f"`{f.name}`" not in keys] == []
+    arm = ArmConfig(name="A", base_url="http://x/v1", model="m", temperature=0.3, top_p=0.9, max_tokens=77, seed=5,
+                    headers={"X": "y"}, request_timeout_s=9.0, max_concurrency=3, max_retries=1, stream=False,
+                    tool_choice="auto")
+    settings = settings_for(arm, "http://y/v1")
+    assert {f.name: getattr(settings, f.name) for f in fields(EndpointKnobs)} == \
+        {f.name: getattr(arm, f.name) for f in fields(EndpointKnobs)}
+    assert (settings.base_url, settings.model) == ("http://y/v1", "m")
+    assert arm.sampling() == {"temperature": 0.3, "top_p": 0.9, "max_tokens": 77, "seed": 5, "stream": False,
+                              "tool_choice": "auto"}

@@ -1,4 +1,5 @@
 """The run engine end to end against real scripted HTTP servers on loopback."""
+import json
 from collections import Counter
 
 import pytest
@@ -6,7 +7,6 @@ import pytest
 from agent import events as ev
 from agent.ledger import Ledger
 from agent.scripted_server import ScriptedServer
-
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import FIXTURES
 
@@ -44,6 +44,14 @@ def test_paired_smoke_run_tokens_match_the_server_call_by_call(tmp_path, servers
     assert len([r for r in ledger.attempts(run_id) if r["arm"] == "B"]) == 2 * len(SMOKE)
     grades = ledger.query("select g.verdict, g.isolation_json from grades g join attempts a on a.id = g.attempt_id where a.run_id = ?", [run_id])
     assert len(grades) == 3 + 6
+    # every native tool row joins to the call that asked for it; text-protocol actions have no call id
+    tools = ledger.query("select a.arm, t.call_id, t.tool from tool_calls t join attempts a on a.id = t.attempt_id "
+                         "where a.run_id = ?", [run_id])
+    asked = {(c["arm"], tc["id"], tc["name"]) for c in ledger.query("select arm, tool_calls_json from calls where run_id = ?", [run_id])
+             for tc in json.loads(c["tool_calls_json"] or "[]")}
+    assert {r["arm"] for r in tools} == {"A", "B"}
+    assert all((r["arm"], r["call_id"], r["tool"]) in asked for r in tools if r["arm"] == "A")
+    assert all(r["call_id"] is None for r in tools if r["arm"] == "B")
     # both arms ran the same task order in the same window
     started = [(e.arm, e.task_id) for e in events if isinstance(e, ev.AttemptStarted)]
     assert [t for arm, t in started if arm == "A"] == SMOKE

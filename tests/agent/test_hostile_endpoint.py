@@ -10,10 +10,15 @@ import pytest
 from agent.ledger import Ledger
 from agent.response import MAX_USAGE
 from agent.scripted_server import ScriptedServer
-
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
-from tests.agent.hostile_server import (BODY_PAYLOADS, RAW_PAYLOADS, TEXT_PAYLOADS, TOOL_PAYLOADS, USAGE_PAYLOADS,
-                                        HostileServer)
+from tests.agent.hostile_server import (
+    BODY_PAYLOADS,
+    RAW_PAYLOADS,
+    TEXT_PAYLOADS,
+    TOOL_PAYLOADS,
+    USAGE_PAYLOADS,
+    HostileServer,
+)
 from tests.conftest import FIXTURES
 
 TASK = "py-word-count"

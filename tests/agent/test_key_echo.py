@@ -10,7 +10,6 @@ import pytest
 
 from agent.ledger import Ledger
 from agent.printer import format_event
-
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.agent.hostile_server import HostileServer
 

@@ -15,10 +15,9 @@ import pytest
 
 from agent.ledger import Ledger
 from agent.scripted_server import ScriptedServer
-from verifiers import scratch
-
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES, ROOT
+from verifiers import scratch
 
 pytestmark = pytest.mark.slow
 

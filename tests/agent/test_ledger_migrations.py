@@ -1,8 +1,10 @@
-"""m012 (preflight) and m013 (replicates): on an empty ledger, and up from one written before them."""
+"""The ledger schema: m012 (preflight) and m013 (replicates) on an empty ledger and up from one written
+before them; and from every older schema, step by step, up to head with every row kept."""
 from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from sqlite_utils import Database
 
 from agent.ledger import Ledger
@@ -37,3 +39,50 @@ def test_a_ledger_from_before_issue_17_migrates_and_its_calls_are_attempts(tmp_p
     assert ledger.query("select replicate, replicate_set from runs") == [{"replicate": None, "replicate_set": None}]
     ledger.insert("calls", {"id": "C2", "run_id": "R1", "arm": "A"})      # a new row without a kind is an attempt's
     assert ledger.query("select kind from calls where id = 'C2'") == [{"kind": "attempt"}]
+
+
+# parent tables first, so foreign keys hold; ids a row's children point at
+_PARENTS = {"runs": "R1", "arms": "ARM1", "attempts": "AT1", "preflights": "P1"}
+_REFS = {"run_id": "R1", "arm_id": "ARM1", "attempt_id": "AT1", "preflight_id": "P1"}
+
+
+def _sample(table: str, column) -> object:
+    if column.name == "id" and table in _PARENTS:
+        return _PARENTS[table]
+    if column.name in _REFS:
+        return _REFS[column.name]
+    if column.type == "INTEGER":
+        return 7
+    if column.type in ("FLOAT", "REAL"):
+        return 1.5
+    return f"{table}.{column.name}"
+
+
+def _names() -> list[str]:
+    return [m.name for m in migrations.pending(Database(memory=True))]
+
+
+@pytest.mark.parametrize("head_before", _names()[1:] + [None], ids=lambda n: f"before-{n}" if n else "at-head")
+def test_a_ledger_from_every_older_schema_upgrades_to_head_and_keeps_its_rows(tmp_path, head_before):
+    """Build a ledger as each historical step left it, fill every table it had with a row using
+    every column it had, open it (which migrates to head): each value is still there, and every
+    table has exactly the head's columns."""
+    path = tmp_path / "old.sqlite"
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before=head_before)
+    tables = [t for t in [*_PARENTS, *sorted(old.table_names())] if old[t].exists() and not t.startswith("_")]
+    written = {}
+    for table in dict.fromkeys(tables):
+        row = {c.name: _sample(table, c) for c in old[table].columns}
+        old.table(table).insert(row)
+        written[table] = row
+    old.conn.commit()
+    old.conn.close()
+
+    ledger = Ledger(path)
+    fresh = Ledger(tmp_path / "fresh.sqlite")
+    for table, row in written.items():
+        kept = ledger.query(f"select {', '.join(row)} from {table}")
+        assert kept == [row], f"{table}: rows written before {head_before} changed on upgrade"
+    for table in fresh.db.table_names():
+        assert _columns(ledger.db, table) == _columns(fresh.db, table), table

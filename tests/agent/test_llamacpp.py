@@ -14,7 +14,6 @@ from agent import QuotabenchError
 from agent.config import LlamaCppSettings
 from agent.ledger import Ledger
 from agent.llamacpp import REQUIRED_FLAGS, resolve_model, server_command
-
 from tests.agent.engine_helpers import run_sync
 from tests.conftest import FIXTURES, ROOT
 
@@ -195,6 +194,7 @@ def test_no_orphan_server_when_quotabench_is_killed(tmp_path, sig):
 @local
 def test_a_server_that_never_gets_ready_is_a_clear_error_with_its_log(tmp_path):
     import anyio
+
     from agent.llamacpp import llama_server
     bogus = tmp_path / "not-a-model.gguf"
     bogus.write_bytes(b"this is not a gguf file\n" * 10)

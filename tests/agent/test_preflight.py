@@ -16,7 +16,6 @@ from agent.ledger import Ledger
 from agent.ledger.writer import AsyncLedger
 from agent.preflight import preflight_standalone
 from agent.resume import engine_for_resume, resume_run
-
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import ROOT
 

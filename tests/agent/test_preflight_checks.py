@@ -7,8 +7,20 @@ from pathlib import Path
 from agent.config import ArmConfig, LlamaCppSettings
 from agent.llamacpp import configured_flags, server_command
 from agent.preflight import recorded_differences
-from agent.preflight.checks import (Observed, Outcome, context_check, effective_flags, flags_check, gguf_check,
-                                    model_check, same_model, slots_check, slots_verdict, tools_check, usage_check)
+from agent.preflight.checks import (
+    Observed,
+    Outcome,
+    context_check,
+    effective_flags,
+    flags_check,
+    gguf_check,
+    model_check,
+    same_model,
+    slots_check,
+    slots_verdict,
+    tools_check,
+    usage_check,
+)
 
 OK = Outcome("ok", model="m", usage="reported", prompt_tokens=10, tool_calls=1)
 OVERFLOW = Outcome("context_overflow", "maximum context length is 2000 tokens")

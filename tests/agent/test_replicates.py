@@ -12,12 +12,11 @@ import pytest
 from agent.config import load_config
 from agent.ledger import Ledger
 from agent.metrics.report import build_report, render_report
-from agent.scripted_models import TaskFiles, coin_accepts, play
 from agent.schedule import run_replicates
-from verifiers.tasks import load_suite
-
+from agent.scripted_models import TaskFiles, coin_accepts, play
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES, ROOT
+from verifiers.tasks import load_suite
 
 TASKS = ["js-clamp-range", "py-word-count"]
 SEEDS = [1, 3]

@@ -10,7 +10,6 @@ import pytest
 
 from agent.ledger import Ledger
 from agent.scripted_server import ScriptedServer
-
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES, ROOT
 

@@ -10,7 +10,6 @@ import sys
 from agent import events as ev
 from agent.ledger import Ledger
 from agent.metrics import build_report, render_report
-
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 
 

@@ -11,7 +11,6 @@ from agent.config import load_config
 from agent.engine import RunEngine
 from agent.ledger import Ledger
 from agent.scripted_server import ScriptedServer
-
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES
 

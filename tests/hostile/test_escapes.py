@@ -45,7 +45,7 @@ class UnixListener:
         while not self.stop.is_set():
             try:
                 conn, _ = self.server.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             self.connections.append(conn.recv(100))
 

@@ -18,8 +18,8 @@ from agent.config import ArmConfig, RunConfig
 from agent.ledger import Ledger
 from tuiapp.cli import build_parser, main
 from tuiapp.live.app import LiveApp
-from tuiapp.live.run import LiveViewCrashed, run_app
 from tuiapp.live.replay import ReplayEngine
+from tuiapp.live.run import LiveViewCrashed, run_app
 from tuiapp.report_fit import fit_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,9 +139,33 @@ def test_a_run_remembers_its_ledger_for_report_and_export(tmp_path):
     assert lost.returncode == 2 and "quotabench.sqlite: no such file" in lost.stderr
 
 
+def test_a_configs_db_is_beside_it_and_report_finds_it_with_config(tmp_path):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    config = project / "run.toml"
+    config.write_text((ROOT / "examples" / "smoke-scripted.toml").read_text()
+                      .replace('"../fixtures/smoke"', f'"{ROOT / "fixtures" / "smoke"}"')
+                      .replace("max_attempts = 2", 'max_attempts = 1\ntasks = ["py-word-count"]\ndb = "runs.sqlite"'))
+    done = cli("run", str(config), "--no-preflight", cwd=elsewhere, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (project / "runs.sqlite").is_file() and not (elsewhere / "runs.sqlite").exists()
+    report = cli("report", "--config", str(config), cwd=elsewhere, env={"XDG_STATE_HOME": str(elsewhere / "fresh")})
+    assert report.returncode == 0, report.stderr
+    assert "paired comparison" in report.stdout
+    both = cli("report", "--config", str(config), "--db", "x.sqlite", cwd=elsewhere)
+    assert both.returncode == 2 and "pass one of them" in both.stderr
+
+
+def test_the_shipped_examples_and_fixtures_are_found_from_any_folder(tmp_path):
+    done = cli("validate", "fixtures/smoke/js-clamp-range", cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "js-clamp-range" in done.stdout
+
+
 def test_the_after_run_report_fits_the_terminal(tmp_path):
-    from tests.tuiapp.browse.fixed_ledger import build_fixed_ledger  # a finished two-arm run
     from agent.metrics.report import build_report, render_report
+    from tests.tuiapp.browse.fixed_ledger import build_fixed_ledger  # a finished two-arm run
     ledger = build_fixed_ledger(tmp_path / "fixed.sqlite")
     runs = [r["id"] for r in ledger.runs() if r["status"] == "finished"]
     text = render_report(build_report(ledger, runs[:1], with_cost=False), "text")

@@ -8,11 +8,10 @@ import pytest
 from agent.config import load_config
 from agent.engine import RunEngine
 from agent.ledger import Ledger
-from tuiapp.live.app import make_app
-from tuiapp.live.modals import FatalModal
-
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.tuiapp.live.conftest import SIZE, wait_for
+from tuiapp.live.app import make_app
+from tuiapp.live.modals import FatalModal
 
 pytestmark = pytest.mark.anyio
 

@@ -5,11 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from verifiers.gate import gate_task
-from verifiers.tasks import load_task
-
 from tests.conftest import FIXTURES
 from tests.verifiers.helpers import python_task
+from verifiers.gate import gate_task
+from verifiers.tasks import load_task
 
 HIDDEN = "import mod\n\ndef test_add():\n    assert mod.add(2, 3) == 5\n"
 

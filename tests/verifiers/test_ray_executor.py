@@ -128,8 +128,8 @@ def test_a_paired_run_on_ray_equals_the_local_one(local_ray, tmp_path):
                             "g.executor, g.node from attempts a left join grades g on g.attempt_id = a.id "
                             "where a.run_id = ? order by a.arm, a.task_id, a.attempt_no", [run_id])
         outcomes[executor] = rows
-    strip = lambda rows: [{k: r[k] for k in ("arm", "task_id", "attempt_no", "verdict", "failure_class", "total_tokens")}
-                          for r in rows]
+    def strip(rows):
+        return [{k: r[k] for k in ("arm", "task_id", "attempt_no", "verdict", "failure_class", "total_tokens")} for r in rows]
     assert strip(outcomes["ray"]) == strip(outcomes["local"])
     assert {r["executor"] for r in outcomes["ray"] if r["executor"]} == {"ray"}
     assert {r["executor"] for r in outcomes["local"] if r["executor"]} == {"local"}

@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 
 from agent.classify import classify
+from tests.conftest import FIXTURES
+from tests.verifiers.helpers import python_task
 from verifiers.grading import SandboxGrader
 from verifiers.mechanics import check_workspace
 from verifiers.runners import environment_fault
 from verifiers.runtimes import MissingRuntime, Probe, missing_runtimes, tools_of
 from verifiers.tasks import load_suite, load_task
-
-from tests.conftest import FIXTURES
-from tests.verifiers.helpers import python_task
 
 ROOT = Path(__file__).resolve().parents[2]
 HIDDEN = "import mod\n\ndef test_add():\n    assert mod.add(2, 3) == 5\n"

@@ -3,8 +3,9 @@ the one place worker failures become notifications."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from textual.binding import Binding
 from textual.screen import Screen

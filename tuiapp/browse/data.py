@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import threading
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from agent import QuotabenchError
 from agent.classify import CLASSES
@@ -167,7 +168,12 @@ class RunView:
     rows: list[GridRow]
 
 
-def cell_of(arm: str, attempts: list[dict]) -> Cell:
+def cell_of(arm: str, attempts: list[dict], arm_row: dict | None = None) -> Cell:
+    """The grid cell of one task on one arm. Its class is agent.metrics.outcome's task_outcome,
+    the report's own (given the arms row: its state, cap and unfinished list); an attempt still
+    running or not yet graded shows as such."""
+    from agent.metrics.outcome import NOT_RUN as OUTCOME_NOT_RUN  # numpy: in the worker thread
+    from agent.metrics.outcome import AttemptRecord, task_outcome
     tokens = sum(a["total_tokens"] or 0 for a in attempts)
     if not attempts:
         return Cell(arm, 0, NOT_RUN, NOT_RUN, None, 0)
@@ -178,8 +184,15 @@ def cell_of(arm: str, attempts: list[dict]) -> Cell:
     if last["status"] in UNFINISHED_STATUS or not last["failure_class"]:
         state = UNFINISHED_STATUS.get(last["status"], "ungraded")
         return Cell(arm, len(attempts), state, state, None, tokens)
-    return Cell(arm, len(attempts), last["verdict"] or "—", last["failure_class"],
-                hit["attempt_no"] if hit else None, tokens)
+    row = arm_row or {}
+    unfinished = set(json.loads(row.get("unfinished_json") or "[]"))
+    task_id = attempts[0].get("task_id", "")
+    outcome = task_outcome(task_id, [AttemptRecord(task_id, a["attempt_no"], a["failure_class"], bool(a["accepted"]),
+                                                   a["total_tokens"] or 0) for a in attempts],
+                           max_attempts=row.get("max_attempts"), arm_state=row.get("state") or "finished",
+                           listed_unfinished=task_id in unfinished, cap_hit=bool(row.get("censored")))
+    cls = NOT_RUN if outcome.failure_class == OUTCOME_NOT_RUN else outcome.failure_class
+    return Cell(arm, len(attempts), last["verdict"] or "—", cls, outcome.accepted_on, tokens)
 
 
 def _staged_cell(arm: str, attempts: list[dict], tokens: int) -> Cell:
@@ -201,12 +214,13 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
     arms = ledger.arms(run_id)
     rows = ledger.query("select arm, task_id, attempt_no, status, verdict, failure_class, accepted, total_tokens, stage, "
                         "submitted from attempts where run_id = ? order by task_id, arm, attempt_no", [run_id])
+    arm_rows = {a["name"]: a for a in arms}
     by_cell: dict[tuple[str, str], list[dict]] = {}
     for row in rows:
         by_cell.setdefault((row["task_id"], row["arm"]), []).append(row)
     names = [a["name"] for a in arms] or sorted({r["arm"] for r in rows})
     grid = [GridRow(t["task_id"], t["language"] or "", t["kind"] or "",
-                    tuple(cell_of(name, by_cell.get((t["task_id"], name), [])) for name in names))
+                    tuple(cell_of(name, by_cell.get((t["task_id"], name), []), arm_rows.get(name)) for name in names))
             for t in ledger.tasks(run_id)]
     return RunView(run, arms, grid)
 
@@ -270,7 +284,7 @@ def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
         raise BrowseError(f"run {run_id}: has no task {task_id!r}")
     arms = ledger.arms(run_id)
     rows = ledger.query(
-        "select id, arm, attempt_no, status, end_reason, verdict, failure_class, accepted, prompt_tokens,"
+        "select id, arm, task_id, attempt_no, status, end_reason, verdict, failure_class, accepted, prompt_tokens,"
         " completion_tokens, total_tokens, calls, transport_retries, malformed_tool_calls, turns, duration_ms,"
         " stage, candidate, submitted from attempts where run_id = ? and task_id = ? order by arm, attempt_no",
         [run_id, task_id])
@@ -278,7 +292,7 @@ def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
     subs = {r["arm"]: r for r in ledger.query("select * from submissions where run_id = ? and task_id = ?",
                                               [run_id, task_id])}
     return TaskView(ledger.run(run_id) or {}, task[0], arms, attempts,
-                    {name: cell_of(name, rows_) for name, rows_ in attempts.items()}, subs)
+                    {a["name"]: cell_of(a["name"], attempts[a["name"]], a) for a in arms}, subs)
 
 
 # -- one attempt: diff, evidence, transcript ---------------------------------------------------

@@ -9,9 +9,9 @@ other line is highlighted on its own.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import zip_longest
-from typing import Callable
 
 from pygments.lexers import get_lexer_for_filename
 from pygments.util import ClassNotFound
@@ -171,14 +171,14 @@ def render_side_by_side(fd: FileDiff, old: str | None, new: str | None) -> Rende
         added: list[tuple[int, str]] = []
 
         def flush() -> None:
-            for left, right in zip_longest(removed, added):
+            for left, right in zip_longest(removed, added):  # noqa: B023 — flush() runs in this iteration
                 table.add_row(
                     _number(left[0] if left else None, REMOVED if left else ""),
                     _cell(before.get(*left), REMOVED) if left else _cell(""),
                     _number(right[0] if right else None, ADDED if right else ""),
                     _cell(after.get(*right), ADDED) if right else _cell(""))
-            removed.clear()
-            added.clear()
+            removed.clear()  # noqa: B023
+            added.clear()  # noqa: B023
 
         for tag, raw in hunk.lines:
             if tag == "-":

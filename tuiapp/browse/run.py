@@ -12,8 +12,17 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from tuiapp.browse import labels
 from tuiapp.browse.base import BrowseScreen
-from tuiapp.browse.data import (NOT_RUN, UNFINISHED_STATUS, Cell, Filters, GridRow, Reader, RunView, filter_choices,
-                                load_run)
+from tuiapp.browse.data import (
+    NOT_RUN,
+    UNFINISHED_STATUS,
+    Cell,
+    Filters,
+    GridRow,
+    Reader,
+    RunView,
+    filter_choices,
+    load_run,
+)
 from tuiapp.report_fit import fitted_table
 
 UNFINISHED = {NOT_RUN, *UNFINISHED_STATUS.values()}

@@ -9,10 +9,10 @@ its own worker; its commands (pause, abort, stop an arm, raise a cap) are plain 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING
 
 import anyio
 from textual import work
@@ -36,8 +36,9 @@ FIGURES_S = 1.0  # aggregate figures are recomputed on this timer, never per eve
 LOG_TAIL = 100  # event-log lines handed to the tail widget (it shows those that fit)
 RUN_CONTROLS = ("toggle_pause", "abort", "stop_arm", "stop_decided")
 if TYPE_CHECKING:  # agent.ledger loads sqlite-utils and numpy: not on the first frame's path
+    from agent.events import RunControls
     from agent.ledger import Ledger
-Opener = Callable[[], "tuple[Ledger, Any]"]  # -> (the ledger, an engine: RunEngine or a stand-in)
+Opener = Callable[[], "tuple[Ledger, RunControls]"]  # -> (the ledger, an engine: RunEngine or a stand-in)
 
 
 class LiveApp(App[str | None]):
@@ -61,7 +62,7 @@ class LiveApp(App[str | None]):
         Binding("ctrl+c", "request_quit", "quit", show=False, id="live-ctrl-c"),
     ]
 
-    def __init__(self, config: RunConfig, ledger: Ledger | None, engine, *, clock: Callable[[], float] = time.time,
+    def __init__(self, config: RunConfig, ledger: Ledger | None, engine: RunControls | None, *, clock: Callable[[], float] = time.time,
                  opener: Opener | None = None):
         super().__init__()
         self.config, self.ledger, self.engine, self.clock = config, ledger, engine, clock
@@ -77,16 +78,15 @@ class LiveApp(App[str | None]):
         self._controls_key: tuple = ()
         self._figures_worker: Worker | None = None
         self._asking: dict[str, AutoPauseModal] = {}  # arm -> its open auto-pause window
-        self._name_arm_bindings()
 
-    def _name_arm_bindings(self) -> None:
-        """Footer text "stop A" / "stop B" with the config's arm names. Bindings are class-level
-        and Textual has no public way to rename one per instance, so this edits the instance's
-        copy of the bindings map (made in DOMNode.__init__)."""
-        for index, name in enumerate(self.arm_names[:2]):
-            key = str(index + 1)
-            found = self._bindings.key_to_bindings.get(key, [])
-            self._bindings.key_to_bindings[key] = [replace(b, description=f"stop {name}") for b in found]
+    @classmethod
+    def for_arms(cls, names: Sequence[str]) -> type[LiveApp]:
+        """This app with the footer's stop keys named after the arms ("stop A", "stop B").
+        Textual merges BINDINGS per class, so the names go into a subclass's BINDINGS (its
+        public API) instead of into an instance's private binding map."""
+        stops = [Binding(str(i + 1), f"stop_arm({i})", f"stop {name}", id=f"live-stop-arm-{i + 1}")
+                 for i, name in enumerate(names[:2])]
+        return type(cls.__name__, (cls,), {"BINDINGS": stops, "__module__": cls.__module__})
 
     @property
     def run_id(self) -> str:
@@ -427,7 +427,7 @@ def make_app(config: RunConfig, ledger: Ledger | None, engine=None, *, clock: Ca
     if engine is None and opener is None:
         from agent.engine import RunEngine
         engine = RunEngine(config, ledger, auto_pause=True)
-    return LiveApp(config, ledger, engine, clock=clock, opener=opener)
+    return LiveApp.for_arms([a.name for a in config.arms])(config, ledger, engine, clock=clock, opener=opener)
 
 
 def with_decision(text: str, short: str, decision) -> tuple[str, str]:

@@ -21,7 +21,6 @@ from agent.config import MAX_CAP_TOKENS
 from tuiapp.live import figures as fig
 from tuiapp.live.state import CELL_LOOK
 
-
 COMPACT_BELOW = 32  # terminal rows under which dialog buttons and fields take one line each
 
 

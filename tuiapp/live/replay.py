@@ -11,8 +11,9 @@ import contextlib
 import math
 import random
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Iterable, Sequence
+from typing import Any
 
 import anyio
 
@@ -118,6 +119,11 @@ class ReplayEngine:
 
     def raise_cap(self, name: str, new_cap: int) -> None:
         self.commands.append(("raise_cap", name, new_cap))
+
+    def stop_decided(self, decision: Any, saved: dict[str, int]) -> None:
+        self.commands.append(("stop_decided",))
+        self.emit(ev.LogMessage(self.run_id, level="info", text=f"{decision.line}: stopping both arms",
+                                at=self._last_at))
 
 
 def synthetic_events(outcomes: dict[str, Sequence[str]], *, task_ids: Sequence[str] | None = None,

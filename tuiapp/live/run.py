@@ -6,8 +6,9 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from agent import QuotabenchError
 from agent.config import RunConfig

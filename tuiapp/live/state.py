@@ -10,10 +10,12 @@ bootstrap, projections) are not computed here: `snapshot()` copies what they nee
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from agent import events as ev
+from agent.classify import NOT_COUNTED
 from agent.printer import format_event
 
 if TYPE_CHECKING:  # agent.metrics loads numpy: imported where the figures thread needs it, not at startup
@@ -39,8 +41,7 @@ CELL_LOOK: dict[str, tuple[str, str, str]] = {
 }
 # A strategy arm's task that submitted nothing (issue 16); kept out of the legend of other runs.
 LOOKS = CELL_LOOK | {"no_submission": ("∅", "no submit", "nothing submitted (strategy)")}
-FINAL = ("accepted", "reasoning", "mechanics", "timeout", "environment", "harness_error", "censored", "aborted")
-UNFINISHED = ("censored", "aborted")  # cells the engine listed as never finished on their arm
+UNFINISHED = NOT_COUNTED  # cells the engine listed as never finished on their arm (agent.classify)
 
 
 @dataclass
@@ -179,7 +180,6 @@ class RunState:
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.log_total = 0
         self.events_seen = 0
-        self._turn_events = False  # the engine emits TurnStarted: take turns from it, not from calls
         self.dirty: set[str] = set()
         self.dirty_cells: set[tuple[str, str]] = set()
         self._set_tasks(task_ids)
@@ -204,10 +204,6 @@ class RunState:
                 self.dirty.add(f"activity:{arm.name}")
             case ev.AttemptStarted() if arm:
                 self._attempt_started(arm, event)
-            case ev.TurnStarted() if arm:
-                self._turn_events = True
-                arm.activity.turn = event.turn
-                self.dirty.add(f"activity:{arm.name}")
             case ev.CallFinished() if arm:
                 self._call_finished(arm, event)
             case ev.ToolCalled() if arm:
@@ -295,7 +291,7 @@ class RunState:
     def _call_finished(self, arm: ArmState, event: ev.CallFinished) -> None:
         self._cell(arm, event.task_id).tokens += event.prompt_tokens + event.completion_tokens
         act = arm.activity
-        if not self._turn_events and act.task_id == event.task_id and event.retry_index == 0 and event.status == "ok":
+        if act.task_id == event.task_id and event.retry_index == 0 and event.status == "ok":
             act.turn += 1  # the call of this turn is done: the next one is the next turn
         if act.text and not act.text.endswith("\n"):
             act.text += "\n"

@@ -8,7 +8,7 @@ ends in an ellipsis (`Fit`).
 """
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -23,8 +23,8 @@ from tuiapp.live import figures as fig
 from tuiapp.live.grid import STATUS_CLASSES
 from tuiapp.live.state import CELL_LOOK, ArmState, RunState, clock
 
-Line = Union[str, Text]
-Wording = Union[Line, Sequence[Line]]  # one line, or the lines of a multi-line wording
+Line = str | Text
+Wording = Line | Sequence[Line]  # one line, or the lines of a multi-line wording
 
 
 def _lines(wording: Wording) -> list[Text]:

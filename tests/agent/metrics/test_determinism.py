@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from agent.metrics.determinism import (CallSample, ReplicateOutcomes, bootstrap_mean_ci, determinism, error_bar,
-                                       rotation)
+from agent.metrics.determinism import CallSample, ReplicateOutcomes, bootstrap_mean_ci, determinism, error_bar, rotation
 
 # seed 003 result 6: the champion's six runs over 56 tasks and their failure lists
 SEED_003_FAILURES = [

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent.metrics.outcome import TaskOutcome
 from agent.metrics.compare import compare_arms
 from agent.metrics.errors import ReportError
+from agent.metrics.outcome import TaskOutcome
 from agent.metrics.replicates import check_same_manifest, replicate_summary, schedule
 
 

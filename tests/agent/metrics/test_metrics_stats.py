@@ -11,9 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from agent.metrics.stats import (binomial_two_sided_half, bootstrap_mean, mcnemar_exact, mean_pass_at_k,
-                                 min_discordant_to_reject, paired_bootstrap, pass_at_k, tango_interval,
-                                 tasks_needed_for_power, wilson, z_two_sided)
+from agent.metrics.stats import (
+    binomial_two_sided_half,
+    bootstrap_mean,
+    mcnemar_exact,
+    mean_pass_at_k,
+    min_discordant_to_reject,
+    paired_bootstrap,
+    pass_at_k,
+    tango_interval,
+    tasks_needed_for_power,
+    wilson,
+    z_two_sided,
+)
 
 
 @pytest.mark.parametrize("k, n, expected", [(57, 120, (0.388, 0.564)), (62, 120, (0.428, 0.604))])

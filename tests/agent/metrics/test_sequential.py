@@ -14,9 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.metrics.sequential import (EARLY_STOP_CAVEAT, PRIOR_A, decided_prefix, decision, e_value,
-                                      futility, gap_confidence_sequence, gap_log_capital, log_e_path,
-                                      log_e_value, tokens_saved)
+from agent.metrics.sequential import (
+    EARLY_STOP_CAVEAT,
+    PRIOR_A,
+    decided_prefix,
+    decision,
+    e_value,
+    futility,
+    gap_confidence_sequence,
+    gap_log_capital,
+    log_e_path,
+    log_e_value,
+    tokens_saved,
+)
 from agent.metrics.stats import tasks_needed_for_power
 
 ALPHA = 0.05

@@ -9,8 +9,8 @@ from rich.console import Console
 from agent.metrics.render import CLASS_LABELS
 from agent.workspace_diff import unified_diff
 from tuiapp.browse import data, labels
-from tuiapp.browse.diffview import parse_unified, render_diff
 from tuiapp.browse.data import Cell, Filters, GridRow, cell_of, filter_choices
+from tuiapp.browse.diffview import parse_unified, render_diff
 
 
 def _plain(renderable) -> str:
@@ -64,6 +64,20 @@ def test_cell_of_reports_the_decisive_attempt():
     assert (ended.verdict, ended.failure_class) == ("ungraded", "ungraded")
 
 
+def test_cell_of_reads_the_class_the_report_reads():
+    """With the arms row, the class is agent.metrics.outcome's: the report's, never its own."""
+    from agent.metrics.outcome import AttemptRecord, task_outcome
+    tries = [_attempt(1, task_id="t")]
+    killed = {"state": "running", "max_attempts": 2, "unfinished_json": None, "censored": 0}
+    stopped = {"state": "decided", "max_attempts": 2, "unfinished_json": '["t"]', "censored": 0}
+    spent = {"state": "finished", "max_attempts": 1, "unfinished_json": None, "censored": 0}
+    for row, expected in ((killed, "aborted"), (stopped, "not run"), (spent, "reasoning")):
+        report = task_outcome("t", [AttemptRecord("t", 1, "reasoning", False, 100)], max_attempts=row["max_attempts"],
+                              arm_state=row["state"], listed_unfinished=row is stopped, cap_hit=False)
+        assert cell_of("A", tries, row).failure_class == expected
+        assert report.failure_class == expected.replace("not run", "not_run")
+
+
 def test_filters_match_any_cell_and_search_task_ids():
     rows = [GridRow("py-add", "python", "bugfix", (Cell("A", 1, "pass", "accepted", 1, 9),
                                                    Cell("B", 2, "fail", "mechanics", None, 9))),
@@ -99,6 +113,7 @@ def test_the_data_layer_does_not_import_textual():
 
 def test_whole_file_finding_shows_no_line_or_node():
     from rich.console import Console
+
     from tuiapp.browse.evidence import finding_snippet
 
     class View:

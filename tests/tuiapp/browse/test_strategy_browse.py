@@ -9,11 +9,10 @@ from textual.widgets import DataTable
 
 from agent.ledger import Ledger
 from agent.scripted_server import ScriptedServer
-from tuiapp.browse.app import make_app
-from tuiapp.browse.data import load_run
-
 from tests.agent.engine_helpers import arm_toml, drive, write_config
 from tests.conftest import FIXTURES
+from tuiapp.browse.app import make_app
+from tuiapp.browse.data import load_run
 
 from .helpers import open_attempt, open_task, plain, settle
 

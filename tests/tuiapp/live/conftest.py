@@ -3,8 +3,8 @@ into tmp_path, a real RunEngine over it, and a helper that waits for a condition
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

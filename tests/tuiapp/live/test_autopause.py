@@ -6,7 +6,7 @@ not fit — and nothing is censored until the user chooses. Each of the window's
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Button, Input
+from textual.widgets import Button, Input, Static
 
 from tuiapp.live.modals import AutoPauseModal
 
@@ -17,14 +17,18 @@ CAP = 4_000  # the solver spends ~2,500 tokens on py-word-count, reserving ~1,60
 SHARE = 0.5
 
 
+def _shown(app, engine) -> bool:
+    """The modal is mounted with its body, and the engine and the header both say paused."""
+    screen = app.screen
+    return (isinstance(screen, AutoPauseModal) and screen.is_mounted and bool(screen.query(".body"))
+            and engine.state == "paused" and app.header.has_class("-paused"))
+
+
 async def auto_paused(pilot, app, engine) -> AutoPauseModal:
-    await wait_for(pilot, lambda: isinstance(app.screen, AutoPauseModal) and app.screen.query(".body"),
-                   what="the auto-pause modal")
-    assert engine.state == "paused"
-    assert app.header.has_class("-paused")
+    await wait_for(pilot, lambda: _shown(app, engine), what="the auto-pause modal, mounted, with the run paused")
     modal = app.screen
     assert modal.arm == "A"
-    text = str(modal.query_one(".body").render())
+    text = str(modal.query_one(".body", Static).content)
     assert f"/ cap {engine.arms['A'].quota.cap:,}" in text and "Its next call reserves" in text and "Projection:" in text
     assert engine.arms["A"].state == "running", "nothing is censored before the user chooses"
     return modal
@@ -35,6 +39,7 @@ async def test_continue_resumes_the_run(tmp_path, slow_server):
     async with app.run_test(size=SIZE) as pilot:
         await auto_paused(pilot, app, engine)
         await pilot.press("c")
+        await wait_for(pilot, lambda: engine.state != "paused", what="the engine to resume")
         assert engine.state == "running"
         await wait_for(pilot, lambda: app.state.status == "finished", what="the run to finish")
         assert not isinstance(app.screen, AutoPauseModal), "continuing does not pause for the same arm again"
@@ -56,7 +61,8 @@ async def test_raise_cap_typed_in_reaches_the_engine_and_the_ledger(tmp_path, sl
         assert modal.query_one(Input).has_focus
         modal.query_one("#new-cap").value = ""
         await pilot.press(*"20k", "enter")
-        assert not isinstance(app.screen, AutoPauseModal)
+        await wait_for(pilot, lambda: not isinstance(app.screen, AutoPauseModal) and engine.state != "paused",
+                       what="the window to close and the engine to resume")
         assert engine.arms["A"].quota.cap == 20_000 and engine.state == "running"
         await wait_for(pilot, lambda: app.state.status == "finished", what="the run to finish")
         assert app.state.arms["A"].cap == 20_000
@@ -70,7 +76,8 @@ async def test_stop_arm_stops_that_arm_and_the_other_finishes(tmp_path, slow_ser
     async with app.run_test(size=SIZE) as pilot:
         await auto_paused(pilot, app, engine)
         await pilot.press("s")
-        assert engine.arms["A"].state == "stopped" and engine.state == "running"
+        await wait_for(pilot, lambda: engine.arms["A"].state == "stopped", what="the engine to stop arm A")
+        assert engine.state == "running"
         await wait_for(pilot, lambda: app.state.status == "finished", what="the run to finish")
         assert app.state.arms["A"].state == "stopped"
         assert app.state.arms["B"].state == "finished"
@@ -85,7 +92,8 @@ async def test_abort_from_the_modal_aborts_the_run(tmp_path, slow_server):
     async with app.run_test(size=SIZE) as pilot:
         await auto_paused(pilot, app, engine)
         await pilot.press("a")
-        assert engine.state == "aborting"
+        await wait_for(pilot, lambda: engine.state != "paused", what="the engine to take the abort")
+        assert engine.state in ("aborting", "aborted")
         await wait_for(pilot, lambda: app.state.status == "aborted", what="the run to abort")
     assert ledger.run(engine.run_id)["status"] == "aborted"
     assert {a["arm"] for a in ledger.attempts(engine.run_id)} == {"A", "B"}
@@ -100,7 +108,7 @@ async def test_a_reservation_that_jumps_past_the_cap_opens_the_window_before_cen
         modal = await auto_paused(pilot, app, engine)
         arm = engine.arms["A"]
         assert arm.quota.used + modal.next_call > arm.quota.cap > arm.quota.used
-        assert "past the cap" in str(modal.query_one(".body").render())
+        assert "past the cap" in str(modal.query_one(".body", Static).content)
         assert ledger.query("select censored from arms where name = 'A'")[0]["censored"] == 0
         assert f"({modal.share_text})" in app.panels["A"].meter.numbers  # the window's share is the meter's
         await pilot.press("c")

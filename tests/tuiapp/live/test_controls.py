@@ -74,13 +74,15 @@ async def test_a_then_y_aborts_and_the_ledger_keeps_the_attempts(tmp_path, slow_
 
 @pytest.mark.parametrize("key, arm, other", [("1", "A", "B"), ("2", "B", "A")])
 async def test_1_and_2_stop_one_arm_and_the_other_goes_on(tmp_path, slow_server, key, arm, other):
-    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    # both arms never finish, and with 400 turns (60 s at the server's pace) the other arm cannot
+    # reach its turn limit while the stop is on its way, however busy the machine
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish", max_turns=400)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: started(app) and len(slow_server.requests) >= 2, what="the first calls")
         await pilot.press(key)
-        assert isinstance(app.screen, ConfirmModal)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal), what="the confirmation")
         await pilot.press("y")
-        assert engine.arms[arm].state == "stopped"
+        await wait_for(pilot, lambda: engine.arms[arm].state == "stopped", what=f"the engine to stop arm {arm}")
         assert engine.arms[other].state == "running"
         assert app.state.arms[arm].state in ("stopping", "stopped")
         assert app.check_action("stop_arm", (int(key) - 1,)) is None  # greyed out: already stopping

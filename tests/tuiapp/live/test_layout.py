@@ -176,3 +176,13 @@ async def test_the_end_of_the_run_leaves_the_grid_uncovered(tmp_path):
         await pilot.pause(0.1)
         assert not app.screen.query("Toast"), "no window over the grid at the end of the run"
         assert "b browse" in app.header.text and "q quit + report" in app.header.text
+
+
+async def test_the_footer_names_the_stop_keys_after_the_arms(tmp_path):
+    app = replay(tmp_path, mid_run_events(), hold=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: "1" in app.active_bindings, what="the run's keys")
+        assert [app.active_bindings[k].binding.description for k in ("1", "2")] == ["stop A", "stop B"]
+        await pilot.press("2")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal), what="stop_arm(1) to ask")
+        await pilot.press("escape")

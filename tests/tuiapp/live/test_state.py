@@ -3,17 +3,16 @@ projection, burn rate, live statistics (checked against agent.metrics' own funct
 the small formatting helpers."""
 from __future__ import annotations
 
-import pytest
-
 import json
+
+import pytest
 
 from agent import events as ev
 from agent.ledger import Ledger, new_id
 from agent.metrics import build_report
 from agent.metrics.compare import compare_arms
 from agent.metrics.stats import wilson
-from tuiapp.live.figures import (MIN_PAIRED, bar_parts, burn_rate, compute_figures, project, sparkline,
-                                 spark_values)
+from tuiapp.live.figures import MIN_PAIRED, bar_parts, burn_rate, compute_figures, project, spark_values, sparkline
 from tuiapp.live.modals import parse_cap
 from tuiapp.live.replay import SNAPSHOT_START, synthetic_events
 from tuiapp.live.state import CELL_LOOK, RunState
@@ -206,3 +205,10 @@ def test_censored_arm_shows_dashes_live():
     b = compute_figures(state.snapshot(state.last_at)).arms["B"]
     assert not b.comparable and (b.qap, b.retry_tax, b.first_try_share) == (None, None, None)
     assert (b.decided, b.acceptance) == (6, 0.0) and b.ci == wilson(0, 6)
+
+
+def test_every_failure_class_has_a_cell_look():
+    """The grid draws each class agent.classify defines (one list of classes, one look each)."""
+    from agent.classify import CLASSES
+    from tuiapp.live.state import CELL_LOOK
+    assert [c for c in CLASSES if c not in CELL_LOOK] == []

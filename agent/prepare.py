@@ -1,0 +1,64 @@
+"""What a run loads and checks before it records anything: the task list, the api keys, the
+sandbox; and the tasks rows it records them as. Used by the engine, resume and the CLI."""
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+from typing import Any
+
+from agent import QuotabenchError
+from agent.config import RunConfig
+from verifiers.sandbox import make_sandbox
+from verifiers.tasks import Task, load_suite
+
+
+def load_tasks(config: RunConfig, log: Callable[[str], None] | None = None) -> list[Task]:
+    tasks: list[Task] = []
+    for suite_path in config.suites:
+        suite = load_suite(suite_path)
+        for problem in suite.problems:
+            if log:
+                log(f"skipping broken task: {problem}")
+        tasks.extend(suite.tasks)
+    if config.tasks:
+        wanted = set(config.tasks)
+        missing = wanted - {t.id for t in tasks}
+        if missing:
+            raise QuotabenchError(f"config {config.path}: run.tasks names unknown task ids {sorted(missing)} — check the ids in the suites")
+        tasks = [t for t in tasks if t.id in wanted]
+    if config.stop_when_decided:  # the decided prefix must be a random sample of the suite (issue 20)
+        random.Random(config.task_order_seed).shuffle(tasks)
+    if not tasks:
+        raise QuotabenchError(f"config {config.path}: the suites hold no valid task — run `quotabench validate` on them")
+    return tasks
+
+
+def check_keys(config: RunConfig) -> None:
+    """Every arm's api key variable is set; otherwise one message naming every unset one."""
+    missing: dict[str, list[str]] = {}
+    for arm in config.arms:
+        if arm.api_key_env and not os.environ.get(arm.api_key_env):
+            missing.setdefault(arm.api_key_env, []).append(arm.name)
+    if len(missing) == 1:
+        (var, arms), = missing.items()
+        raise QuotabenchError(f"arm {', '.join(arms)}: environment variable {var} is not set — "
+                              f"export {var}=... or remove api_key_env from the config")
+    if missing:
+        names = ", ".join(f"{var} (arm {', '.join(arms)})" for var, arms in missing.items())
+        raise QuotabenchError(f"config {config.path}: environment variables {names} are not set — "
+                              f"export {' '.join(f'{var}=...' for var in missing)}, or remove api_key_env from those arms")
+
+
+def check_before_run(config: RunConfig) -> None:
+    """Problems that would only surface once the run is recorded: fail before writing anything."""
+    check_keys(config)
+    if config.require_sandbox:
+        if config.executor == "local":  # a Ray executor checks every node when it starts
+            make_sandbox(require=True)  # SandboxUnavailable names what is missing
+
+
+def task_rows(run_id: str, tasks: list[Task]) -> list[dict[str, Any]]:
+    return [{"run_id": run_id, "task_id": t.id, "position": i, "suite": str(t.path.parent), "path": str(t.path),
+             "language": t.language, "kind": t.kind, "files_sha256": t.files_sha256(), "prompt": t.prompt}
+            for i, t in enumerate(tasks)]
