@@ -4,6 +4,7 @@ openai    an OpenAI-compatible endpoint that is already running (base_url)
 scripted  the in-package scripted server, started on loopback for this run
 llamacpp  a llama.cpp server quotabench starts and stops itself (agent/llamacpp.py)
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,7 +35,7 @@ class ArmRuntime:
     constants: dict[str, Any] = field(default_factory=dict)
     state: str = "running"
     busy_ms: int = 0
-    gate: anyio.Lock | None = None   # held around each call when the server serves one request at a time
+    gate: anyio.Lock | None = None  # held around each call when the server serves one request at a time
     model_reported: str | None = None
     system_fingerprint: str | None = None
     session_id: str | None = None  # the server session (a new id per server start); None: not ours to know
@@ -52,12 +53,13 @@ def settings_for(arm: ArmConfig, base_url: str, model: str | None = None) -> End
 @dataclass(frozen=True)
 class Endpoint:
     """Where an arm's requests go, and what was observed while bringing it up."""
+
     base_url: str
     model: str
     constants: dict[str, Any] = field(default_factory=dict)
-    transport: object | None = None   # an httpx transport, for in-process endpoints (benchmarks)
-    gate: anyio.Lock | None = None    # an anyio.Lock shared by arms of one single-request server
-    session_id: str | None = None     # set when quotabench started the server: a new id per start
+    transport: object | None = None  # an httpx transport, for in-process endpoints (benchmarks)
+    gate: anyio.Lock | None = None  # an anyio.Lock shared by arms of one single-request server
+    session_id: str | None = None  # set when quotabench started the server: a new id per start
 
 
 @contextlib.asynccontextmanager
@@ -79,14 +81,24 @@ async def _scripted(arm: ArmConfig, suites: list[Path], replicate: int) -> Async
         yield Endpoint(arm.base_url, arm.model)
         return
     from agent.scripted_server import ScriptedServer
+
     s = arm.scripted or ScriptedSettings()
     seed = session_seed(s, replicate)
-    server = ScriptedServer(suites, delay_s=s.delay_s, report_model=s.report_model, context_limit=s.context_limit,
-                            tool_calls=s.tool_calls, stream_usage=s.stream_usage, slots=s.slots, session_seed=seed)
+    server = ScriptedServer(
+        suites,
+        delay_s=s.delay_s,
+        report_model=s.report_model,
+        context_limit=s.context_limit,
+        tool_calls=s.tool_calls,
+        stream_usage=s.stream_usage,
+        slots=s.slots,
+        session_seed=seed,
+    )
     await anyio.to_thread.run_sync(server.start)
     try:
-        yield Endpoint(server.base_url, arm.model, {"scripted_server": "in-process", "session_seed": seed},
-                       session_id=new_id())
+        yield Endpoint(
+            server.base_url, arm.model, {"scripted_server": "in-process", "session_seed": seed}, session_id=new_id()
+        )
     finally:
         await anyio.to_thread.run_sync(server.stop)
 
@@ -94,6 +106,7 @@ async def _scripted(arm: ArmConfig, suites: list[Path], replicate: int) -> Async
 @dataclass
 class _SharedServer:
     """One llama.cpp server and the arms using it (arms with equal settings share it)."""
+
     server: LlamaServer
     stack: contextlib.AsyncExitStack
     gate: anyio.Lock = field(default_factory=anyio.Lock)
@@ -101,27 +114,31 @@ class _SharedServer:
     session_id: str = ""
 
 
-_shared_servers: dict[LlamaCppSettings, _SharedServer] = {}   # keyed by LlamaCppSettings
+_shared_servers: dict[LlamaCppSettings, _SharedServer] = {}  # keyed by LlamaCppSettings
 _shared_lock = anyio.Lock()
 
 
 @contextlib.asynccontextmanager
 async def _llamacpp(arm: ArmConfig, suites: list[Path], replicate: int) -> AsyncIterator[Endpoint]:
     from agent.llamacpp import llama_server
+
     key = arm.llamacpp
     assert key is not None  # config validation requires [arms.llamacpp] for kind "llamacpp"
     async with _shared_lock:
         shared = _shared_servers.get(key)
         if shared is None:
             stack = contextlib.AsyncExitStack()
-            shared = _shared_servers[key] = _SharedServer(await stack.enter_async_context(llama_server(key)), stack,
-                                                          session_id=new_id())
+            shared = _shared_servers[key] = _SharedServer(
+                await stack.enter_async_context(llama_server(key)), stack, session_id=new_id()
+            )
         shared.users += 1
     server = shared.server
     try:
         # llama-cpp-python serves one request at a time: queueing here instead of in the server
         # keeps each arm's busy time (its share of the server) free of the other arm's calls.
-        yield Endpoint(server.base_url, server.model_id, server.constants, gate=shared.gate, session_id=shared.session_id)
+        yield Endpoint(
+            server.base_url, server.model_id, server.constants, gate=shared.gate, session_id=shared.session_id
+        )
     finally:
         with anyio.CancelScope(shield=True):
             async with _shared_lock:
@@ -145,8 +162,15 @@ async def open_arm(arm: ArmConfig, suites: list[Path], cap: int, replicate: int 
     async with factory(arm, suites, replicate) as endpoint:
         client = ChatClient(settings_for(arm, endpoint.base_url, endpoint.model), transport=endpoint.transport)
         try:
-            yield ArmRuntime(arm, client, Quota(cap), endpoint_url=endpoint.base_url, constants=endpoint.constants,
-                             gate=endpoint.gate, session_id=endpoint.session_id)
+            yield ArmRuntime(
+                arm,
+                client,
+                Quota(cap),
+                endpoint_url=endpoint.base_url,
+                constants=endpoint.constants,
+                gate=endpoint.gate,
+                session_id=endpoint.session_id,
+            )
         finally:
             with anyio.CancelScope(shield=True):
                 await client.aclose()

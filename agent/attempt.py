@@ -11,6 +11,7 @@ Nothing inside one attempt ends the run: an exception the loop did not expect en
 as `harness_error` with its traceback in `attempts.error_traceback`, and the arm goes on. Only a
 ledger that cannot be written (`LedgerError`) and cancellation leave the attempt.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -52,6 +53,7 @@ class StagePlan:
     """What a strategy stage changes in an attempt (issue 16; agent/strategies.py): its stage
     name and candidate number, the request seed, the stage's share of the task budget, the
     files it starts from and messages appended to the first prompt. The default is a plain attempt."""
+
     stage: str = "attempt"
     candidate: int | None = None
     seed: int | None = None
@@ -76,14 +78,27 @@ class AttemptResult:
 def call_columns(t: CallTry) -> dict[str, Any]:
     """The calls-row columns one HTTP try fills, for attempts and preflight alike."""
     return {
-        "retry_index": t.retry_index, "started_utc": t.started_utc, "latency_ms": t.latency_ms,
-        "status": t.status, "http_status": t.http_status, "prompt_tokens": t.prompt_tokens,
-        "completion_tokens": t.completion_tokens, "usage_source": t.usage_source,
-        "model_reported": t.model_reported, "system_fingerprint": t.system_fingerprint,
-        "finish_reason": t.finish_reason, "error": t.error, "response_text": capped(t.text),
-        "tool_calls_json": to_json([{"id": capped(c.id, 200), "name": capped(c.name, 200), "arguments": capped(c.arguments)}
-                                    for c in t.tool_calls]),
-        "request_sha256": t.request_sha256, "response_sha256": t.response_sha256,
+        "retry_index": t.retry_index,
+        "started_utc": t.started_utc,
+        "latency_ms": t.latency_ms,
+        "status": t.status,
+        "http_status": t.http_status,
+        "prompt_tokens": t.prompt_tokens,
+        "completion_tokens": t.completion_tokens,
+        "usage_source": t.usage_source,
+        "model_reported": t.model_reported,
+        "system_fingerprint": t.system_fingerprint,
+        "finish_reason": t.finish_reason,
+        "error": t.error,
+        "response_text": capped(t.text),
+        "tool_calls_json": to_json(
+            [
+                {"id": capped(c.id, 200), "name": capped(c.name, 200), "arguments": capped(c.arguments)}
+                for c in t.tool_calls
+            ]
+        ),
+        "request_sha256": t.request_sha256,
+        "response_sha256": t.response_sha256,
     }
 
 
@@ -107,8 +122,9 @@ class AttemptHost(Protocol):
 class AttemptRunner:
     """Runs one attempt; the engine supplies the arm (client, quota) and its own controls."""
 
-    def __init__(self, engine: AttemptHost, arm: ArmRuntime, task: Task, attempt_no: int,
-                 plan: StagePlan | None = None):
+    def __init__(
+        self, engine: AttemptHost, arm: ArmRuntime, task: Task, attempt_no: int, plan: StagePlan | None = None
+    ):
         self.engine, self.arm, self.task, self.attempt_no = engine, arm, task, attempt_no
         self.plan = plan or StagePlan()
         self.id = new_id()
@@ -116,7 +132,7 @@ class AttemptRunner:
         self.calls = 0
         self.retries = 0
         self.in_flight: dict[str, int] = {}  # placeholder call row id -> reserved tokens
-        self.pending: list[tuple[Any, ...]] = []       # tool rows, written with the next ledger batch
+        self.pending: list[tuple[Any, ...]] = []  # tool rows, written with the next ledger batch
 
     def _emit(self, event_cls: Callable[..., ev.Event], **fields: Any) -> None:
         self.engine.emit(event_cls(self.engine.run_id, arm=self.arm.name, task_id=self.task.id, **fields))
@@ -131,13 +147,30 @@ class AttemptRunner:
 
     async def insert_row(self) -> None:
         """The attempt's row, inserted as it starts (a strategy's stage rows too)."""
-        await self.engine.ledger.insert("attempts", {
-            "id": self.id, "run_id": self.engine.run_id, "arm_id": self.arm.arm_id, "arm": self.arm.name,
-            "task_id": self.task.id, "attempt_no": self.attempt_no, "started_utc": utc_now(), "status": "running",
-            "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "calls": 0, "transport_retries": 0,
-            "malformed_tool_calls": 0, "turns": 0, "accepted": 0, "edited": 0,
-            "stage": self.plan.stage, "candidate": self.plan.candidate,
-        })
+        await self.engine.ledger.insert(
+            "attempts",
+            {
+                "id": self.id,
+                "run_id": self.engine.run_id,
+                "arm_id": self.arm.arm_id,
+                "arm": self.arm.name,
+                "task_id": self.task.id,
+                "attempt_no": self.attempt_no,
+                "started_utc": utc_now(),
+                "status": "running",
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "total_tokens": 0,
+                "calls": 0,
+                "transport_retries": 0,
+                "malformed_tool_calls": 0,
+                "turns": 0,
+                "accepted": 0,
+                "edited": 0,
+                "stage": self.plan.stage,
+                "candidate": self.plan.candidate,
+            },
+        )
         self._emit(ev.AttemptStarted, attempt=self.attempt_no, attempt_id=self.id, stage=self.plan.stage)
 
     async def _run(self, scratch: Path) -> AttemptResult:
@@ -150,15 +183,29 @@ class AttemptRunner:
             await anyio.to_thread.run_sync(copy_with_overlays, self.task.workspace, work)  # symlinks stay links
             if self.plan.start_files:  # a revision continues from the attempt it revises (issue 16)
                 await anyio.to_thread.run_sync(apply_changes, work, self.plan.start_files)
-            loop = AgentLoop(self.task, Workspace(work), self.arm.config.protocol, self.plan.limits or self.engine.config.limits,
-                             query=self._query, run_tests=self._run_tests, on_tool=self._on_tool)
+            loop = AgentLoop(
+                self.task,
+                Workspace(work),
+                self.arm.config.protocol,
+                self.plan.limits or self.engine.config.limits,
+                query=self._query,
+                run_tests=self._run_tests,
+                on_tool=self._on_tool,
+            )
             for extra in self.plan.messages:  # into the first prompt: chat templates may refuse two user turns in a row
-                loop.messages[-1] = {**loop.messages[-1], "content": f"{loop.messages[-1]['content']}\n\n{extra['content']}"}
+                loop.messages[-1] = {
+                    **loop.messages[-1],
+                    "content": f"{loop.messages[-1]['content']}\n\n{extra['content']}",
+                }
             end_reason, detail = await loop.run()
         except LedgerError:
             raise
         except Exception as exc:  # noqa: BLE001 — anything unexpected ends this attempt, not the run
-            end_reason, detail, error_traceback = "harness_error", self._one_line(exc), self.engine.mask(traceback.format_exc())
+            end_reason, detail, error_traceback = (
+                "harness_error",
+                self._one_line(exc),
+                self.engine.mask(traceback.format_exc()),
+            )
         except BaseException:  # cancelled (stop now)
             await self._record_cancelled(loop, started)
             raise
@@ -173,7 +220,9 @@ class AttemptRunner:
         return capped(self.engine.mask(" ".join(f"{type(exc).__name__}: {exc}".split())), 300) or ""
 
     # -- the model call, with quota reservation and one ledger row per try -------------------
-    async def _query(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, turn: int, deadline: float) -> Completion:
+    async def _query(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, turn: int, deadline: float
+    ) -> Completion:
         await self.engine.checkpoint(self.arm)
         reserve = estimate_messages_tokens(messages, tools) + self.arm.config.max_tokens
         await self.engine.before_reserve(self.arm, reserve)  # auto-pause comes before any censoring
@@ -197,17 +246,36 @@ class AttemptRunner:
             self._emit(ev.ModelText, text=clean_text(text))
 
         try:
-            await self.engine.ledger.batch(self._take_pending() + [("insert", "calls", {
-                "id": placeholder, "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name,
-                "turn": turn, "retry_index": 0, "started_utc": utc_now(), "status": "in_flight",
-                "reserved_tokens": reserve, "prompt_tokens": 0, "completion_tokens": 0, "usage_source": "none",
-                "stage": self.plan.stage,
-            })])
+            await self.engine.ledger.batch(
+                self._take_pending()
+                + [
+                    (
+                        "insert",
+                        "calls",
+                        {
+                            "id": placeholder,
+                            "attempt_id": self.id,
+                            "run_id": self.engine.run_id,
+                            "arm": self.arm.name,
+                            "turn": turn,
+                            "retry_index": 0,
+                            "started_utc": utc_now(),
+                            "status": "in_flight",
+                            "reserved_tokens": reserve,
+                            "prompt_tokens": 0,
+                            "completion_tokens": 0,
+                            "usage_source": "none",
+                            "stage": self.plan.stage,
+                        },
+                    )
+                ]
+            )
             self.in_flight[placeholder] = reserve  # only once its row is committed: a lost call has a row
             kill_point("call_row")
             async with self.arm.gate or contextlib.nullcontext():
-                completion = await self.arm.client.complete(messages, tools, on_try=on_try, on_delta=on_delta,
-                                                            deadline=deadline, seed=self.plan.seed)
+                completion = await self.arm.client.complete(
+                    messages, tools, on_try=on_try, on_delta=on_delta, deadline=deadline, seed=self.plan.seed
+                )
         except DeadlinePassed as exc:
             raise AttemptEnded("time_limit", str(exc)) from None
         except ContextOverflow as exc:
@@ -228,8 +296,14 @@ class AttemptRunner:
             return 0
         ops, charged = [], 0
         for call_id, reserved in self.in_flight.items():
-            ops.append(("update_if", "calls", call_id, {"status": "lost", "prompt_tokens": reserved,
-                                                        "usage_source": "reserved"}))
+            ops.append(
+                (
+                    "update_if",
+                    "calls",
+                    call_id,
+                    {"status": "lost", "prompt_tokens": reserved, "usage_source": "reserved"},
+                )
+            )
             self.tokens["prompt"] += reserved
             charged += reserved
         self.in_flight.clear()
@@ -243,22 +317,44 @@ class AttemptRunner:
         self.tokens["completion"] += t.completion_tokens
         self.arm.busy_ms += t.latency_ms
         row = {
-            "attempt_id": self.id, "run_id": self.engine.run_id, "arm": self.arm.name, "turn": turn,
-            "reserved_tokens": reserve, "server_session_id": self.arm.session_id, "stage": self.plan.stage,
+            "attempt_id": self.id,
+            "run_id": self.engine.run_id,
+            "arm": self.arm.name,
+            "turn": turn,
+            "reserved_tokens": reserve,
+            "server_session_id": self.arm.session_id,
+            "stage": self.plan.stage,
             **call_columns(t),
         }
         op = ("update", "calls", row_id, row) if is_placeholder else ("insert", "calls", {"id": row_id, **row})
         # Queued, not awaited: the writer commits it at once, in order, while the loop runs the
         # tool; the next awaited write (the next call's in-flight row) waits for it.
         self.engine.ledger.batch_queued([op, self._totals_op()])
-        self._emit(ev.CallFinished, attempt=self.attempt_no, status=t.status, retry_index=t.retry_index,
-                   prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
-                   usage_source=t.usage_source, latency_ms=t.latency_ms)
+        self._emit(
+            ev.CallFinished,
+            attempt=self.attempt_no,
+            status=t.status,
+            retry_index=t.retry_index,
+            prompt_tokens=t.prompt_tokens,
+            completion_tokens=t.completion_tokens,
+            usage_source=t.usage_source,
+            latency_ms=t.latency_ms,
+        )
 
     def _totals_op(self, **extra: Any) -> tuple[Any, ...]:
-        return ("update", "attempts", self.id, {
-            "prompt_tokens": self.tokens["prompt"], "completion_tokens": self.tokens["completion"],
-            "total_tokens": self.total_tokens, "calls": self.calls, "transport_retries": self.retries, **extra})
+        return (
+            "update",
+            "attempts",
+            self.id,
+            {
+                "prompt_tokens": self.tokens["prompt"],
+                "completion_tokens": self.tokens["completion"],
+                "total_tokens": self.total_tokens,
+                "calls": self.calls,
+                "transport_retries": self.retries,
+                **extra,
+            },
+        )
 
     def _take_pending(self) -> list[tuple[Any, ...]]:
         pending, self.pending = self.pending, []
@@ -281,79 +377,202 @@ class AttemptRunner:
         return result.verdict == "pass", prefix + result.output
 
     async def _on_tool(self, turn: int, tool: str, raw_args: str, outcome: ToolOutcome, call_id: str | None) -> None:
-        self.pending.append(("insert", "tool_calls", {  # call_id as calls.tool_calls_json has it: joinable
-            "id": new_id(), "attempt_id": self.id, "call_id": capped(call_id, 200), "turn": turn, "tool": capped(tool, 200), "arguments_json": capped(raw_args),
-            "ok": int(outcome.ok), "error": None if outcome.ok else capped(outcome.output, 4000), "path": outcome.path,
-            "result": capped(outcome.output, 4000),
-        }))
+        self.pending.append(
+            (
+                "insert",
+                "tool_calls",
+                {  # call_id as calls.tool_calls_json has it: joinable
+                    "id": new_id(),
+                    "attempt_id": self.id,
+                    "call_id": capped(call_id, 200),
+                    "turn": turn,
+                    "tool": capped(tool, 200),
+                    "arguments_json": capped(raw_args),
+                    "ok": int(outcome.ok),
+                    "error": None if outcome.ok else capped(outcome.output, 4000),
+                    "path": outcome.path,
+                    "result": capped(outcome.output, 4000),
+                },
+            )
+        )
         summary = f"{tool[:80]}({outcome.path[:200]})" if outcome.path else tool[:80]
-        self._emit(ev.ToolCalled, attempt=self.attempt_no, tool=clean_text(tool[:80]), ok=outcome.ok,
-                   summary=clean_text(summary if outcome.ok else f"{summary}: {outcome.output[:120]}"))
+        self._emit(
+            ev.ToolCalled,
+            attempt=self.attempt_no,
+            tool=clean_text(tool[:80]),
+            ok=outcome.ok,
+            summary=clean_text(summary if outcome.ok else f"{summary}: {outcome.output[:120]}"),
+        )
 
     # -- the end of an attempt ----------------------------------------------------------------
-    async def _finish(self, loop: AgentLoop | None, work: Path, end_reason: str, detail: str, started: float,
-                      error_traceback: str | None) -> AttemptResult:
+    async def _finish(
+        self,
+        loop: AgentLoop | None,
+        work: Path,
+        end_reason: str,
+        detail: str,
+        started: float,
+        error_traceback: str | None,
+    ) -> AttemptResult:
         changes = await anyio.to_thread.run_sync(changed_files, self.task.workspace, work) if work.is_dir() else {}
         diff = await anyio.to_thread.run_sync(unified_diff, self.task.workspace, changes)
         edited = bool(changes)
-        turns, malformed, visible = (loop.state.turns, loop.state.malformed, loop.state.visible_passed) if loop else (0, 0, None)
+        turns, malformed, visible = (
+            (loop.state.turns, loop.state.malformed, loop.state.visible_passed) if loop else (0, 0, None)
+        )
         await self._update_totals(
-            end_reason=end_reason, end_detail=capped(detail, 2000) or None, error_traceback=capped(error_traceback),
-            ended_utc=utc_now(), status="ended", turns=turns,
-            malformed_tool_calls=malformed, duration_ms=int((time.monotonic() - started) * 1000),
+            end_reason=end_reason,
+            end_detail=capped(detail, 2000) or None,
+            error_traceback=capped(error_traceback),
+            ended_utc=utc_now(),
+            status="ended",
+            turns=turns,
+            malformed_tool_calls=malformed,
+            duration_ms=int((time.monotonic() - started) * 1000),
             visible_passed=None if visible is None else int(visible),
-            edited=int(edited), diff=capped(diff, DIFF_CHARS), files_json=json.dumps(changes))
+            edited=int(edited),
+            diff=capped(diff, DIFF_CHARS),
+            files_json=json.dumps(changes),
+        )
         self._emit(ev.AttemptFinished, attempt=self.attempt_no, end_reason=end_reason, tokens=self.total_tokens)
         kill_point("attempt_ended")
         if end_reason in NOT_GRADED:
             failure_class = classify(end_reason, None)
             await self.engine.ledger.update("attempts", self.id, {"failure_class": failure_class, "status": "done"})
-            self._emit(ev.TaskGraded, attempt=self.attempt_no, verdict="", failure_class=failure_class,
-                       accepted=False, tokens=self.total_tokens)
+            self._emit(
+                ev.TaskGraded,
+                attempt=self.attempt_no,
+                verdict="",
+                failure_class=failure_class,
+                accepted=False,
+                tokens=self.total_tokens,
+            )
             return AttemptResult(self.id, end_reason, None, failure_class, self.total_tokens)
-        return await grade_attempt(self.engine, self.arm.name, self.id, self.task, work, self.attempt_no,
-                                   end_reason=end_reason, edited=edited, malformed=malformed,
-                                   changed=[k for k, v in changes.items() if v is not None], tokens=self.total_tokens)
+        return await grade_attempt(
+            self.engine,
+            self.arm.name,
+            self.id,
+            self.task,
+            work,
+            self.attempt_no,
+            end_reason=end_reason,
+            edited=edited,
+            malformed=malformed,
+            changed=[k for k, v in changes.items() if v is not None],
+            tokens=self.total_tokens,
+        )
 
     async def _finish_broken(self, detail: str, error_traceback: str) -> AttemptResult:
         """The end of an attempt whose finishing (diff, grading) itself failed."""
-        await self._update_totals(end_reason="harness_error", end_detail=detail, error_traceback=capped(error_traceback),
-                                  ended_utc=utc_now(), status="done", failure_class="harness_error", accepted=0)
-        self._emit(ev.TaskGraded, attempt=self.attempt_no, verdict="", failure_class="harness_error",
-                   accepted=False, tokens=self.total_tokens)
+        await self._update_totals(
+            end_reason="harness_error",
+            end_detail=detail,
+            error_traceback=capped(error_traceback),
+            ended_utc=utc_now(),
+            status="done",
+            failure_class="harness_error",
+            accepted=0,
+        )
+        self._emit(
+            ev.TaskGraded,
+            attempt=self.attempt_no,
+            verdict="",
+            failure_class="harness_error",
+            accepted=False,
+            tokens=self.total_tokens,
+        )
         return AttemptResult(self.id, "harness_error", None, "harness_error", self.total_tokens)
 
     async def _record_cancelled(self, loop: AgentLoop | None, started: float) -> None:
         with anyio.CancelScope(shield=True):
             await self._mark_lost()
-            await self._update_totals(end_reason="aborted", ended_utc=utc_now(), status="done",
-                                      failure_class="aborted", turns=loop.state.turns if loop else 0,
-                                      malformed_tool_calls=loop.state.malformed if loop else 0,
-                                      duration_ms=int((time.monotonic() - started) * 1000))
+            await self._update_totals(
+                end_reason="aborted",
+                ended_utc=utc_now(),
+                status="done",
+                failure_class="aborted",
+                turns=loop.state.turns if loop else 0,
+                malformed_tool_calls=loop.state.malformed if loop else 0,
+                duration_ms=int((time.monotonic() - started) * 1000),
+            )
 
 
-async def grade_attempt(engine: AttemptHost, arm: str, attempt_id: str, task: Task, work: Path, attempt_no: int, *,
-                        end_reason: str, edited: bool, malformed: int, changed: list[str], tokens: int) -> AttemptResult:
+async def grade_attempt(
+    engine: AttemptHost,
+    arm: str,
+    attempt_id: str,
+    task: Task,
+    work: Path,
+    attempt_no: int,
+    *,
+    end_reason: str,
+    edited: bool,
+    malformed: int,
+    changed: list[str],
+    tokens: int,
+) -> AttemptResult:
     """Hidden verdict + mechanics findings -> grades row, attempt class. Also used by resume.
     The grades row and the attempt's update are one transaction: a kill leaves both or neither."""
     grade = await anyio.to_thread.run_sync(engine.grader.grade, task, work)
     findings = await anyio.to_thread.run_sync(check_workspace, task.workspace, work, changed)
-    failure_class = classify(end_reason, grade.verdict, findings=len(findings), edited=edited,
-                             malformed=malformed, environment=grade.environment)
+    failure_class = classify(
+        end_reason,
+        grade.verdict,
+        findings=len(findings),
+        edited=edited,
+        malformed=malformed,
+        environment=grade.environment,
+    )
     accepted = failure_class == "accepted"
-    await engine.ledger.batch([("insert", "grades", {
-        "id": new_id(), "attempt_id": attempt_id, "created_utc": utc_now(), "verdict": grade.verdict,
-        "exit_status": grade.exit_status, "duration_ms": grade.duration_ms, "passed": grade.passed,
-        "failed": grade.failed, "output": capped(grade.output), "isolation_json": to_json(grade.isolation),
-        "failing_tests_json": to_json(list(grade.failing_tests)), "environment": grade.environment,
-        "timeout_s": grade.timeout_s, "mechanics_json": to_json([f.to_dict() for f in findings]),
-        "sandbox": grade.isolation.get("sandbox"), "expected_tests": grade.expected_tests,
-        "integrity": grade.integrity, "restored_json": to_json(list(grade.restored)),
-        "executor": grade.placement.get("executor"), "node": grade.placement.get("node"),
-        "queue_ms": grade.placement.get("queue_ms"), "retries": grade.placement.get("retries"),
-    }), ("update", "attempts", attempt_id, {
-        "verdict": grade.verdict, "failure_class": failure_class, "accepted": int(accepted), "status": "done"})])
+    await engine.ledger.batch(
+        [
+            (
+                "insert",
+                "grades",
+                {
+                    "id": new_id(),
+                    "attempt_id": attempt_id,
+                    "created_utc": utc_now(),
+                    "verdict": grade.verdict,
+                    "exit_status": grade.exit_status,
+                    "duration_ms": grade.duration_ms,
+                    "passed": grade.passed,
+                    "failed": grade.failed,
+                    "output": capped(grade.output),
+                    "isolation_json": to_json(grade.isolation),
+                    "failing_tests_json": to_json(list(grade.failing_tests)),
+                    "environment": grade.environment,
+                    "timeout_s": grade.timeout_s,
+                    "mechanics_json": to_json([f.to_dict() for f in findings]),
+                    "sandbox": grade.isolation.get("sandbox"),
+                    "expected_tests": grade.expected_tests,
+                    "integrity": grade.integrity,
+                    "restored_json": to_json(list(grade.restored)),
+                    "executor": grade.placement.get("executor"),
+                    "node": grade.placement.get("node"),
+                    "queue_ms": grade.placement.get("queue_ms"),
+                    "retries": grade.placement.get("retries"),
+                },
+            ),
+            (
+                "update",
+                "attempts",
+                attempt_id,
+                {"verdict": grade.verdict, "failure_class": failure_class, "accepted": int(accepted), "status": "done"},
+            ),
+        ]
+    )
     kill_point("graded")
-    engine.emit(ev.TaskGraded(engine.run_id, arm=arm, task_id=task.id, attempt=attempt_no, verdict=grade.verdict,
-                              failure_class=failure_class, accepted=accepted, tokens=tokens))
+    engine.emit(
+        ev.TaskGraded(
+            engine.run_id,
+            arm=arm,
+            task_id=task.id,
+            attempt=attempt_no,
+            verdict=grade.verdict,
+            failure_class=failure_class,
+            accepted=accepted,
+            tokens=tokens,
+        )
+    )
     return AttemptResult(attempt_id, end_reason, grade.verdict, failure_class, tokens)

@@ -13,6 +13,7 @@ environment    the machine lacks something: a runner or command, a module or cra
 mechanics      an edited file no longer parses, no edit at all, or >= 3 malformed tool calls
 reasoning      everything else that fails the hidden tests
 """
+
 from __future__ import annotations
 
 MALFORMED_THRESHOLD = 3
@@ -39,8 +40,15 @@ def counts_toward_budget(failure_class: str | None) -> bool:
     return failure_class is not None and failure_class not in NOT_COUNTED
 
 
-def classify(end_reason: str, verdict: str | None, *, findings: int = 0, edited: bool = True,
-             malformed: int = 0, environment: str | None = None) -> str:
+def classify(
+    end_reason: str,
+    verdict: str | None,
+    *,
+    findings: int = 0,
+    edited: bool = True,
+    malformed: int = 0,
+    environment: str | None = None,
+) -> str:
     if end_reason == "harness_error":
         return "harness_error"
     if end_reason == "censored":

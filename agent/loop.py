@@ -9,6 +9,7 @@ path, an OS error on the file) is shown to the model as a refused call and the l
 `AttemptEnded` ends the attempt. The attempt's time limit holds inside a turn too: the model
 call and run_tests get only the time that is left, and tool calls after it has passed are refused.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,7 +43,9 @@ class AttemptEnded(Exception):
         self.detail = detail
 
 
-QueryFn = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, int, float], Awaitable[Completion]]  # ..., turn, deadline
+QueryFn = Callable[
+    [list[dict[str, Any]], list[dict[str, Any]] | None, int, float], Awaitable[Completion]
+]  # ..., turn, deadline
 RunTestsFn = Callable[[float], Awaitable[tuple[bool, str]]]  # seconds left
 ToolHook = Callable[[int, str, str, ToolOutcome, str | None], Awaitable[None]]  # turn, tool, raw args, outcome, call id
 
@@ -67,8 +70,17 @@ def initial_messages(task: Task, protocol: str, files: str) -> list[dict[str, An
 
 
 class AgentLoop:
-    def __init__(self, task: Task, workspace: Workspace, protocol: str, limits: Limits, *,
-                 query: QueryFn, run_tests: RunTestsFn, on_tool: ToolHook):
+    def __init__(
+        self,
+        task: Task,
+        workspace: Workspace,
+        protocol: str,
+        limits: Limits,
+        *,
+        query: QueryFn,
+        run_tests: RunTestsFn,
+        on_tool: ToolHook,
+    ):
         self.task, self.workspace, self.protocol, self.limits = task, workspace, protocol, limits
         self.query, self.run_tests, self.on_tool = query, run_tests, on_tool
         self.state = LoopState()
@@ -116,11 +128,22 @@ class AgentLoop:
 
     async def _execute_tool_calls(self, completion: Completion) -> None:
         calls = completion.tool_calls
-        self.messages.append({
-            "role": "assistant", "content": completion.text or "",  # llama-cpp-python rejects null content
-            **({"tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                               for c in calls]} if calls else {}),
-        })
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": completion.text or "",  # llama-cpp-python rejects null content
+                **(
+                    {
+                        "tool_calls": [
+                            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                            for c in calls
+                        ]
+                    }
+                    if calls
+                    else {}
+                ),
+            }
+        )
         if not calls:
             self.messages.append({"role": "user", "content": NUDGE})
             return
@@ -157,8 +180,9 @@ class AgentLoop:
                 raise AttemptEnded("finished")
         self.messages.append({"role": "user", "content": "Results:\n" + "\n\n".join(results)})
 
-    async def _execute(self, tool: str, raw_args: str | dict[str, Any], preset_error: str | None = None,
-                       call_id: str | None = None) -> ToolOutcome:
+    async def _execute(
+        self, tool: str, raw_args: str | dict[str, Any], preset_error: str | None = None, call_id: str | None = None
+    ) -> ToolOutcome:
         raw_text = raw_args if isinstance(raw_args, str) else json.dumps(raw_args)
         try:
             if preset_error:
@@ -192,7 +216,7 @@ class AgentLoop:
         passed, output = await self.run_tests(max(0.0, self.state.time_left()))
         self.state.visible_passed = passed
         cap = self.limits.tool_output_chars
-        text = output if len(output) <= cap else output[:cap // 3] + "\n[...]\n" + output[-(2 * cap) // 3:]
+        text = output if len(output) <= cap else output[: cap // 3] + "\n[...]\n" + output[-(2 * cap) // 3 :]
         return ToolOutcome("run_tests", True, ("PASSED\n" if passed else "FAILED\n") + text)
 
 

@@ -4,6 +4,7 @@ manifest sha256 = hash over every task file of the suite and the harness config 
 the grade (max_attempts, limits, prompt template version, harness version). A changed hash
 means a new benchmark.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,11 +26,15 @@ def manifest_sha256(tasks: list[Task], config: RunConfig, prompt_template_versio
     for task in tasks:
         h.update(task.id.encode() + b"\0" + task.files_sha256().encode() + b"\0")
     harness = {
-        "max_attempts": config.max_attempts, "limits": asdict(config.limits),
-        "prompt_template": prompt_template_version, "harness_version": __version__,
+        "max_attempts": config.max_attempts,
+        "limits": asdict(config.limits),
+        "prompt_template": prompt_template_version,
+        "harness_version": __version__,
     }
     if any(a.strategy is not None for a in config.arms):  # issue 16: other strategies are another benchmark
-        harness["strategies"] = {a.name: [a.strategy or "direct", a.select or "visible", a.fallback] for a in config.arms}
+        harness["strategies"] = {
+            a.name: [a.strategy or "direct", a.select or "visible", a.fallback] for a in config.arms
+        }
     if config.stop_when_decided:  # the task order is a seeded shuffle (issue 20); the order is hashed too
         harness["task_order"] = f"shuffled with seed {config.task_order_seed}"
     h.update(json.dumps(harness, sort_keys=True).encode())
@@ -55,6 +60,7 @@ def load_average() -> float | None:
 def observed_constants() -> dict[str, Any]:
     """Versions and isolation as measured on this machine now, not as assumed."""
     from verifiers.isolation import PidsCgroup
+
     probe = PidsCgroup(8)
     pids = "on" if probe.path else "off"
     probe.remove()

@@ -1,5 +1,6 @@
 """What a run loads and checks before it records anything: the task list, the api keys, the
 sandbox; and the tasks rows it records them as. Used by the engine, resume and the CLI."""
+
 from __future__ import annotations
 
 import os
@@ -25,12 +26,16 @@ def load_tasks(config: RunConfig, log: Callable[[str], None] | None = None) -> l
         wanted = set(config.tasks)
         missing = wanted - {t.id for t in tasks}
         if missing:
-            raise QuotabenchError(f"config {config.path}: run.tasks names unknown task ids {sorted(missing)} — check the ids in the suites")
+            raise QuotabenchError(
+                f"config {config.path}: run.tasks names unknown task ids {sorted(missing)} — check the ids in the suites"
+            )
         tasks = [t for t in tasks if t.id in wanted]
     if config.stop_when_decided:  # the decided prefix must be a random sample of the suite (issue 20)
         random.Random(config.task_order_seed).shuffle(tasks)
     if not tasks:
-        raise QuotabenchError(f"config {config.path}: the suites hold no valid task — run `quotabench validate` on them")
+        raise QuotabenchError(
+            f"config {config.path}: the suites hold no valid task — run `quotabench validate` on them"
+        )
     return tasks
 
 
@@ -41,13 +46,17 @@ def check_keys(config: RunConfig) -> None:
         if arm.api_key_env and not os.environ.get(arm.api_key_env):
             missing.setdefault(arm.api_key_env, []).append(arm.name)
     if len(missing) == 1:
-        (var, arms), = missing.items()
-        raise QuotabenchError(f"arm {', '.join(arms)}: environment variable {var} is not set — "
-                              f"export {var}=... or remove api_key_env from the config")
+        ((var, arms),) = missing.items()
+        raise QuotabenchError(
+            f"arm {', '.join(arms)}: environment variable {var} is not set — "
+            f"export {var}=... or remove api_key_env from the config"
+        )
     if missing:
         names = ", ".join(f"{var} (arm {', '.join(arms)})" for var, arms in missing.items())
-        raise QuotabenchError(f"config {config.path}: environment variables {names} are not set — "
-                              f"export {' '.join(f'{var}=...' for var in missing)}, or remove api_key_env from those arms")
+        raise QuotabenchError(
+            f"config {config.path}: environment variables {names} are not set — "
+            f"export {' '.join(f'{var}=...' for var in missing)}, or remove api_key_env from those arms"
+        )
 
 
 def check_before_run(config: RunConfig) -> None:
@@ -59,6 +68,17 @@ def check_before_run(config: RunConfig) -> None:
 
 
 def task_rows(run_id: str, tasks: list[Task]) -> list[dict[str, Any]]:
-    return [{"run_id": run_id, "task_id": t.id, "position": i, "suite": str(t.path.parent), "path": str(t.path),
-             "language": t.language, "kind": t.kind, "files_sha256": t.files_sha256(), "prompt": t.prompt}
-            for i, t in enumerate(tasks)]
+    return [
+        {
+            "run_id": run_id,
+            "task_id": t.id,
+            "position": i,
+            "suite": str(t.path.parent),
+            "path": str(t.path),
+            "language": t.language,
+            "kind": t.kind,
+            "files_sha256": t.files_sha256(),
+            "prompt": t.prompt,
+        }
+        for i, t in enumerate(tasks)
+    ]

@@ -3,6 +3,7 @@
 Text that came from a model (a tool's path, an error) is printed with control characters and
 lone surrogates replaced, so no reply can move the cursor, clear the terminal or fail the write.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,8 +27,10 @@ def format_event(event: ev.Event) -> str | None:
         case ev.RunStarted():
             caps = ", ".join(f"{k}={v:,}" for k, v in event.caps.items())
             iso = event.isolation
-            line = (f"run {event.run_id} manifest={event.manifest_sha256[:12]} tasks={len(event.task_ids)} "
-                    f"arms={','.join(event.arms)} caps: {caps} sandbox: {iso.get('sandbox')}")
+            line = (
+                f"run {event.run_id} manifest={event.manifest_sha256[:12]} tasks={len(event.task_ids)} "
+                f"arms={','.join(event.arms)} caps: {caps} sandbox: {iso.get('sandbox')}"
+            )
             if iso.get("sandbox") != "bwrap":
                 line += f"\nWARNING: grading without the full sandbox: {iso.get('missing')}"
             return line
@@ -36,11 +39,15 @@ def format_event(event: ev.Event) -> str | None:
             return f"[{event.arm}] {event.task_id} attempt {event.attempt}{stage} started"
         case ev.Submitted():  # a strategy's answer to the task (issue 16): the outcome that counts
             what = f"attempt {event.attempt} by {event.route}" if event.attempt else "nothing (no valid selection)"
-            return (f"[{event.arm}] {event.task_id} submitted {what} ({event.covered} of "
-                    f"{event.candidates} candidates pass) -> {'ACCEPTED' if event.accepted else 'not accepted'}")
+            return (
+                f"[{event.arm}] {event.task_id} submitted {what} ({event.covered} of "
+                f"{event.candidates} candidates pass) -> {'ACCEPTED' if event.accepted else 'not accepted'}"
+            )
         case ev.CallFinished() if event.status != "ok":
-            return (f"[{event.arm}] {event.task_id} call try {event.retry_index}: {event.status} "
-                    f"({event.prompt_tokens}+{event.completion_tokens} tokens, {event.usage_source})")
+            return (
+                f"[{event.arm}] {event.task_id} call try {event.retry_index}: {event.status} "
+                f"({event.prompt_tokens}+{event.completion_tokens} tokens, {event.usage_source})"
+            )
         case ev.AttemptFinished():
             return f"[{event.arm}] {event.task_id} attempt {event.attempt} ended: {event.end_reason} ({event.tokens:,} tokens)"
         case ev.TaskGraded():
@@ -63,23 +70,30 @@ def format_event(event: ev.Event) -> str | None:
     return None
 
 
-POLICY_DOES = {"continue": "continuing: the arm is censored if its cap runs out",
-               "stop-arm": "stopping this arm: its remaining tasks are not run, the other arm goes on",
-               "abort": "aborting the run: calls in flight finish, nothing new starts"}
+POLICY_DOES = {
+    "continue": "continuing: the arm is censored if its cap runs out",
+    "stop-arm": "stopping this arm: its remaining tasks are not run, the other arm goes on",
+    "abort": "aborting the run: calls in flight finish, nothing new starts",
+}
 
 
 def choice_point(event: ev.AutoPaused) -> tuple[str, str]:
     """The auto-pause choice point as the live view's window states it, and what the headless
     policy (run.auto_pause_policy, --on-auto-pause) chose."""
     share = (event.used + event.reserved) / event.cap if event.cap else 1.0
-    head = (f"[{event.arm}] AUTO-PAUSE: arm {event.arm} at {share:.0%} of its cap: {event.used:,} used + "
-            f"{event.reserved:,} in flight / cap {event.cap:,}")
+    head = (
+        f"[{event.arm}] AUTO-PAUSE: arm {event.arm} at {share:.0%} of its cap: {event.used:,} used + "
+        f"{event.reserved:,} in flight / cap {event.cap:,}"
+    )
     if event.next_call:
         after = (event.used + event.reserved + event.next_call) / event.cap if event.cap else float("inf")
-        head += (f"; its next call reserves {event.next_call:,} tokens -> {after:.0%}"
-                 + (", past the cap" if after > 1 else ""))
-    choices = (f"[{event.arm}]   choices: continue (censored if the cap runs out) | raise the cap | "
-               f"stop arm {event.arm} | abort")
+        head += f"; its next call reserves {event.next_call:,} tokens -> {after:.0%}" + (
+            ", past the cap" if after > 1 else ""
+        )
+    choices = (
+        f"[{event.arm}]   choices: continue (censored if the cap runs out) | raise the cap | "
+        f"stop arm {event.arm} | abort"
+    )
     if event.policy is None:
         return head, f"{choices}; the run is paused until one is chosen"
     return head, f"{choices}; auto_pause_policy = {event.policy}: {POLICY_DOES.get(event.policy, event.policy)}"

@@ -3,6 +3,7 @@
 Before a call the engine reserves prompt estimate + max_tokens; a call that cannot be reserved
 censors the arm. On completion the reservation is released and the real usage charged.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -34,7 +35,8 @@ class Quota:
     def reserve(self, tokens: int) -> int:
         if self.used + self.reserved + tokens > self.cap:
             raise QuotaExhausted(
-                f"cap {self.cap} tokens: {self.used} used + {self.reserved} reserved + {tokens} for the next call exceeds it")
+                f"cap {self.cap} tokens: {self.used} used + {self.reserved} reserved + {tokens} for the next call exceeds it"
+            )
         handle = next(self._ids)
         self.reservations[handle] = tokens
         return handle
@@ -45,7 +47,9 @@ class Quota:
 
     def raise_cap(self, new_cap: int) -> None:
         if new_cap > MAX_CAP_TOKENS:
-            raise QuotabenchError(f"new cap {new_cap} is above the largest cap, {MAX_CAP_TOKENS} — type a smaller number")
+            raise QuotabenchError(
+                f"new cap {new_cap} is above the largest cap, {MAX_CAP_TOKENS} — type a smaller number"
+            )
         if new_cap <= self.cap:
             raise QuotabenchError(f"new cap {new_cap} is not above the current cap {self.cap} — type a larger number")
         self.cap = new_cap

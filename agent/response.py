@@ -9,6 +9,7 @@ malformed reply. Usage counts are believed only when they are integers in [0, MA
 otherwise the try's usage is estimated. What is read from the wire is bounded (MAX_BODY_BYTES
 per try, MAX_LINE_BYTES per stream line), so no endpoint can make a try hold unbounded memory.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,15 @@ MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_LINE_BYTES = 2 * 1024 * 1024
 MAX_USAGE = 100_000_000  # tokens per call; a count at or above it is not believed
 MAX_RETRY_AFTER_S = 3600.0
-_OVERFLOW_MARKERS = ("context_length_exceeded", "context length", "context window", "maximum context",
-                     "prompt is too long", "too many tokens", "exceeds the context")
+_OVERFLOW_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "maximum context",
+    "prompt is too long",
+    "too many tokens",
+    "exceeds the context",
+)
 
 
 class TryFailed(Exception):
@@ -49,6 +57,7 @@ class ToolCallRequest:
 @dataclass
 class Reply:
     """What one try received so far, assembled from stream chunks or a whole response body."""
+
     http_status: int | None = None
     received: bool = False  # any payload besides [DONE] arrived
     saw_choices: bool = False
@@ -66,15 +75,17 @@ class Reply:
 
     @property
     def tool_calls(self) -> tuple[ToolCallRequest, ...]:
-        return tuple(ToolCallRequest(c["id"] or f"call_{i}", c["name"], c["arguments"])
-                     for i, c in sorted(self.calls.items()))
+        return tuple(
+            ToolCallRequest(c["id"] or f"call_{i}", c["name"], c["arguments"]) for i, c in sorted(self.calls.items())
+        )
 
     def absorb(self, data: dict[str, Any], on_delta: Callable[[str], None] | None = None) -> None:
         """Fold in a stream chunk (choices[].delta) or a whole response (choices[].message)."""
         if data.get("error"):
             message = error_text(data["error"])
-            raise TryFailed("context_overflow" if is_overflow(message) else "stream_cut",
-                            f"server sent an error: {message}")
+            raise TryFailed(
+                "context_overflow" if is_overflow(message) else "stream_cut", f"server sent an error: {message}"
+            )
         if isinstance(data.get("model"), str):
             self.model = data["model"][:200] or self.model
         if isinstance(data.get("system_fingerprint"), str):
@@ -155,8 +166,11 @@ def checked_usage(usage: object) -> tuple[int, int] | None:
         return None
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens", 0)
     completion = 0 if completion is None else completion
-    if isinstance(prompt, int) and isinstance(completion, int) and \
-            all(type(n) is int and 0 <= n < MAX_USAGE for n in (prompt, completion)):
+    if (
+        isinstance(prompt, int)
+        and isinstance(completion, int)
+        and all(type(n) is int and 0 <= n < MAX_USAGE for n in (prompt, completion))
+    ):
         return prompt, completion
     return None
 
@@ -227,7 +241,9 @@ async def read_body(response: httpx.Response) -> str:
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise TryFailed("malformed_json", f"the response body passed {MAX_BODY_BYTES} bytes; it was not read further")
+            raise TryFailed(
+                "malformed_json", f"the response body passed {MAX_BODY_BYTES} bytes; it was not read further"
+            )
         chunks.append(chunk)
     try:
         return b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")

@@ -8,6 +8,7 @@ attempt updates were one transaction, takes its class from that grade). A run ki
 its tasks or arms rows were written gets them now. Finished attempts are never re-run or
 charged again. Any kill point leaves a ledger that resumes (tests/agent/test_kill_resume.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -38,30 +39,49 @@ def recover(ledger: Ledger, run_id: str) -> None:
     with ledger.transaction():
         ledger.db.execute(
             "update calls set status = 'lost', prompt_tokens = reserved_tokens, completion_tokens = 0, "
-            "usage_source = 'reserved' where run_id = ? and status = 'in_flight'", [run_id])
+            "usage_source = 'reserved' where run_id = ? and status = 'in_flight'",
+            [run_id],
+        )
         ledger.db.execute(
             "update attempts set end_reason = 'lost', failure_class = 'aborted', status = 'done' "
-            "where run_id = ? and status = 'running'", [run_id])
+            "where run_id = ? and status = 'running'",
+            [run_id],
+        )
         ledger.db.execute(
             "update attempts set prompt_tokens = (select coalesce(sum(prompt_tokens), 0) from calls c where c.attempt_id = attempts.id), "
             "completion_tokens = (select coalesce(sum(completion_tokens), 0) from calls c where c.attempt_id = attempts.id), "
-            "calls = (select count(*) from calls c where c.attempt_id = attempts.id) where run_id = ?", [run_id])
-        ledger.db.execute("update attempts set total_tokens = prompt_tokens + completion_tokens where run_id = ?", [run_id])
+            "calls = (select count(*) from calls c where c.attempt_id = attempts.id) where run_id = ?",
+            [run_id],
+        )
+        ledger.db.execute(
+            "update attempts set total_tokens = prompt_tokens + completion_tokens where run_id = ?", [run_id]
+        )
         # graded, but killed before the attempt's update landed (ledgers from before the two were one transaction)
         ledger.db.execute(
             "update attempts set verdict = (select g.verdict from grades g where g.attempt_id = attempts.id), "
             "accepted = 0, status = 'graded' where run_id = ? and status = 'ended' "
-            "and exists (select 1 from grades g where g.attempt_id = attempts.id)", [run_id])
+            "and exists (select 1 from grades g where g.attempt_id = attempts.id)",
+            [run_id],
+        )
 
 
 def _class_from_grade(ledger: Ledger, row: dict[str, Any]) -> None:
     grade = ledger.grade(row["id"])
     assert grade is not None  # selected for having one
     findings = len(json.loads(grade["mechanics_json"] or "[]"))
-    failure_class = classify(row["end_reason"], grade["verdict"], findings=findings, edited=bool(row["edited"]),
-                             malformed=row["malformed_tool_calls"] or 0, environment=grade["environment"])
-    ledger.update("attempts", row["id"], {"failure_class": failure_class, "accepted": int(failure_class == "accepted"),
-                                          "status": "done"})
+    failure_class = classify(
+        row["end_reason"],
+        grade["verdict"],
+        findings=findings,
+        edited=bool(row["edited"]),
+        malformed=row["malformed_tool_calls"] or 0,
+        environment=grade["environment"],
+    )
+    ledger.update(
+        "attempts",
+        row["id"],
+        {"failure_class": failure_class, "accepted": int(failure_class == "accepted"), "status": "done"},
+    )
 
 
 async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
@@ -71,16 +91,34 @@ async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
     try:
         work = materialize(task, scratch / "work")
         apply_changes(work, changes)
-        await grade_attempt(engine, row["arm"], row["id"], task, work, row["attempt_no"], end_reason=row["end_reason"],
-                            edited=bool(changes), malformed=row["malformed_tool_calls"] or 0,
-                            changed=[k for k, v in changes.items() if v is not None], tokens=row["total_tokens"] or 0)
+        await grade_attempt(
+            engine,
+            row["arm"],
+            row["id"],
+            task,
+            work,
+            row["attempt_no"],
+            end_reason=row["end_reason"],
+            edited=bool(changes),
+            malformed=row["malformed_tool_calls"] or 0,
+            changed=[k for k, v in changes.items() if v is not None],
+            tokens=row["total_tokens"] or 0,
+        )
     except LedgerError:
         raise
     except Exception as exc:  # noqa: BLE001 — as in a live attempt: this attempt's harness error, not the run's
-        engine.ledger_sync.update("attempts", row["id"], {
-            "end_reason": "harness_error", "failure_class": "harness_error", "status": "done", "accepted": 0,
-            "end_detail": capped(f"regrading failed: {type(exc).__name__}: {exc}", 300),
-            "error_traceback": capped(engine.mask(traceback.format_exc()))})
+        engine.ledger_sync.update(
+            "attempts",
+            row["id"],
+            {
+                "end_reason": "harness_error",
+                "failure_class": "harness_error",
+                "status": "done",
+                "accepted": 0,
+                "end_detail": capped(f"regrading failed: {type(exc).__name__}: {exc}", 300),
+                "error_traceback": capped(engine.mask(traceback.format_exc())),
+            },
+        )
         engine.emit(ev.LogMessage(engine.run_id, level="warning", text=f"regrading {row['id']} failed: {exc}"))
     finally:
         remove(scratch)
@@ -89,10 +127,13 @@ async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
 def resume_state(ledger: Ledger, run_id: str) -> ResumePlan:
     arms = {a["name"]: a for a in ledger.arms(run_id)}
     for arm in arms.values():
-        arm["tokens_used"] = ledger.query("select coalesce(sum(total_tokens), 0) as n from attempts where arm_id = ?",
-                                          [arm["id"]])[0]["n"]
+        arm["tokens_used"] = ledger.query(
+            "select coalesce(sum(total_tokens), 0) as n from attempts where arm_id = ?", [arm["id"]]
+        )[0]["n"]
     progress: dict[tuple[str, str], TaskProgress] = {}
-    for row in ledger.query("select arm, task_id, attempt_no, accepted, end_reason, failure_class from attempts where run_id = ?", [run_id]):
+    for row in ledger.query(
+        "select arm, task_id, attempt_no, accepted, end_reason, failure_class from attempts where run_id = ?", [run_id]
+    ):
         entry = progress.setdefault((row["arm"], row["task_id"]), TaskProgress())
         entry.accepted |= bool(row["accepted"])
         entry.counted += counts_toward_budget(row["failure_class"])
@@ -105,7 +146,9 @@ def engine_for_resume(ledger: Ledger, run_id: str, **engine_kwargs: Any) -> RunE
     if run is None:
         raise QuotabenchError(f"ledger {ledger.path}: no run {run_id} — list runs with `quotabench report --list`")
     if run["status"] == "finished":
-        raise QuotabenchError(f"run {run_id} already finished — nothing to resume; see `quotabench report {run_id[:10]}`")
+        raise QuotabenchError(
+            f"run {run_id} already finished — nothing to resume; see `quotabench report {run_id[:10]}`"
+        )
     stored = json.loads(run["config_json"])
     config: RunConfig = load_config_text(stored["toml"], Path(stored["path"]))
     replicate = Replicate(run["replicate_set"], run["replicate"], run["replicates"] or 1) if run["replicate"] else None
@@ -122,8 +165,10 @@ async def resume_run(engine: RunEngine) -> str:
         raise QuotabenchError(f"ledger {ledger.path}: no run {run_id} — list runs with `quotabench report --list`")
     manifest = manifest_sha256(engine.tasks, engine.config, PROMPT_TEMPLATE_VERSION)
     if manifest != run["manifest_sha256"]:
-        raise QuotabenchError(f"run {run_id}: the task files or harness config changed since it started "
-                              f"(manifest {run['manifest_sha256'][:12]} then, {manifest[:12]} now) — resuming would mix two benchmarks; start a new run")
+        raise QuotabenchError(
+            f"run {run_id}: the task files or harness config changed since it started "
+            f"(manifest {run['manifest_sha256'][:12]} then, {manifest[:12]} now) — resuming would mix two benchmarks; start a new run"
+        )
     await anyio.to_thread.run_sync(clean_stale)  # scratch folders of the killed process
     recover(ledger, run_id)
     if not ledger.tasks(run_id):  # killed between the runs row and the tasks rows

@@ -3,6 +3,7 @@
 Built by agent.resume from the ledger after recovery; the engine reads it to skip work that is
 done and to continue attempt numbering (agent/engine.py, agent/runtime_gate.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -12,9 +13,10 @@ from typing import Any
 @dataclass
 class TaskProgress:
     """One arm's recorded attempts on one task."""
+
     accepted: bool = False
-    counted: int = 0   # attempts that used up the retry budget (agent.classify.counts_toward_budget)
-    next_no: int = 1   # the attempt number the next attempt gets
+    counted: int = 0  # attempts that used up the retry budget (agent.classify.counts_toward_budget)
+    next_no: int = 1  # the attempt number the next attempt gets
 
 
 @dataclass(frozen=True)

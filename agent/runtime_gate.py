@@ -6,6 +6,7 @@ PATH: npm install -g tsx"), not once per attempt.
 The engine calls `skip_missing_runtime(engine, arm, task)` first thing for every task of every
 arm; True means "done, skip it".
 """
+
 from __future__ import annotations
 
 import weakref
@@ -49,16 +50,58 @@ async def skip_missing_runtime(engine: RunEngine, arm: ArmRuntime, task: Task) -
     if progress:
         return True  # recorded before the run was resumed; the machine still lacks it
     attempt_id, now = new_id(), utc_now()
-    await engine.ledger.insert("attempts", {
-        "id": attempt_id, "run_id": engine.run_id, "arm_id": arm.arm_id, "arm": arm.name, "task_id": task.id,
-        "attempt_no": 1, "started_utc": now, "ended_utc": now, "end_reason": END_REASON, "status": "done",
-        "verdict": "error", "failure_class": "environment", "accepted": 0, "prompt_tokens": 0,
-        "completion_tokens": 0, "total_tokens": 0, "calls": 0, "transport_retries": 0,
-        "malformed_tool_calls": 0, "turns": 0, "duration_ms": 0, "edited": 0})
-    await engine.ledger.insert("grades", {
-        "id": new_id(), "attempt_id": attempt_id, "created_utc": now, "verdict": "error", "duration_ms": 0,
-        "output": f"not run: {problem}", "environment": problem, "isolation_json": "{}",
-        "failing_tests_json": "[]", "mechanics_json": "[]"})
-    engine.emit(ev.TaskGraded(engine.run_id, arm=arm.name, task_id=task.id, attempt=1, verdict="error",
-                              failure_class="environment", accepted=False, tokens=0))
+    await engine.ledger.insert(
+        "attempts",
+        {
+            "id": attempt_id,
+            "run_id": engine.run_id,
+            "arm_id": arm.arm_id,
+            "arm": arm.name,
+            "task_id": task.id,
+            "attempt_no": 1,
+            "started_utc": now,
+            "ended_utc": now,
+            "end_reason": END_REASON,
+            "status": "done",
+            "verdict": "error",
+            "failure_class": "environment",
+            "accepted": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "total_tokens": 0,
+            "calls": 0,
+            "transport_retries": 0,
+            "malformed_tool_calls": 0,
+            "turns": 0,
+            "duration_ms": 0,
+            "edited": 0,
+        },
+    )
+    await engine.ledger.insert(
+        "grades",
+        {
+            "id": new_id(),
+            "attempt_id": attempt_id,
+            "created_utc": now,
+            "verdict": "error",
+            "duration_ms": 0,
+            "output": f"not run: {problem}",
+            "environment": problem,
+            "isolation_json": "{}",
+            "failing_tests_json": "[]",
+            "mechanics_json": "[]",
+        },
+    )
+    engine.emit(
+        ev.TaskGraded(
+            engine.run_id,
+            arm=arm.name,
+            task_id=task.id,
+            attempt=1,
+            verdict="error",
+            failure_class="environment",
+            accepted=False,
+            tokens=0,
+        )
+    )
     return True

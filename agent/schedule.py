@@ -7,6 +7,7 @@ report can then tell within-session determinism from variation across restarts (
 and the spread across replicates is the model's own error bar (result 4). A replicate that
 does not finish (aborted, refused by preflight, crashed) ends the schedule.
 """
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,7 @@ MAX_REPLICATES = 100
 @dataclass(frozen=True)
 class Replicate:
     """Run `number` of `of` runs of one manifest (`quotabench run --replicates N`), in set `set_id`."""
+
     set_id: str
     number: int
     of: int
@@ -41,20 +43,27 @@ def replicate_plan(n: int) -> list[Replicate]:
 async def drain(engine: RunEngine) -> str:
     """Run the engine, reading (and dropping) its events: for callers without a display."""
     async with anyio.create_task_group() as tg:
+
         async def read() -> None:
             async for _ in engine.events:
                 pass
+
         tg.start_soon(read)
         run_id = await engine.run()
     return run_id
 
 
-async def run_replicates(config: RunConfig, ledger: Ledger, n: int,
-                         drive: Callable[[RunEngine], Awaitable[str]] = drain,
-                         **engine_kwargs: Any) -> list[str]:
+async def run_replicates(
+    config: RunConfig,
+    ledger: Ledger,
+    n: int,
+    drive: Callable[[RunEngine], Awaitable[str]] = drain,
+    **engine_kwargs: Any,
+) -> list[str]:
     """Run replicates 1..n in turn; the run ids so far (the last one did not finish if it is
     not `finished` in the ledger)."""
     from agent.engine import RunEngine
+
     run_ids: list[str] = []
     for replicate in replicate_plan(n):
         engine = RunEngine(config, ledger, replicate=replicate, **engine_kwargs)

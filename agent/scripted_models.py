@@ -19,6 +19,7 @@ does: each reply's prose gets one of several harmless wordings and `coin` tosses
 within one session the same conversation always gets the same reply (seed 003 result 5).
 Without a seed the replies are the canonical ones, identical across restarts.
 """
+
 from __future__ import annotations
 
 import collections
@@ -35,13 +36,25 @@ from agent.strategy_prompts import CRITIQUE_MARKER, JUDGE_MARKER, REVISION_MARKE
 from agent.text_protocol import format_action
 from verifiers.tasks import Task, iter_files, load_task
 
-SOURCE_COMMENT = {".py": "#", ".sh": "#", ".bash": "#", ".rs": "//", ".js": "//", ".mjs": "//",
-                  ".cjs": "//", ".ts": "//", ".mts": "//", ".tsx": "//", ".jsx": "//"}
+SOURCE_COMMENT = {
+    ".py": "#",
+    ".sh": "#",
+    ".bash": "#",
+    ".rs": "//",
+    ".js": "//",
+    ".mjs": "//",
+    ".cjs": "//",
+    ".ts": "//",
+    ".mts": "//",
+    ".tsx": "//",
+    ".jsx": "//",
+}
 
 
 @dataclass(frozen=True)
 class TaskFiles:
     """The parts of a task folder the scripts need, as {relative posix path: text}."""
+
     id: str
     workspace: dict[str, str]
     reference: dict[str, str]
@@ -49,8 +62,12 @@ class TaskFiles:
 
     @classmethod
     def from_task(cls, task: Task) -> TaskFiles:
-        return cls(task.id, _read_folder(task.workspace), _read_folder(task.reference),
-                   _read_folder(task.negative) if task.negative else {})
+        return cls(
+            task.id,
+            _read_folder(task.workspace),
+            _read_folder(task.reference),
+            _read_folder(task.negative) if task.negative else {},
+        )
 
 
 @dataclass(frozen=True)
@@ -68,14 +85,20 @@ class Reply:
 
 
 def _read_folder(folder: Path) -> dict[str, str]:
-    return {f.relative_to(folder).as_posix(): f.read_text(encoding="utf-8", errors="replace")
-            for f in iter_files(folder)}
+    return {
+        f.relative_to(folder).as_posix(): f.read_text(encoding="utf-8", errors="replace") for f in iter_files(folder)
+    }
 
 
 def _is_test(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
-    return (name.startswith("test") or name == "conftest.py" or ".test." in name
-            or path.startswith("tests/") or "/tests/" in path)
+    return (
+        name.startswith("test")
+        or name == "conftest.py"
+        or ".test." in name
+        or path.startswith("tests/")
+        or "/tests/" in path
+    )
 
 
 def first_source_file(task: TaskFiles) -> str | None:
@@ -95,10 +118,10 @@ def truncate_mid_line(content: str) -> str:
     for i in order:
         stripped = lines[i].lstrip()
         if "(" in stripped and not stripped.startswith(("#", "//", "/*", "*", '"""')):
-            return "".join(lines[:i]) + lines[i][:lines[i].index("(") + 1]
+            return "".join(lines[:i]) + lines[i][: lines[i].index("(") + 1]
     for i in order:
         if lines[i].strip():
-            return "".join(lines[:i]) + lines[i][:max(1, len(lines[i].rstrip()) // 2)]
+            return "".join(lines[:i]) + lines[i][: max(1, len(lines[i].rstrip()) // 2)]
     return content[: len(content) // 2]
 
 
@@ -117,8 +140,10 @@ def wrong(task: TaskFiles, turn: int) -> Reply:
     if turn > 0:
         return Reply("Done.", (Action("finish", {"summary": "Edited the code."}),))
     if task.negative:
-        return Reply("Here is my fix.", tuple(Action("write_file", {"path": p, "content": c})
-                                              for p, c in sorted(task.negative.items())))
+        return Reply(
+            "Here is my fix.",
+            tuple(Action("write_file", {"path": p, "content": c}) for p, c in sorted(task.negative.items())),
+        )
     path = first_source_file(task)
     if path is None:
         return Reply("Adding a note.", (Action("write_file", {"path": "NOTES.txt", "content": "reviewed\n"}),))
@@ -131,12 +156,19 @@ def wrong(task: TaskFiles, turn: int) -> Reply:
 def malformed(task: TaskFiles, turn: int) -> Reply:
     if turn > 0:
         return Reply("Finished.", (Action("finish", {}),))
-    return Reply("Working on it.", (
-        Action("write_file", {}, raw_arguments='{"path": "notes.txt", "content": "unterminated',
-               text_form="```edit_file path=notes.txt\nreplace everything\n```"),
-        Action("delete_file", {"path": "notes.txt"}, text_form="```delete_file path=notes.txt```"),
-        Action("read_file", {}, text_form="```read_file```"),
-    ))
+    return Reply(
+        "Working on it.",
+        (
+            Action(
+                "write_file",
+                {},
+                raw_arguments='{"path": "notes.txt", "content": "unterminated',
+                text_form="```edit_file path=notes.txt\nreplace everything\n```",
+            ),
+            Action("delete_file", {"path": "notes.txt"}, text_form="```delete_file path=notes.txt```"),
+            Action("read_file", {}, text_form="```read_file```"),
+        ),
+    )
 
 
 def unparseable(task: TaskFiles, turn: int) -> Reply:
@@ -162,8 +194,9 @@ def never_finish(task: TaskFiles, turn: int) -> Reply:
 
 
 def chatty(task: TaskFiles, turn: int) -> Reply:
-    return Reply(f"Interesting task. Let me think about it some more (turn {turn + 1}); "
-                 "there are several ways to approach it.")
+    return Reply(
+        f"Interesting task. Let me think about it some more (turn {turn + 1}); there are several ways to approach it."
+    )
 
 
 def _toss(*parts: object) -> int:
@@ -206,12 +239,22 @@ def critique_breaks(task: TaskFiles, turn: int, request_seed: int = 0, stage: st
 
 
 STAGED: dict[str, Callable[[TaskFiles, int, int, str], Reply]] = {
-    "second-passes": second_passes, "garbled-judge": garbled_judge, "critique-breaks": critique_breaks,
+    "second-passes": second_passes,
+    "garbled-judge": garbled_judge,
+    "critique-breaks": critique_breaks,
 }
 SCRIPTS: dict[str, Callable[[TaskFiles, int], Reply]] = {
-    "solver": solver, "wrong": wrong, "malformed": malformed, "unparseable": unparseable,
-    "saboteur": saboteur, "never-finish": never_finish, "chatty": chatty, "coin": coin,
-    "second-passes": second_passes, "garbled-judge": garbled_judge, "critique-breaks": critique_breaks,
+    "solver": solver,
+    "wrong": wrong,
+    "malformed": malformed,
+    "unparseable": unparseable,
+    "saboteur": saboteur,
+    "never-finish": never_finish,
+    "chatty": chatty,
+    "coin": coin,
+    "second-passes": second_passes,
+    "garbled-judge": garbled_judge,
+    "critique-breaks": critique_breaks,
 }
 
 
@@ -235,12 +278,29 @@ def stage_reply(model: str, task: TaskFiles, turn: int, request_seed: int, stage
     if stage == "judge":
         return Reply("ANSWER: 1")
     return SCRIPTS[model](task, turn)
-WORDINGS = ("", " Let me be careful here.", " One step at a time.", " Here goes.", " On it.",
-            " Continuing.", " Good, moving on.", " Next step.")
 
 
-def play(model: str, task: TaskFiles, turn: int, seed: int | None = None, *, request_seed: object = None,
-         stage: str = "agent") -> Reply:
+WORDINGS = (
+    "",
+    " Let me be careful here.",
+    " One step at a time.",
+    " Here goes.",
+    " On it.",
+    " Continuing.",
+    " Good, moving on.",
+    " Next step.",
+)
+
+
+def play(
+    model: str,
+    task: TaskFiles,
+    turn: int,
+    seed: int | None = None,
+    *,
+    request_seed: object = None,
+    stage: str = "agent",
+) -> Reply:
     """The reply of scripted model `model` on turn `turn`; with a session seed, `coin` tosses by
     it and the prose gets the session's wording (a harmless variant: the actions are the same).
     `request_seed` and `stage` are the request's (see STAGED)."""
@@ -294,11 +354,11 @@ def render(reply: Reply, native: bool) -> tuple[str, list[tuple[str, str]]]:
     """(assistant text, [(tool name, raw arguments)]): native tool calls, or every action
     written into the text as a text-protocol block."""
     if native:
-        calls = [(a.tool, a.raw_arguments if a.raw_arguments is not None else json.dumps(a.arguments))
-                 for a in reply.actions]
+        calls = [
+            (a.tool, a.raw_arguments if a.raw_arguments is not None else json.dumps(a.arguments)) for a in reply.actions
+        ]
         return reply.text, calls
-    blocks = [a.text_form if a.text_form is not None else format_action(a.tool, a.arguments)
-              for a in reply.actions]
+    blocks = [a.text_form if a.text_form is not None else format_action(a.tool, a.arguments) for a in reply.actions]
     return "\n\n".join([reply.text, *blocks]), []
 
 

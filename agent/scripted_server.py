@@ -29,6 +29,7 @@ in `probes` and `probe_log`, apart from the workload's `requests` and `usage_log
 Run `python -m agent.scripted_server --port 8000 [--suite fixtures/smoke]` for demos (`--help`
 lists the switches).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,9 +69,13 @@ TASK_FILES = 64
 
 
 def _overflow(limit: int = 8192, prompt: int = 9100) -> dict[str, Any]:
-    return {"message": f"This model's maximum context length is {limit} tokens. However, your messages resulted "
-                       f"in {prompt} tokens. Please reduce the length of the messages.",
-            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}
+    return {
+        "message": f"This model's maximum context length is {limit} tokens. However, your messages resulted "
+        f"in {prompt} tokens. Please reduce the length of the messages.",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
 
 
 def default_suites() -> list[Path]:
@@ -84,16 +89,27 @@ def _error(message: str, kind: str = "invalid_request_error", code: str | None =
 
 
 def _pieces(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 class ScriptedServer:
     """The server; `start()` serves in a background thread (also a context manager)."""
 
-    def __init__(self, suites: list[Path] | None = None, host: str = "127.0.0.1", port: int = 0, *,
-                 delay_s: float = 0.0, slow_s: float = 5.0, report_model: str | None = None,
-                 context_limit: int | None = None, tool_calls: bool = True, stream_usage: bool = True,
-                 slots: int | None = None, session_seed: int | str | None = None):
+    def __init__(
+        self,
+        suites: list[Path] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        delay_s: float = 0.0,
+        slow_s: float = 5.0,
+        report_model: str | None = None,
+        context_limit: int | None = None,
+        tool_calls: bool = True,
+        stream_usage: bool = True,
+        slots: int | None = None,
+        session_seed: int | str | None = None,
+    ):
         self.suites = [Path(s) for s in (suites if suites is not None else default_suites())]
         self.host, self.port, self.delay_s, self.slow_s = host, port, delay_s, slow_s
         self.report_model, self.context_limit = report_model, context_limit
@@ -146,8 +162,12 @@ class ScriptedServer:
         self._httpd = _HTTPServer((self.host, self.port), _Handler)
         self._httpd.scripted = self
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name=f"scripted-server-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            name=f"scripted-server-{self.port}",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -225,18 +245,35 @@ class ScriptedServer:
         """(status, error body, reply text, tool calls) for a chat request."""
         model = body.get("model")
         if model not in SCRIPTS:
-            return 404, _error(f"model {model!r} does not exist; scripted models: {', '.join(self.models())}",
-                               code="model_not_found"), "", []
+            return (
+                404,
+                _error(
+                    f"model {model!r} does not exist; scripted models: {', '.join(self.models())}",
+                    code="model_not_found",
+                ),
+                "",
+                [],
+            )
         native = bool(body.get("tools")) and self.tool_calls
         if is_probe(body):
-            return (200, None, *render(probe_reply(body.get("tools"), body.get("tool_choice"), self.tool_calls), native))
+            return (
+                200,
+                None,
+                *render(probe_reply(body.get("tools"), body.get("tool_choice"), self.tool_calls), native),
+            )
         match = TASK_ID.search(first_user_text(body))
         if match is None:
             return 400, _error("the first user message has no `Task id: <id>` line"), "", []
         task = self.tasks.get(match.group(1))
         if task is None:
-            return 400, _error(f"task id {match.group(1)!r} is in none of the suites "
-                               f"({', '.join(str(s) for s in self.suites)})"), "", []
+            return (
+                400,
+                _error(
+                    f"task id {match.group(1)!r} is in none of the suites ({', '.join(str(s) for s in self.suites)})"
+                ),
+                "",
+                [],
+            )
         turn = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
         reply = play(model, task, turn, self.session_seed, request_seed=body.get("seed"), stage=stage_of(body))
         return (200, None, *render(reply, native))
@@ -264,7 +301,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "quotabench"} for m in self.scripted.models()]
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "quotabench"} for m in self.scripted.models()
+            ]
             self._json(200, {"object": "list", "data": data})
         else:
             self._json(404, _error(f"no route GET {self.path}"))
@@ -296,8 +335,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if name == "429":
             headers = {} if arg == "none" else {"Retry-After": arg or "1"}
-            return self._json(429, _error("Rate limit reached; try again later.", "rate_limit_error",
-                                          "rate_limit_exceeded"), headers)
+            return self._json(
+                429, _error("Rate limit reached; try again later.", "rate_limit_error", "rate_limit_exceeded"), headers
+            )
         if name == "500":
             return self._json(500, _error("The server had an error processing your request.", "server_error"))
         if name == "overflow":
@@ -316,22 +356,38 @@ class _Handler(BaseHTTPRequestHandler):
         usage = {"prompt_tokens": prompt, "completion_tokens": estimate_reply_tokens(text, calls)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         reports = name not in ("no_usage", "cut", "malformed", "no_choices") and (
-            not stream or (server.stream_usage and bool((body.get("stream_options") or {}).get("include_usage"))))
+            not stream or (server.stream_usage and bool((body.get("stream_options") or {}).get("include_usage")))
+        )
         if reports:
             server._log_usage(usage["prompt_tokens"], usage["completion_tokens"], probe)
-        base = {"id": f"chatcmpl-scripted-{number}", "created": int(time.time()),
-                "model": server.report_model or body["model"], "system_fingerprint": FINGERPRINT}
+        base = {
+            "id": f"chatcmpl-scripted-{number}",
+            "created": int(time.time()),
+            "model": server.report_model or body["model"],
+            "system_fingerprint": FINGERPRINT,
+        }
         finish = "tool_calls" if calls else "stop"
         if stream:
             self._stream(base, text, calls, finish, usage if reports else None, name, number)
         else:
             self._whole(base, text, calls, finish, usage if reports else None, name, number)
 
-    def _whole(self, base: dict[str, Any], text: str, calls: list[Any], finish: str, usage: dict[str, Any] | None, fault: str, number: int) -> None:
+    def _whole(
+        self,
+        base: dict[str, Any],
+        text: str,
+        calls: list[Any],
+        finish: str,
+        usage: dict[str, Any] | None,
+        fault: str,
+        number: int,
+    ) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
-            message["tool_calls"] = [{"id": f"call_{number}_{i}", "type": "function",
-                                      "function": {"name": n, "arguments": a}} for i, (n, a) in enumerate(calls)]
+            message["tool_calls"] = [
+                {"id": f"call_{number}_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+                for i, (n, a) in enumerate(calls)
+            ]
         choices = [] if fault == "no_choices" else [{"index": 0, "message": message, "finish_reason": finish}]
         data = {**base, "object": "chat.completion", "choices": choices}
         if usage is not None:
@@ -347,17 +403,42 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, payload, "application/json")
 
-    def _stream(self, base: dict[str, Any], text: str, calls: list[Any], finish: str, usage: dict[str, Any] | None,
-                fault: str, number: int) -> None:
+    def _stream(
+        self,
+        base: dict[str, Any],
+        text: str,
+        calls: list[Any],
+        finish: str,
+        usage: dict[str, Any] | None,
+        fault: str,
+        number: int,
+    ) -> None:
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-            return {**base, "object": "chat.completion.chunk",
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+            return {
+                **base,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
 
         events = [chunk({"role": "assistant", "content": ""})] + [chunk({"content": p}) for p in _pieces(text, 24)]
         for i, (name, arguments) in enumerate(calls):
-            events.append(chunk({"tool_calls": [{"index": i, "id": f"call_{number}_{i}", "type": "function",
-                                                 "function": {"name": name, "arguments": ""}}]}))
-            events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in _pieces(arguments, 40)]
+            events.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": i,
+                                "id": f"call_{number}_{i}",
+                                "type": "function",
+                                "function": {"name": name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
+            events += [
+                chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in _pieces(arguments, 40)
+            ]
         events.append(chunk({}, finish))
         if fault == "no_choices":
             events = []
@@ -400,11 +481,14 @@ def _seed(text: str) -> int | str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agent.scripted_server",
-                                     description="Serve the scripted models over an OpenAI-compatible API.")
+    parser = argparse.ArgumentParser(
+        prog="python -m agent.scripted_server", description="Serve the scripted models over an OpenAI-compatible API."
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    parser.add_argument("--suite", action="append", type=Path, help="suite folder (repeatable; default: all of fixtures/)")
+    parser.add_argument(
+        "--suite", action="append", type=Path, help="suite folder (repeatable; default: all of fixtures/)"
+    )
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before every reply")
     parser.add_argument("--report-model", help="misreport: name this model in every reply")
     parser.add_argument("--context-limit", type=int, help="misreport: refuse prompts of this many tokens or more")
@@ -415,15 +499,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seed = args.session_seed
     try:
-        server = ScriptedServer(args.suite, args.host, args.port, delay_s=args.delay, report_model=args.report_model,
-                                context_limit=args.context_limit, tool_calls=not args.no_tool_calls,
-                                stream_usage=not args.no_stream_usage, slots=args.slots, session_seed=seed).start()
+        server = ScriptedServer(
+            args.suite,
+            args.host,
+            args.port,
+            delay_s=args.delay,
+            report_model=args.report_model,
+            context_limit=args.context_limit,
+            tool_calls=not args.no_tool_calls,
+            stream_usage=not args.no_stream_usage,
+            slots=args.slots,
+            session_seed=seed,
+        ).start()
     except (QuotabenchError, OSError) as exc:
         print(f"scripted server: cannot start on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 2
     session = "" if server.session_seed is None else f"; session seed {server.session_seed}"
-    print(f"scripted server at {server.base_url} — models: {', '.join(server.models())}; "
-          f"{len(server.tasks)} tasks{session}", flush=True)
+    print(
+        f"scripted server at {server.base_url} — models: {', '.join(server.models())}; "
+        f"{len(server.tasks)} tasks{session}",
+        flush=True,
+    )
     for problem in server.problems:
         print(f"skipped {problem}", file=sys.stderr)
     try:

@@ -6,6 +6,7 @@ not parse or compile, then a visible pass above a fail, then more passed tests; 
 earlier candidate. `judge` is parsed in agent/strategy_prompts.py and charged in
 agent/strategies.py. `fallback` is the rule for a selection that yields no choice.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,10 +28,11 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Candidate:
     """A stage that left a workspace: a parallel candidate, or revise's initial attempt / revision."""
+
     attempt_id: str
     attempt_no: int
     stage: str
-    number: int            # 1-based position among the task's candidates
+    number: int  # 1-based position among the task's candidates
     files: dict[str, str | None]
     diff: str
     end_reason: str
@@ -48,10 +50,10 @@ class Candidate:
 class VisibleScore:
     number: int
     empty: bool
-    runs: bool          # the changed files parse and the visible tests ran to a verdict
+    runs: bool  # the changed files parse and the visible tests ran to a verdict
     verdict: str | None
     passed: int | None
-    summary: str        # one line, shown to a judge and in the browser
+    summary: str  # one line, shown to a judge and in the browser
 
     def key(self) -> tuple[int, int, int, int]:
         return (int(self.runs), int(self.verdict == "pass"), self.passed or 0, -self.number)
@@ -69,7 +71,9 @@ def _score_sync(grader: Grader, task: Task, c: Candidate) -> tuple[VisibleScore,
         result = grader.run_visible(task, work)
     finally:
         remove(scratch)
-    runs = not findings and result.verdict in ("pass", "fail") and (result.verdict == "pass" or result.passed is not None)
+    runs = (
+        not findings and result.verdict in ("pass", "fail") and (result.verdict == "pass" or result.passed is not None)
+    )
     counts = f"{result.passed} passed" if result.passed is not None else "no test count"
     why = "does not parse" if findings else f"{result.verdict}, {counts}"
     return VisibleScore(c.number, False, runs, result.verdict, result.passed, why), result.output

@@ -5,6 +5,7 @@ wheel carries them as quotabench_data/ beside this package (pyproject.toml maps 
 README's commands (`quotabench run examples/smoke-scripted.toml`, `quotabench validate
 fixtures/core`) work from any folder.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

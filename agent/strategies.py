@@ -11,6 +11,7 @@ is the arm's answer (agent/metrics/outcome.py). The submission and why it was ch
 Resume: the stages of a task that completed before a kill are read back and reused; the
 missing ones run with the next attempt numbers. A task with a submissions row is done.
 """
+
 from __future__ import annotations
 
 import json
@@ -70,14 +71,18 @@ class TaskBudget:
         if left_tokens <= 0 or left_turns <= 0 or left_seconds <= 0:
             return None
         lim = self.limits
-        return replace(lim, max_turns=min(lim.max_turns * share, left_turns),
-                       max_tokens_per_attempt=min(lim.max_tokens_per_attempt * share, left_tokens),
-                       attempt_timeout_s=min(lim.attempt_timeout_s * share, left_seconds))
+        return replace(
+            lim,
+            max_turns=min(lim.max_turns * share, left_turns),
+            max_tokens_per_attempt=min(lim.max_tokens_per_attempt * share, left_tokens),
+            attempt_timeout_s=min(lim.attempt_timeout_s * share, left_seconds),
+        )
 
 
 @dataclass(frozen=True)
 class Answer:
     """A model stage's reply (critique, judge): its text, or None with why."""
+
     text: str | None
     end_reason: str
 
@@ -101,9 +106,15 @@ class ModelStage(AttemptRunner):
         except BaseException:
             await self._record_cancelled(None, started)
             raise
-        await self._update_totals(end_reason=end_reason, end_detail=capped(detail, 2000) or None, ended_utc=utc_now(),
-                                  status="done", turns=1, duration_ms=int((time.monotonic() - started) * 1000),
-                                  failure_class=end_reason if end_reason in UNFINISHED else None)
+        await self._update_totals(
+            end_reason=end_reason,
+            end_detail=capped(detail, 2000) or None,
+            ended_utc=utc_now(),
+            status="done",
+            turns=1,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            failure_class=end_reason if end_reason in UNFINISHED else None,
+        )
         return Answer(text, end_reason)
 
 
@@ -119,30 +130,48 @@ class StrategyTask:
     # -- the ledger ------------------------------------------------------------------------
     def _read(self) -> tuple[list[dict[str, Any]], bool]:
         db = self.engine.ledger_sync
-        rows = db.query("select a.*, (select c.response_text from calls c where c.attempt_id = a.id and c.status = 'ok' "
-                        "order by c.started_utc desc limit 1) as answer from attempts a "
-                        "where a.run_id = ? and a.arm = ? and a.task_id = ? order by a.attempt_no",
-                        [self.engine.run_id, self.arm.name, self.task.id])
-        done = bool(db.query("select 1 from submissions where run_id = ? and arm = ? and task_id = ?",
-                             [self.engine.run_id, self.arm.name, self.task.id]))
+        rows = db.query(
+            "select a.*, (select c.response_text from calls c where c.attempt_id = a.id and c.status = 'ok' "
+            "order by c.started_utc desc limit 1) as answer from attempts a "
+            "where a.run_id = ? and a.arm = ? and a.task_id = ? order by a.attempt_no",
+            [self.engine.run_id, self.arm.name, self.task.id],
+        )
+        done = bool(
+            db.query(
+                "select 1 from submissions where run_id = ? and arm = ? and task_id = ?",
+                [self.engine.run_id, self.arm.name, self.task.id],
+            )
+        )
         return rows, done
 
     async def _row(self, attempt_id: str) -> dict[str, Any]:
         rows: list[dict[str, Any]] = await self.engine.ledger.run(
-            self.engine.ledger_sync.query, "select * from attempts where id = ?", [attempt_id])
+            self.engine.ledger_sync.query, "select * from attempts where id = ?", [attempt_id]
+        )
         return rows[0]
 
     def _reused(self, stage: str, candidate: int | None = None) -> dict[str, Any] | None:
         """A completed stage of a killed run, to use instead of running it again."""
         for row in self.rows:
-            if row["stage"] == stage and row["candidate"] == candidate and row["status"] == "done" \
-                    and row["failure_class"] not in UNFINISHED:
+            if (
+                row["stage"] == stage
+                and row["candidate"] == candidate
+                and row["status"] == "done"
+                and row["failure_class"] not in UNFINISHED
+            ):
                 return row
         return None
 
     # -- stages ------------------------------------------------------------------------------
-    async def agent_stage(self, stage: str, candidate: int | None, seed: int | None, limits: Limits,
-                          start_files: dict[str, str | None] | None = None, messages: tuple[dict[str, Any], ...] = ()) -> dict[str, Any] | None:
+    async def agent_stage(
+        self,
+        stage: str,
+        candidate: int | None,
+        seed: int | None,
+        limits: Limits,
+        start_files: dict[str, str | None] | None = None,
+        messages: tuple[dict[str, Any], ...] = (),
+    ) -> dict[str, Any] | None:
         """Run (or reuse) an agent stage; None when the arm stopped in it (the task is unfinished)."""
         row = self._reused(stage, candidate)
         if row is None:
@@ -177,8 +206,18 @@ class StrategyTask:
 
     def _candidate(self, row: dict[str, Any], number: int) -> Candidate:
         files = json.loads(row["files_json"] or "{}")
-        return Candidate(row["id"], row["attempt_no"], row["stage"], number, files, row["diff"] or "",
-                         row["end_reason"] or "", row["failure_class"], bool(row["accepted"]), row["total_tokens"] or 0)
+        return Candidate(
+            row["id"],
+            row["attempt_no"],
+            row["stage"],
+            number,
+            files,
+            row["diff"] or "",
+            row["end_reason"] or "",
+            row["failure_class"],
+            bool(row["accepted"]),
+            row["total_tokens"] or 0,
+        )
 
     async def _parallel(self) -> str:
         base = self.arm.config.seed or 0
@@ -208,9 +247,11 @@ class StrategyTask:
         limits = self.budget.stage_limits()
         if limits is None and self._reused("judge") is None:
             return None, "no_budget"
-        answer = await self.model_stage("judge", judge_messages(self.task, [(c.diff, s.summary) for c, s in
-                                                                            zip(candidates, scores)]),
-                                        limits or self.engine.config.limits)
+        answer = await self.model_stage(
+            "judge",
+            judge_messages(self.task, [(c.diff, s.summary) for c, s in zip(candidates, scores)]),
+            limits or self.engine.config.limits,
+        )
         if answer is None:
             return None
         if answer.text is None:
@@ -227,12 +268,15 @@ class StrategyTask:
         if row is None:
             return "unfinished"
         initial = self._candidate(row, 1)
-        (score, output), = await visible_scores(self.engine.grader, self.task, [initial])
+        ((score, output),) = await visible_scores(self.engine.grader, self.task, [initial])
         limits_or_none = self.budget.stage_limits()
         if limits_or_none is None and self._reused("critique") is None:
             return await self._submit([initial], 1, "critique", "no_budget", [score], route="no_budget")
-        answer = await self.model_stage("critique", critique_messages(self.task, initial.diff, output or score.summary),
-                                        limits_or_none or self.engine.config.limits)
+        answer = await self.model_stage(
+            "critique",
+            critique_messages(self.task, initial.diff, output or score.summary),
+            limits_or_none or self.engine.config.limits,
+        )
         if answer is None:
             return "unfinished"
         verdict = parse_verdict(answer.text)
@@ -241,18 +285,32 @@ class StrategyTask:
         limits_or_none = self.budget.stage_limits(share=self.strategy.multiplier)
         if limits_or_none is None and self._reused("revision") is None:
             return await self._submit([initial], 1, "critique", verdict.route, [score], route="no_budget")
-        row = await self.agent_stage("revision", None, None, limits_or_none or self.engine.config.limits,
-                                     start_files=initial.files, messages=(revision_message(answer.text or ""),))
+        row = await self.agent_stage(
+            "revision",
+            None,
+            None,
+            limits_or_none or self.engine.config.limits,
+            start_files=initial.files,
+            messages=(revision_message(answer.text or ""),),
+        )
         if row is None:
             return "unfinished"
         revision = self._candidate(row, 2)
         rev_score = VisibleScore(2, revision.empty, False, None, None, "not run (revise submits the revision)")
         choice = None if revision.empty else 2
-        return await self._submit([initial, revision], choice, "critique", verdict.route, [score, rev_score],
-                                  route="revision")
+        return await self._submit(
+            [initial, revision], choice, "critique", verdict.route, [score, rev_score], route="revision"
+        )
 
-    async def _submit(self, candidates: list[Candidate], choice: int | None, rule: str, parse_route: str | None,
-                      scores: list[VisibleScore], route: str | None = None) -> str:
+    async def _submit(
+        self,
+        candidates: list[Candidate],
+        choice: int | None,
+        rule: str,
+        parse_route: str | None,
+        scores: list[VisibleScore],
+        route: str | None = None,
+    ) -> str:
         fallback = 0
         route = route or rule
         if choice is None:
@@ -262,18 +320,45 @@ class StrategyTask:
                 route = "none"
         chosen = candidates[choice - 1] if choice is not None else None
         reason = _reason(route, choice, parse_route, scores)
-        ops: list[tuple[Any, ...]] = [("update", "attempts", c.attempt_id, {"submitted": int(c is chosen)}) for c in candidates]
-        ops.append(("insert", "submissions", {
-            "id": new_id(), "run_id": self.engine.run_id, "arm": self.arm.name, "task_id": self.task.id,
-            "created_utc": utc_now(), "strategy": self.strategy.name, "select_rule": rule, "candidates": len(candidates),
-            "submitted_attempt_id": chosen.attempt_id if chosen else None, "route": route, "reason": reason,
-            "parse_route": parse_route, "fallback": fallback, "scores_json": scores_json(scores)}))
+        ops: list[tuple[Any, ...]] = [
+            ("update", "attempts", c.attempt_id, {"submitted": int(c is chosen)}) for c in candidates
+        ]
+        ops.append(
+            (
+                "insert",
+                "submissions",
+                {
+                    "id": new_id(),
+                    "run_id": self.engine.run_id,
+                    "arm": self.arm.name,
+                    "task_id": self.task.id,
+                    "created_utc": utc_now(),
+                    "strategy": self.strategy.name,
+                    "select_rule": rule,
+                    "candidates": len(candidates),
+                    "submitted_attempt_id": chosen.attempt_id if chosen else None,
+                    "route": route,
+                    "reason": reason,
+                    "parse_route": parse_route,
+                    "fallback": fallback,
+                    "scores_json": scores_json(scores),
+                },
+            )
+        )
         await self.engine.ledger.batch(ops)
         accepted = bool(chosen and chosen.accepted)
-        self.engine.emit(ev.Submitted(self.engine.run_id, arm=self.arm.name, task_id=self.task.id,
-                                      attempt=chosen.attempt_no if chosen else None, accepted=accepted,
-                                      candidates=len(candidates), covered=sum(c.accepted for c in candidates),
-                                      route=route))
+        self.engine.emit(
+            ev.Submitted(
+                self.engine.run_id,
+                arm=self.arm.name,
+                task_id=self.task.id,
+                attempt=chosen.attempt_no if chosen else None,
+                accepted=accepted,
+                candidates=len(candidates),
+                covered=sum(c.accepted for c in candidates),
+                route=route,
+            )
+        )
         return "accepted" if accepted else "failed"
 
 
@@ -297,8 +382,11 @@ def _reason(route: str, choice: int | None, parse_route: str | None, scores: lis
 
 def strategy_columns(arm: ArmConfig) -> dict[str, Any]:
     """The arms row's strategy, select_rule and fallback (NULL for an arm without a strategy)."""
-    return {"strategy": arm.strategy, "select_rule": select_rule(arm.strategy_plan, arm.select),
-            "fallback": None if arm.strategy is None else int(arm.fallback)}
+    return {
+        "strategy": arm.strategy,
+        "select_rule": select_rule(arm.strategy_plan, arm.select),
+        "fallback": None if arm.strategy is None else int(arm.fallback),
+    }
 
 
 async def run_strategy_task(engine: RunEngine, arm: ArmRuntime, task: Task, strategy: Strategy) -> str:

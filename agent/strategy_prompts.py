@@ -3,6 +3,7 @@ of their replies (issue 16). Each prompt's first user message keeps the agent's 
 and the system prompt names the stage (CRITIQUE_MARKER, JUDGE_MARKER), so a server that plays
 scripted models can tell the stages apart (agent/scripted_models.py).
 """
+
 from __future__ import annotations
 
 import re
@@ -14,8 +15,8 @@ from verifiers.tasks import Task
 CRITIQUE_MARKER = "quotabench critique stage"
 JUDGE_MARKER = "quotabench judge stage"
 REVISION_MARKER = "quotabench revision stage"
-DIFF_CHARS = 12_000     # of each diff shown to a critique or a judge
-OUTPUT_CHARS = 3_000    # of each visible-test output shown
+DIFF_CHARS = 12_000  # of each diff shown to a critique or a judge
+OUTPUT_CHARS = 3_000  # of each visible-test output shown
 _VERDICT = re.compile(r"^VERDICT:\s*(PASS|REVISE)\s*$", re.IGNORECASE)
 _ANSWER = re.compile(r"^ANSWER:\s*(\d{1,3})\s*$", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\{\s*(\d{1,3})\s*\}")
@@ -26,27 +27,37 @@ def _cut(text: str, limit: int) -> str:
 
 
 def critique_messages(task: Task, diff: str, visible: str) -> list[dict[str, Any]]:
-    system = (f"You review a colleague's change ({CRITIQUE_MARKER}). Read the task, the diff and the output of "
-              "the visible tests. Point out what is wrong or missing. End with exactly one line: "
-              "`VERDICT: PASS` if the change is correct and complete, else `VERDICT: REVISE`.")
-    user = (f"Task id: {task.id}\nLanguage: {task.language}\n\n{task.prompt}\n\n"
-            f"The change (unified diff against the original files):\n{_cut(diff or '(no change)', DIFF_CHARS)}\n\n"
-            f"Visible tests:\n{_cut(visible, OUTPUT_CHARS)}")
+    system = (
+        f"You review a colleague's change ({CRITIQUE_MARKER}). Read the task, the diff and the output of "
+        "the visible tests. Point out what is wrong or missing. End with exactly one line: "
+        "`VERDICT: PASS` if the change is correct and complete, else `VERDICT: REVISE`."
+    )
+    user = (
+        f"Task id: {task.id}\nLanguage: {task.language}\n\n{task.prompt}\n\n"
+        f"The change (unified diff against the original files):\n{_cut(diff or '(no change)', DIFF_CHARS)}\n\n"
+        f"Visible tests:\n{_cut(visible, OUTPUT_CHARS)}"
+    )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def revision_message(critique: str) -> dict[str, Any]:
     """Appended to the agent's first prompt for a revision; the workspace holds the attempt's files."""
-    return {"role": "user", "content": (
-        f"({REVISION_MARKER}) The workspace already holds your previous attempt at this task. A reviewer "
-        f"wrote:\n{_cut(critique, OUTPUT_CHARS)}\n\nRevise the code where the review is right, run the "
-        "visible tests, and call finish.")}
+    return {
+        "role": "user",
+        "content": (
+            f"({REVISION_MARKER}) The workspace already holds your previous attempt at this task. A reviewer "
+            f"wrote:\n{_cut(critique, OUTPUT_CHARS)}\n\nRevise the code where the review is right, run the "
+            "visible tests, and call finish."
+        ),
+    }
 
 
 def judge_messages(task: Task, candidates: list[tuple[str, str]]) -> list[dict[str, Any]]:
     """`candidates`: (diff, visible-test summary) per candidate, numbered from 1 in the prompt."""
-    system = (f"You choose the best of several candidate changes for one task ({JUDGE_MARKER}). Check each "
-              "against the task. End with exactly one line `ANSWER: N`, N the number of the candidate to submit.")
+    system = (
+        f"You choose the best of several candidate changes for one task ({JUDGE_MARKER}). Check each "
+        "against the task. End with exactly one line `ANSWER: N`, N the number of the candidate to submit."
+    )
     parts = [f"Task id: {task.id}\nLanguage: {task.language}\n\n{task.prompt}"]
     share = max(1000, DIFF_CHARS // max(1, len(candidates)))
     for i, (diff, visible) in enumerate(candidates, 1):
@@ -57,7 +68,7 @@ def judge_messages(task: Task, candidates: list[tuple[str, str]]) -> list[dict[s
 @dataclass(frozen=True)
 class Parsed:
     value: str | int | None  # "PASS"/"REVISE", a 1-based candidate number, or None
-    route: str               # strict | boxed | unparseable | empty | out_of_range
+    route: str  # strict | boxed | unparseable | empty | out_of_range
 
 
 def _last_line(text: str) -> str:

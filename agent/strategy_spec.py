@@ -15,6 +15,7 @@ model call), so a parallel@4 task never starts a call once it has spent 4x Direc
 Selection (`select`, parallel@k only): `visible` (most visible tests passed, no tokens) or
 `judge` (the same model chooses, charged, inside the same m-fold budget).
 """
+
 from __future__ import annotations
 
 import re
@@ -37,10 +38,10 @@ class StrategyError(ValueError):
 
 @dataclass(frozen=True)
 class Strategy:
-    name: str          # "direct", "parallel@3", "revise"
-    kind: str          # "direct", "parallel", "revise"
-    k: int             # candidates drawn (parallel), else 1
-    multiplier: int    # m: the task's caps are m x run.limits
+    name: str  # "direct", "parallel@3", "revise"
+    kind: str  # "direct", "parallel", "revise"
+    k: int  # candidates drawn (parallel), else 1
+    multiplier: int  # m: the task's caps are m x run.limits
 
 
 def parse_strategy(text: str) -> Strategy:

@@ -22,6 +22,7 @@ A fence may be longer than three backticks so content can itself hold ``` lines.
 Parsing is linear in the reply's length (a line scan, no backtracking regex over the whole
 reply), so no reply can stall the event loop.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -100,7 +101,7 @@ def _fenced_blocks(text: str) -> Iterator[tuple[int, int, str, str]]:
             i += 1
             continue
         j = candidates[k]
-        body = "\n".join(lines[i + 1:j]) + "\n" if j > i + 1 else ""
+        body = "\n".join(lines[i + 1 : j]) + "\n" if j > i + 1 else ""
         yield offsets[i], offsets[j] + len(lines[j]), m.group("info"), body
         i = j + 1
 
@@ -114,12 +115,12 @@ def _split_edit(body: str) -> tuple[str, str] | None:
     mid = body.find(_MID, start)
     if mid < 0:
         return None
-    old = body[start:mid - 1] if mid - 1 >= start and body[mid - 1] == "\n" else body[start:mid]
+    old = body[start : mid - 1] if mid - 1 >= start and body[mid - 1] == "\n" else body[start:mid]
     start = mid + len(_MID)
     end = body.find(_NEW, start)
     if end < 0:
         return None
-    new = body[start:end - 1] if end - 1 >= start and body[end - 1] == "\n" else body[start:end]
+    new = body[start : end - 1] if end - 1 >= start and body[end - 1] == "\n" else body[start:end]
     return old, new
 
 
@@ -131,14 +132,18 @@ def parse_actions(text: str) -> list[TextAction]:
         tool, args = _parse_info(info.strip())
         if tool not in TOOL_NAMES:
             if args:  # `name key=value` looks like an action, not a code block: an unknown tool
-                found.append((start, TextAction(tool, args, f"unknown action {tool!r}; actions are {', '.join(TOOL_NAMES)}")))
+                found.append(
+                    (start, TextAction(tool, args, f"unknown action {tool!r}; actions are {', '.join(TOOL_NAMES)}"))
+                )
             continue
         if tool == "write_file":
             args["content"] = body
         elif tool == "edit_file":
             pair = _split_edit(body)
             if pair is None:
-                found.append((start, TextAction(tool, args, "edit_file body needs <<<<<<< OLD / ======= / >>>>>>> NEW markers")))
+                found.append(
+                    (start, TextAction(tool, args, "edit_file body needs <<<<<<< OLD / ======= / >>>>>>> NEW markers"))
+                )
                 continue
             args["old"], args["new"] = pair
         found.append((start, TextAction(tool, args)))
@@ -151,7 +156,9 @@ def parse_actions(text: str) -> list[TextAction]:
         if tool in TOOL_NAMES:
             found.append((m.start(), TextAction(tool, args)))
         elif args:
-            found.append((m.start(), TextAction(tool, args, f"unknown action {tool!r}; actions are {', '.join(TOOL_NAMES)}")))
+            found.append(
+                (m.start(), TextAction(tool, args, f"unknown action {tool!r}; actions are {', '.join(TOOL_NAMES)}"))
+            )
     return [action for _, action in sorted(found, key=lambda pair: pair[0])]
 
 
@@ -163,8 +170,10 @@ def format_action(tool: str, arguments: dict[str, Any]) -> str:
         body = content if content.endswith("\n") else content + "\n"
         return f"{fence}write_file path={arguments['path']}\n{body}{fence}"
     if tool == "edit_file":
-        return (f"```edit_file path={arguments['path']}\n<<<<<<< OLD\n{arguments['old']}\n=======\n"
-                f"{arguments['new']}\n>>>>>>> NEW\n```")
+        return (
+            f"```edit_file path={arguments['path']}\n<<<<<<< OLD\n{arguments['old']}\n=======\n"
+            f"{arguments['new']}\n>>>>>>> NEW\n```"
+        )
     if tool == "read_file":
         return f"```read_file path={arguments['path']}```"
     return f"```{tool}```"

@@ -6,6 +6,7 @@ overhead per message, tool schemas counted as their compact JSON. It is used whe
 does not report usage, for tries that failed after output started, and by the scripted
 server to report usage, so estimated and reported numbers agree on the scripted models.
 """
+
 from __future__ import annotations
 
 import json
@@ -122,5 +123,6 @@ def _tools_tokens(tools: list[dict[str, Any]]) -> int:
 
 def estimate_reply_tokens(text: str, tool_calls: Iterable[tuple[str, str]] = ()) -> int:
     """Completion tokens for a reply: its text plus each tool call's name and raw arguments."""
-    return estimate_tokens(text) + sum(estimate_tokens(name) + estimate_tokens(arguments)
-                                       for name, arguments in tool_calls)
+    return estimate_tokens(text) + sum(
+        estimate_tokens(name) + estimate_tokens(arguments) for name, arguments in tool_calls
+    )

@@ -7,6 +7,7 @@ into an error message for the model and counts it. Whatever the model sends — 
 a 100 MB file — is a ToolError, never an exception that leaves the attempt (mini-swe-agent's
 "the model sees it and goes on" kind).
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,36 +21,73 @@ from verifiers.tasks import iter_files
 
 R = TypeVar("R")
 MAX_READ_CHARS = 20_000
-MAX_WRITE_CHARS = 1_000_000       # one file's content (or edit text) per call
-MAX_ARGUMENT_CHARS = 2_000_000    # one call's raw arguments
+MAX_WRITE_CHARS = 1_000_000  # one file's content (or edit text) per call
+MAX_ARGUMENT_CHARS = 2_000_000  # one call's raw arguments
 MAX_PATH_CHARS = 1_024
-MAX_NAME_BYTES = 255              # one path component (Linux NAME_MAX)
+MAX_NAME_BYTES = 255  # one path component (Linux NAME_MAX)
 
 TOOL_SCHEMAS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
-        "name": "list_files", "description": "List every file in the workspace.",
-        "parameters": {"type": "object", "properties": {}, "required": []}}},
-    {"type": "function", "function": {
-        "name": "read_file", "description": "Read a file of the workspace.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
-    {"type": "function", "function": {
-        "name": "write_file", "description": "Create or overwrite a file with the given full content.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                       "required": ["path", "content"]}}},
-    {"type": "function", "function": {
-        "name": "edit_file", "description": "Replace the exact text `old` (must occur exactly once) with `new`.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "old": {"type": "string"},
-                                                        "new": {"type": "string"}}, "required": ["path", "old", "new"]}}},
-    {"type": "function", "function": {
-        "name": "run_tests", "description": "Run the task's visible tests and return their output.",
-        "parameters": {"type": "object", "properties": {}, "required": []}}},
-    {"type": "function", "function": {
-        "name": "finish", "description": "Declare the task done.",
-        "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}, "required": []}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "list_files",
+            "description": "List every file in the workspace.",
+            "parameters": {"type": "object", "properties": {}, "required": []},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file of the workspace.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "description": "Create or overwrite a file with the given full content.",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                "required": ["path", "content"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "edit_file",
+            "description": "Replace the exact text `old` (must occur exactly once) with `new`.",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}},
+                "required": ["path", "old", "new"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "run_tests",
+            "description": "Run the task's visible tests and return their output.",
+            "parameters": {"type": "object", "properties": {}, "required": []},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "finish",
+            "description": "Declare the task done.",
+            "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}, "required": []},
+        },
+    },
 ]
 TOOL_NAMES = tuple(s["function"]["name"] for s in TOOL_SCHEMAS)  # also the text protocol's actions
-REQUIRED_ARGS: dict[str, tuple[str, ...]] = {s["function"]["name"]: tuple(s["function"]["parameters"]["required"])
-                                              for s in TOOL_SCHEMAS}
+REQUIRED_ARGS: dict[str, tuple[str, ...]] = {
+    s["function"]["name"]: tuple(s["function"]["parameters"]["required"]) for s in TOOL_SCHEMAS
+}
 
 
 class ToolError(Exception):
@@ -62,7 +100,7 @@ class ToolOutcome:
     ok: bool
     output: str
     path: str | None = None
-    malformed: bool = False   # bad JSON, unknown tool, missing argument, old text not found
+    malformed: bool = False  # bad JSON, unknown tool, missing argument, old text not found
 
 
 def parse_arguments(tool: str, raw: str | dict[str, Any] | None) -> dict[str, Any]:
@@ -77,7 +115,9 @@ def parse_arguments(tool: str, raw: str | dict[str, Any] | None) -> dict[str, An
         try:
             args = json.loads(raw) if raw and raw.strip() else {}
         except json.JSONDecodeError as exc:
-            raise ToolError(f"arguments of {tool} are not valid JSON ({exc.msg} at char {exc.pos}); send a JSON object") from None
+            raise ToolError(
+                f"arguments of {tool} are not valid JSON ({exc.msg} at char {exc.pos}); send a JSON object"
+            ) from None
         except RecursionError:
             raise ToolError(f"arguments of {tool} are nested too deeply to read; send a flat JSON object") from None
     if not isinstance(args, dict):
@@ -88,8 +128,10 @@ def parse_arguments(tool: str, raw: str | dict[str, Any] | None) -> dict[str, An
     for name in ("content", "old", "new"):
         value = args.get(name)
         if isinstance(value, str) and len(value) > MAX_WRITE_CHARS:
-            raise ToolError(f"{name} of {tool} is {len(args[name])} characters; the limit is {MAX_WRITE_CHARS} — "
-                            "write smaller files")
+            raise ToolError(
+                f"{name} of {tool} is {len(args[name])} characters; the limit is {MAX_WRITE_CHARS} — "
+                "write smaller files"
+            )
     return args
 
 
@@ -97,13 +139,16 @@ def _plain_text(what: str, text: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ToolError(f"{what} holds {text[exc.start]!r} at character {exc.start}, which is not valid UTF-8 text "
-                        "(a lone surrogate); send plain text") from None
+        raise ToolError(
+            f"{what} holds {text[exc.start]!r} at character {exc.start}, which is not valid UTF-8 text "
+            "(a lone surrogate); send plain text"
+        ) from None
 
 
 def _file_errors(method: Callable[..., R]) -> Callable[..., R]:
     """OS-level failures of a file operation (a path through a file, a name too long, no
     permission, a symlink loop) become ToolErrors the model sees."""
+
     @functools.wraps(method)
     def wrapper(self: Workspace, path: str, *args: Any) -> R:
         try:
@@ -113,6 +158,7 @@ def _file_errors(method: Callable[..., R]) -> Callable[..., R]:
         except (OSError, RuntimeError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             raise ToolError(f"{method.__name__} {path!r} failed: {reason}") from None
+
     return wrapper
 
 
@@ -133,8 +179,10 @@ class Workspace:
         candidate = Path(path)
         long_name = next((part for part in candidate.parts if len(part.encode()) > MAX_NAME_BYTES), None)
         if long_name is not None:
-            raise ToolError(f"a name in path {path[:80]!r}... is {len(long_name.encode())} bytes; "
-                            f"file names are at most {MAX_NAME_BYTES}")
+            raise ToolError(
+                f"a name in path {path[:80]!r}... is {len(long_name.encode())} bytes; "
+                f"file names are at most {MAX_NAME_BYTES}"
+            )
         if candidate.is_absolute():
             raise ToolError(f"path {path!r} is absolute; paths are relative to the workspace")
         if ".." in candidate.parts:
@@ -169,7 +217,9 @@ class Workspace:
     @_file_errors
     def write_file(self, path: str, content: str) -> str:
         if len(content) > MAX_WRITE_CHARS:
-            raise ToolError(f"content is {len(content)} characters; the limit is {MAX_WRITE_CHARS} — write smaller files")
+            raise ToolError(
+                f"content is {len(content)} characters; the limit is {MAX_WRITE_CHARS} — write smaller files"
+            )
         _plain_text("content", content)
         full = self.resolve(path)
         if full.is_dir():

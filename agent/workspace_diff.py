@@ -3,6 +3,7 @@
 A symlink is never read through: its recorded content is the line `symlink -> TARGET`, so no
 file outside the workspace can reach the ledger.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -38,10 +39,14 @@ def unified_diff(fixture: Path, changes: dict[str, str | None]) -> str:
         old_path = fixture / rel
         exists = old_path.is_symlink() or old_path.is_file()
         old = _content(old_path).decode("utf-8", "replace") if exists else ""
-        parts.extend(difflib.unified_diff(
-            old.splitlines(keepends=True), (new or "").splitlines(keepends=True),
-            fromfile=f"a/{rel}" if exists else "/dev/null",
-            tofile=f"b/{rel}" if new is not None else "/dev/null"))
+        parts.extend(
+            difflib.unified_diff(
+                old.splitlines(keepends=True),
+                (new or "").splitlines(keepends=True),
+                fromfile=f"a/{rel}" if exists else "/dev/null",
+                tofile=f"b/{rel}" if new is not None else "/dev/null",
+            )
+        )
     return "".join(p if p.endswith("\n") else p + "\n\\ No newline at end of file\n" for p in parts)
 
 

@@ -15,6 +15,7 @@ a real SQLite file. Then, each time in a fresh process (every import counts):
 Run: .venv/bin/python benchmarks/browse.py [--repeats 5] [--size 120x40]
 Exits 1 when a median misses its target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,38 +41,121 @@ SOURCE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(40))
 def build_ledger(path: Path) -> str:
     ledger = Ledger(path)
     run_id = new_id()
-    ledger.insert("runs", {"id": run_id, "created_utc": "2026-11-30T08:00:00.000+00:00",
-                           "finished_utc": "2026-11-30T12:00:00.000+00:00", "status": "finished",
-                           "manifest_sha256": "c" * 64, "config_json": "{}", "session_id": "bench",
-                           "isolation_sandbox": "bwrap"})
-    ledger.insert_many("tasks", [{"run_id": run_id, "task_id": f"py-task-{i:03d}", "position": i, "language": "python",
-                                  "kind": ["bugfix", "boundary", "refactor"][i % 3], "path": f"/nonexistent/{i}",
-                                  "prompt": "Fix the function."} for i in range(TASKS)])
+    ledger.insert(
+        "runs",
+        {
+            "id": run_id,
+            "created_utc": "2026-11-30T08:00:00.000+00:00",
+            "finished_utc": "2026-11-30T12:00:00.000+00:00",
+            "status": "finished",
+            "manifest_sha256": "c" * 64,
+            "config_json": "{}",
+            "session_id": "bench",
+            "isolation_sandbox": "bwrap",
+        },
+    )
+    ledger.insert_many(
+        "tasks",
+        [
+            {
+                "run_id": run_id,
+                "task_id": f"py-task-{i:03d}",
+                "position": i,
+                "language": "python",
+                "kind": ["bugfix", "boundary", "refactor"][i % 3],
+                "path": f"/nonexistent/{i}",
+                "prompt": "Fix the function.",
+            }
+            for i in range(TASKS)
+        ],
+    )
     diff = "--- a/mod.py\n+++ b/mod.py\n@@ -1,2 +1,2 @@\n def f0(x):\n-    return x + 0\n+    return x - 0\n"
     for arm in ("A", "B"):
         arm_id = new_id()
-        ledger.insert("arms", {"id": arm_id, "run_id": run_id, "name": arm, "model": f"model-{arm}", "protocol": "tools",
-                               "cap_tokens": 10**9, "max_attempts": 1, "censored": 0, "unfinished_json": "[]",
-                               "state": "finished", "busy_ms": 1, "price_json": json.dumps({"input_per_mtok": 0.1})})
+        ledger.insert(
+            "arms",
+            {
+                "id": arm_id,
+                "run_id": run_id,
+                "name": arm,
+                "model": f"model-{arm}",
+                "protocol": "tools",
+                "cap_tokens": 10**9,
+                "max_attempts": 1,
+                "censored": 0,
+                "unfinished_json": "[]",
+                "state": "finished",
+                "busy_ms": 1,
+                "price_json": json.dumps({"input_per_mtok": 0.1}),
+            },
+        )
         attempts, calls, tools, grades = [], [], [], []
         for i in range(TASKS):
             cls = CLASSES[(i + (arm == "B")) % len(CLASSES)]
             attempt_id = new_id()
-            attempts.append({
-                "id": attempt_id, "run_id": run_id, "arm_id": arm_id, "arm": arm, "task_id": f"py-task-{i:03d}",
-                "attempt_no": 1, "status": "done", "end_reason": "finished", "accepted": int(cls == "accepted"),
-                "verdict": "pass" if cls == "accepted" else "timeout" if cls == "timeout" else "fail",
-                "failure_class": cls, "prompt_tokens": 4000 + i, "completion_tokens": 300, "total_tokens": 4300 + i,
-                "calls": 4, "transport_retries": 0, "malformed_tool_calls": 0, "turns": 4, "duration_ms": 20_000,
-                "edited": 1, "diff": diff, "files_json": json.dumps({"mod.py": SOURCE})})
+            attempts.append(
+                {
+                    "id": attempt_id,
+                    "run_id": run_id,
+                    "arm_id": arm_id,
+                    "arm": arm,
+                    "task_id": f"py-task-{i:03d}",
+                    "attempt_no": 1,
+                    "status": "done",
+                    "end_reason": "finished",
+                    "accepted": int(cls == "accepted"),
+                    "verdict": "pass" if cls == "accepted" else "timeout" if cls == "timeout" else "fail",
+                    "failure_class": cls,
+                    "prompt_tokens": 4000 + i,
+                    "completion_tokens": 300,
+                    "total_tokens": 4300 + i,
+                    "calls": 4,
+                    "transport_retries": 0,
+                    "malformed_tool_calls": 0,
+                    "turns": 4,
+                    "duration_ms": 20_000,
+                    "edited": 1,
+                    "diff": diff,
+                    "files_json": json.dumps({"mod.py": SOURCE}),
+                }
+            )
             for turn in range(1, 5):
-                calls.append({"id": new_id(), "attempt_id": attempt_id, "run_id": run_id, "arm": arm, "turn": turn,
-                              "retry_index": 0, "status": "ok", "http_status": 200, "prompt_tokens": 1000,
-                              "completion_tokens": 75, "response_text": "Let me edit the file. " * 20})
-                tools.append({"id": new_id(), "attempt_id": attempt_id, "turn": turn, "tool": "write_file", "ok": 1,
-                              "arguments_json": json.dumps({"path": "mod.py", "content": SOURCE}), "result": "ok"})
-            grades.append({"id": new_id(), "attempt_id": attempt_id, "verdict": attempts[-1]["verdict"],
-                           "output": "F" * 2000, "failing_tests_json": "[]", "mechanics_json": "[]"})
+                calls.append(
+                    {
+                        "id": new_id(),
+                        "attempt_id": attempt_id,
+                        "run_id": run_id,
+                        "arm": arm,
+                        "turn": turn,
+                        "retry_index": 0,
+                        "status": "ok",
+                        "http_status": 200,
+                        "prompt_tokens": 1000,
+                        "completion_tokens": 75,
+                        "response_text": "Let me edit the file. " * 20,
+                    }
+                )
+                tools.append(
+                    {
+                        "id": new_id(),
+                        "attempt_id": attempt_id,
+                        "turn": turn,
+                        "tool": "write_file",
+                        "ok": 1,
+                        "arguments_json": json.dumps({"path": "mod.py", "content": SOURCE}),
+                        "result": "ok",
+                    }
+                )
+            grades.append(
+                {
+                    "id": new_id(),
+                    "attempt_id": attempt_id,
+                    "verdict": attempts[-1]["verdict"],
+                    "output": "F" * 2000,
+                    "failing_tests_json": "[]",
+                    "mechanics_json": "[]",
+                }
+            )
         for table, rows in (("attempts", attempts), ("calls", calls), ("tool_calls", tools), ("grades", grades)):
             ledger.insert_many(table, rows)
     ledger.close()
@@ -107,19 +191,25 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.sqlite"
         run_id = build_ledger(db)
-        print(f"browse, cold process in a real terminal (pty): run of {2 * TASKS:,} attempts ({TASKS} tasks x 2 arms, "
-              f"ledger {db.stat().st_size / 1e6:.1f} MB), {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+        print(
+            f"browse, cold process in a real terminal (pty): run of {2 * TASKS:,} attempts ({TASKS} tasks x 2 arms, "
+            f"ledger {db.stat().st_size / 1e6:.1f} MB), {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"
+        )
         for size in sizes:
             runs = [direct(db, run_id, size) for _ in range(args.repeats)]
             grid, table = (statistics.median(v) for v in zip(*runs))
             listed = [via_list(db, size) for _ in range(args.repeats)]
             l_list, l_grid, l_table = (statistics.median(v) for v in zip(*listed))
-            print(f"  {size[0]}x{size[1]}  browse RUN: grid {grid * 1000:.0f} ms, decision table {table * 1000:.0f} ms"
-                  f"  |  browse: runs list with numbers {l_list * 1000:.0f} ms, enter -> grid {l_grid * 1000:.0f} ms, "
-                  f"decision table {l_table * 1000:.0f} ms   (medians of {args.repeats}, from process start)")
+            print(
+                f"  {size[0]}x{size[1]}  browse RUN: grid {grid * 1000:.0f} ms, decision table {table * 1000:.0f} ms"
+                f"  |  browse: runs list with numbers {l_list * 1000:.0f} ms, enter -> grid {l_grid * 1000:.0f} ms, "
+                f"decision table {l_table * 1000:.0f} ms   (medians of {args.repeats}, from process start)"
+            )
             ok = ok and grid <= GRID_S and table <= TABLE_S
-    print("PASS" if ok else "FAIL", f"(browse RUN: grid <= {GRID_S * 1000:.0f} ms, decision table <= "
-                                    f"{TABLE_S * 1000:.0f} ms from process start)")
+    print(
+        "PASS" if ok else "FAIL",
+        f"(browse RUN: grid <= {GRID_S * 1000:.0f} ms, decision table <= {TABLE_S * 1000:.0f} ms from process start)",
+    )
     return 0 if ok else 1
 
 

@@ -7,6 +7,7 @@ spawned by a small launcher interpreter, which times it and reads its rusage. Th
 bytecode is written first, as pip does at install (a shell with PYTHONDONTWRITEBYTECODE would
 otherwise have every cold start compile the project's modules again).
 """
+
 from __future__ import annotations
 
 import compileall
@@ -42,8 +43,9 @@ def cold(args: list[str], runs: int) -> tuple[float, float, float]:
     _bytecode()
     walls, peak = [], 0
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, json.dumps(args)], capture_output=True,
-                             text=True, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-S", "-c", _LAUNCHER, json.dumps(args)], capture_output=True, text=True, check=True
+        ).stdout
         wall, code, rss_kb = json.loads(out)
         if code != 0:
             raise SystemExit(f"{' '.join(args)} exited with {code}")

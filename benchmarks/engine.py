@@ -18,6 +18,7 @@
 
     python benchmarks/engine.py [--attempts 20] [--turns 20] [--repeats 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,12 +61,30 @@ def _handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"data": [{"id": "instant"}]})
     if len(_BODIES) < 64:
         _BODIES.append(request.content)
-    body = _sse([
-        {"model": "instant", "choices": [{"index": 0, "delta": {"tool_calls": [
-            {"index": 0, "id": "c1", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}]}}]},
-        {"model": "instant", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-        {"model": "instant", "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-    ])
+    body = _sse(
+        [
+            {
+                "model": "instant",
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "c1",
+                                    "type": "function",
+                                    "function": {"name": "list_files", "arguments": "{}"},
+                                }
+                            ]
+                        },
+                    }
+                ],
+            },
+            {"model": "instant", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+            {"model": "instant", "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+        ]
+    )
     return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
 
 
@@ -84,13 +103,19 @@ class NoGrader:  # a verifiers.grading.Grader (tests/test_architecture.py checks
 
 def _config(attempts: int, turns: int) -> RunConfig:
     return RunConfig(
-        path=ROOT / "benchmarks" / "engine.py", suites=(ROOT / "fixtures" / "smoke",), tasks=("py-word-count",),
+        path=ROOT / "benchmarks" / "engine.py",
+        suites=(ROOT / "fixtures" / "smoke",),
+        tasks=("py-word-count",),
         arms=(ArmConfig(name="A", kind="instant", model="instant", cap_tokens=10**9, max_tokens=16),),
-        max_attempts=attempts, limits=Limits(max_turns=turns + 1, max_tokens_per_attempt=10**9), preflight="off")
+        max_attempts=attempts,
+        limits=Limits(max_turns=turns + 1, max_tokens_per_attempt=10**9),
+        preflight="off",
+    )
 
 
 class _StampedEngine(RunEngine):
     """Stamps each CallFinished when the engine emits it (a reader of the stream sees it later)."""
+
     stamps: list[tuple[int, float, float]]
 
     def emit(self, event) -> None:
@@ -113,8 +138,12 @@ async def engine_per_call(db: Path, attempts: int, turns: int) -> dict:
         await engine.run()
     gaps = [b - a for (n1, a, _), (n2, b, _) in zip(stamps, stamps[1:]) if n1 == n2]
     cpu = (stamps[-1][2] - stamps[0][2]) / (len(stamps) - 1)
-    return {"calls": len(stamps), "wall_median": statistics.median(gaps) * 1000, "wall_min": min(gaps) * 1000,
-            "cpu": cpu * 1000}
+    return {
+        "calls": len(stamps),
+        "wall_median": statistics.median(gaps) * 1000,
+        "wall_min": min(gaps) * 1000,
+        "cpu": cpu * 1000,
+    }
 
 
 async def bare_client_per_call(calls: int) -> dict:
@@ -122,7 +151,9 @@ async def bare_client_per_call(calls: int) -> dict:
     sent again through the ChatClient alone, each on a fresh copy (so its token estimate is
     computed, as the engine's is once per call)."""
     config = _config(1, 1).arms[0]
-    client = ChatClient(arm_kinds.settings_for(config, "http://instant.invalid/v1"), transport=httpx.MockTransport(_handler))
+    client = ChatClient(
+        arm_kinds.settings_for(config, "http://instant.invalid/v1"), transport=httpx.MockTransport(_handler)
+    )
     bodies = list(_BODIES)
     walls, cpu = [], 0.0
     for i in range(calls):
@@ -139,21 +170,81 @@ def _call_ops(attempt: str, turn: int) -> tuple[list[tuple], str, list[tuple]]:
     """The rows one real call writes (agent/attempt.py): before the request, the pending tool row
     and the in-flight call row; after it, the call's final row and the attempt's totals."""
     call_id = new_id()
-    before = [("insert", "tool_calls", {"id": new_id(), "attempt_id": attempt, "turn": turn, "tool": "list_files",
-                                        "arguments_json": "{}", "ok": 1, "error": None, "path": None,
-                                        "result": "README.md\nwordcount.py"}),
-              ("insert", "calls", {"id": call_id, "attempt_id": attempt, "run_id": "bench", "arm": "A", "turn": turn,
-                                   "retry_index": 0, "started_utc": utc_now(), "status": "in_flight",
-                                   "reserved_tokens": 200, "prompt_tokens": 0, "completion_tokens": 0,
-                                   "usage_source": "none"})]
-    after = [("update", "calls", call_id, {
-        "attempt_id": attempt, "run_id": "bench", "arm": "A", "turn": turn, "retry_index": 0,
-        "started_utc": utc_now(), "latency_ms": 1, "status": "ok", "http_status": 200, "prompt_tokens": 100,
-        "completion_tokens": 10, "usage_source": "reported", "reserved_tokens": 200, "model_reported": "instant",
-        "system_fingerprint": None, "finish_reason": "tool_calls", "error": None, "response_text": "",
-        "tool_calls_json": '[{"arguments": "{}", "id": "c1", "name": "list_files"}]'}),
-        ("update", "attempts", attempt, {"prompt_tokens": 100 * turn, "completion_tokens": 10 * turn,
-                                         "total_tokens": 110 * turn, "calls": turn, "transport_retries": 0})]
+    before = [
+        (
+            "insert",
+            "tool_calls",
+            {
+                "id": new_id(),
+                "attempt_id": attempt,
+                "turn": turn,
+                "tool": "list_files",
+                "arguments_json": "{}",
+                "ok": 1,
+                "error": None,
+                "path": None,
+                "result": "README.md\nwordcount.py",
+            },
+        ),
+        (
+            "insert",
+            "calls",
+            {
+                "id": call_id,
+                "attempt_id": attempt,
+                "run_id": "bench",
+                "arm": "A",
+                "turn": turn,
+                "retry_index": 0,
+                "started_utc": utc_now(),
+                "status": "in_flight",
+                "reserved_tokens": 200,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "usage_source": "none",
+            },
+        ),
+    ]
+    after = [
+        (
+            "update",
+            "calls",
+            call_id,
+            {
+                "attempt_id": attempt,
+                "run_id": "bench",
+                "arm": "A",
+                "turn": turn,
+                "retry_index": 0,
+                "started_utc": utc_now(),
+                "latency_ms": 1,
+                "status": "ok",
+                "http_status": 200,
+                "prompt_tokens": 100,
+                "completion_tokens": 10,
+                "usage_source": "reported",
+                "reserved_tokens": 200,
+                "model_reported": "instant",
+                "system_fingerprint": None,
+                "finish_reason": "tool_calls",
+                "error": None,
+                "response_text": "",
+                "tool_calls_json": '[{"arguments": "{}", "id": "c1", "name": "list_files"}]',
+            },
+        ),
+        (
+            "update",
+            "attempts",
+            attempt,
+            {
+                "prompt_tokens": 100 * turn,
+                "completion_tokens": 10 * turn,
+                "total_tokens": 110 * turn,
+                "calls": turn,
+                "transport_retries": 0,
+            },
+        ),
+    ]
     return before, call_id, after
 
 
@@ -166,8 +257,8 @@ async def ledger_calls_per_second(db: Path, calls: int, in_flight: int = 1) -> f
     async def attempt_writes(first: int) -> None:
         for turn in range(first, calls, in_flight):
             before, _, after = _call_ops(attempt, turn)
-            await ledger.batch(before)   # awaited: the in-flight row is committed before the request
-            ledger.batch_queued(after)   # queued in order behind it, committed while the tool runs
+            await ledger.batch(before)  # awaited: the in-flight row is committed before the request
+            ledger.batch_queued(after)  # queued in order behind it, committed while the tool runs
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tg:
@@ -190,12 +281,16 @@ def raw_calls_per_second(db: Path, calls: int) -> float:
             for kind, table, *rest in ops:
                 if kind == "insert":
                     row = rest[0]
-                    conn.execute(f"insert into {table} ({', '.join(row)}) values ({', '.join('?' * len(row))})",
-                                 list(row.values()))
+                    conn.execute(
+                        f"insert into {table} ({', '.join(row)}) values ({', '.join('?' * len(row))})",
+                        list(row.values()),
+                    )
                 else:
                     key, fields = rest
-                    conn.execute(f"update {table} set {', '.join(f'{c} = ?' for c in fields)} where id = ?",
-                                 [*fields.values(), key])
+                    conn.execute(
+                        f"update {table} set {', '.join(f'{c} = ?' for c in fields)} where id = ?",
+                        [*fields.values(), key],
+                    )
             conn.execute("COMMIT")
     rate = calls / (time.perf_counter() - started)
     ledger.close()
@@ -216,25 +311,41 @@ def main(argv: list[str] | None = None) -> int:
             db = Path(tmp) / "bench.sqlite"
             engine = anyio.run(engine_per_call, db, args.attempts, args.turns)
             bare = anyio.run(bare_client_per_call, 400)
-            rounds.append({
-                "wall_median": engine["wall_median"], "wall_min": engine["wall_min"], "cpu": engine["cpu"],
-                "calls": engine["calls"], "bare_wall_median": bare["wall_median"], "bare_wall_min": bare["wall_min"],
-                "bare_cpu": bare["cpu"], "rows": anyio.run(ledger_calls_per_second, db, args.rows),
-                "raw": raw_calls_per_second(db, args.rows),
-                "rows_2": anyio.run(ledger_calls_per_second, db, args.rows, 2),
-                "rows_4": anyio.run(ledger_calls_per_second, db, args.rows, 4)})
+            rounds.append(
+                {
+                    "wall_median": engine["wall_median"],
+                    "wall_min": engine["wall_min"],
+                    "cpu": engine["cpu"],
+                    "calls": engine["calls"],
+                    "bare_wall_median": bare["wall_median"],
+                    "bare_wall_min": bare["wall_min"],
+                    "bare_cpu": bare["cpu"],
+                    "rows": anyio.run(ledger_calls_per_second, db, args.rows),
+                    "raw": raw_calls_per_second(db, args.rows),
+                    "rows_2": anyio.run(ledger_calls_per_second, db, args.rows, 2),
+                    "rows_4": anyio.run(ledger_calls_per_second, db, args.rows, 4),
+                }
+            )
     m = {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
     load = max(load_before, os.getloadavg()[0])
-    print(f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end); "
-          f"medians of {args.repeats} rounds")
-    print(f"per model call, engine + ledger: {m['wall_median']:.2f} ms wall median ({m['wall_min']:.2f} min), "
-          f"{m['cpu']:.2f} ms CPU ({m['calls']:.0f} calls: {args.attempts} attempts x {args.turns} turns; "
-          f"targets <= {WALL_TARGET_MS:g} ms wall, <= {CPU_TARGET_MS:g} ms CPU)")
-    print(f"  floor, the engine's own requests through the bare ChatClient: {m['bare_wall_median']:.2f} ms wall median "
-          f"({m['bare_wall_min']:.2f} min), {m['bare_cpu']:.2f} ms CPU")
-    print(f"ledger, real calls' writes through AsyncLedger: {m['rows_2']:,.0f} calls/s with two attempts in flight "
-          f"(a paired run's two arms; target >= {ROWS_TARGET:,}); four: {m['rows_4']:,.0f}; one at a time: "
-          f"{m['rows']:,.0f} (each write waits out the handoff to the writer thread)")
+    print(
+        f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end); "
+        f"medians of {args.repeats} rounds"
+    )
+    print(
+        f"per model call, engine + ledger: {m['wall_median']:.2f} ms wall median ({m['wall_min']:.2f} min), "
+        f"{m['cpu']:.2f} ms CPU ({m['calls']:.0f} calls: {args.attempts} attempts x {args.turns} turns; "
+        f"targets <= {WALL_TARGET_MS:g} ms wall, <= {CPU_TARGET_MS:g} ms CPU)"
+    )
+    print(
+        f"  floor, the engine's own requests through the bare ChatClient: {m['bare_wall_median']:.2f} ms wall median "
+        f"({m['bare_wall_min']:.2f} min), {m['bare_cpu']:.2f} ms CPU"
+    )
+    print(
+        f"ledger, real calls' writes through AsyncLedger: {m['rows_2']:,.0f} calls/s with two attempts in flight "
+        f"(a paired run's two arms; target >= {ROWS_TARGET:,}); four: {m['rows_4']:,.0f}; one at a time: "
+        f"{m['rows']:,.0f} (each write waits out the handoff to the writer thread)"
+    )
     print(f"  floor, the same rows as prepared sqlite3 statements on the caller's thread: {m['raw']:,.0f} calls/s")
     ok = m["wall_median"] <= WALL_TARGET_MS and m["cpu"] <= CPU_TARGET_MS and m["rows_2"] >= ROWS_TARGET
     return 0 if ok else 1

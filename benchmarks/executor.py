@@ -8,6 +8,7 @@
 
     python benchmarks/executor.py [--runs 60] [--grades 12]        (needs the [ray] extra)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,7 @@ SMOKE = Path(__file__).resolve().parent.parent / "fixtures" / "smoke"
 
 def overhead(runs: int) -> float:
     import ray
+
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     local, remote = make_executor("local"), make_executor("ray")
     empty = Path(tempfile.mkdtemp(prefix="qb-bench-"))
@@ -46,7 +48,9 @@ def overhead(runs: int) -> float:
             times[name].append((time.perf_counter() - started) * 1000)
     ray.shutdown()
     for name, values in times.items():
-        print(f"{name:<6} executor, sandboxed `true`: min {min(values):6.1f}  median {statistics.median(values):6.1f} ms (n={runs})")
+        print(
+            f"{name:<6} executor, sandboxed `true`: min {min(values):6.1f}  median {statistics.median(values):6.1f} ms (n={runs})"
+        )
     return statistics.median(times["ray"]) - statistics.median(times["local"])
 
 
@@ -56,11 +60,12 @@ def throughput(executor: str, workers: int, grades: int) -> float:
     copy_with_overlays(task.workspace, final / "w", task.reference)
     if executor == "ray":
         import ray
+
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
     sandbox = make_executor(executor)
     grader = SandboxGrader(sandbox)
     grader.expected_tests(task)
-    threads = max(workers, 8) if executor == "ray" else workers   # Ray queues; locally threads are the workers
+    threads = max(workers, 8) if executor == "ray" else workers  # Ray queues; locally threads are the workers
     started = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
         verdicts = list(pool.map(lambda _: grader.grade(task, final / "w").verdict, range(grades)))
@@ -69,9 +74,12 @@ def throughput(executor: str, workers: int, grades: int) -> float:
     close_executor(sandbox)
     if executor == "ray":
         import ray
+
         ray.shutdown()
     rate = grades / elapsed
-    print(f"{executor:<6} executor, {workers} worker(s): {grades} hidden-test runs in {elapsed:5.1f} s = {rate:.2f} per second")
+    print(
+        f"{executor:<6} executor, {workers} worker(s): {grades} hidden-test runs in {elapsed:5.1f} s = {rate:.2f} per second"
+    )
     return rate
 
 
@@ -84,8 +92,10 @@ def main() -> int:
     extra = overhead(args.runs)
     rates = {(e, w): throughput(e, w, args.grades) for e in ("local", "ray") for w in (1, 2)}
     print(f"Ray's overhead per command: {extra:.1f} ms (target <= 50 ms)")
-    print(f"scaling on one node, 1 -> 2 workers: ray {rates[('ray', 2)] / rates[('ray', 1)]:.2f}x, "
-          f"local {rates[('local', 2)] / rates[('local', 1)]:.2f}x")
+    print(
+        f"scaling on one node, 1 -> 2 workers: ray {rates[('ray', 2)] / rates[('ray', 1)]:.2f}x, "
+        f"local {rates[('local', 2)] / rates[('local', 1)]:.2f}x"
+    )
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     return 0 if extra <= 50 else 1
 

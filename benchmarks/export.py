@@ -7,6 +7,7 @@ with `select a.*`, diffs and files_json included, held as dicts, then written).
 
     python benchmarks/export.py [--attempts 100000] [--runs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,17 +60,23 @@ def main(argv: list[str] | None = None) -> int:
         size_mb = db.stat().st_size / 2**20
         figures = {}
         for fmt in ("csv", "jsonl"):
-            figures[fmt] = cold([sys.executable, "-m", "tuiapp.cli", "export", "--db", str(db), "--format", fmt,
-                                 "-o", str(out)], args.runs)
+            figures[fmt] = cold(
+                [sys.executable, "-m", "tuiapp.cli", "export", "--db", str(db), "--format", fmt, "-o", str(out)],
+                args.runs,
+            )
         floor = cold([sys.executable, "-c", FLOOR, str(db), str(out)], args.runs)
         before = cold([sys.executable, "-c", BEFORE, str(db), str(out)], 1)
     load = max(load, os.getloadavg()[0])
     print(f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end)")
-    print(f"`quotabench export` of {args.attempts:,} attempts (a {size_mb:,.0f} MB ledger), cold process, median of {args.runs}:")
+    print(
+        f"`quotabench export` of {args.attempts:,} attempts (a {size_mb:,.0f} MB ledger), cold process, median of {args.runs}:"
+    )
     for fmt, (wall, fastest, rss) in figures.items():
         print(f"  {fmt:<5} {wall:5.2f} s (min {fastest:.2f}), peak RSS {rss:4.0f} MB (target <= {TARGET_MB} MB)")
-    print(f"  floor: the same SELECT through plain sqlite3 into csv.writer: {floor[0]:5.2f} s (min {floor[1]:.2f}), "
-          f"peak RSS {floor[2]:4.0f} MB")
+    print(
+        f"  floor: the same SELECT through plain sqlite3 into csv.writer: {floor[0]:5.2f} s (min {floor[1]:.2f}), "
+        f"peak RSS {floor[2]:4.0f} MB"
+    )
     print(f"  before issue 15 (select a.*, rows held as dicts): {before[0]:5.2f} s, peak RSS {before[2]:4.0f} MB")
     return 0 if all(rss <= TARGET_MB for *_, rss in figures.values()) else 1
 

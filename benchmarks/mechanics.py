@@ -10,6 +10,7 @@ seen before (its parse is part of the cost).
 
     python benchmarks/mechanics.py
 """
+
 from __future__ import annotations
 
 import os
@@ -24,11 +25,27 @@ from verifiers.mechanics import _parser, check_file, grammar_for  # noqa: E402
 
 TARGET_MS, REPEATS = 5.0, 30
 UNITS = {
-    "python": ("f.py", "#", "def f{i}(a, b):\n    if a > b:\n        return a - b\n    return [x * 2 for x in range(b)]\n\n"),
-    "javascript": ("f.mjs", "//", "export function f{i}(a, b) {{\n  if (a > b) return a - b;\n  return [...Array(b).keys()].map((x) => x * 2);\n}}\n\n"),
-    "typescript": ("f.ts", "//", "export function f{i}(a: number, b: number): number[] {{\n  if (a > b) return [a - b];\n  return Array.from({{ length: b }}, (_, x) => x * 2);\n}}\n\n"),
-    "rust": ("f.rs", "//", "pub fn f{i}(a: i64, b: i64) -> Vec<i64> {{\n    if a > b {{ return vec![a - b]; }}\n    (0..b).map(|x| x * 2).collect()\n}}\n\n"),
-    "bash": ("f.sh", "#", "f{i}() {{\n  if [ \"$1\" -gt \"$2\" ]; then\n    echo $(( $1 - $2 ))\n  fi\n}}\n\n"),
+    "python": (
+        "f.py",
+        "#",
+        "def f{i}(a, b):\n    if a > b:\n        return a - b\n    return [x * 2 for x in range(b)]\n\n",
+    ),
+    "javascript": (
+        "f.mjs",
+        "//",
+        "export function f{i}(a, b) {{\n  if (a > b) return a - b;\n  return [...Array(b).keys()].map((x) => x * 2);\n}}\n\n",
+    ),
+    "typescript": (
+        "f.ts",
+        "//",
+        "export function f{i}(a: number, b: number): number[] {{\n  if (a > b) return [a - b];\n  return Array.from({{ length: b }}, (_, x) => x * 2);\n}}\n\n",
+    ),
+    "rust": (
+        "f.rs",
+        "//",
+        "pub fn f{i}(a: i64, b: i64) -> Vec<i64> {{\n    if a > b {{ return vec![a - b]; }}\n    (0..b).map(|x| x * 2).collect()\n}}\n\n",
+    ),
+    "bash": ("f.sh", "#", 'f{i}() {{\n  if [ "$1" -gt "$2" ]; then\n    echo $(( $1 - $2 ))\n  fi\n}}\n\n'),
 }
 
 
@@ -44,9 +61,9 @@ def _median_ms(fn, repeats: int = REPEATS) -> float:
 def _sources(unit: str) -> tuple[bytes, bytes, bytes]:
     source = "".join(unit.format(i=i) for i in range(500 // unit.count("\n") + 1))
     source = "\n".join(source.splitlines()[:500]) + "\n"
-    after = source.replace("return", "return ", 1)                  # a changed, still-valid file
+    after = source.replace("return", "return ", 1)  # a changed, still-valid file
     lines = source.splitlines()
-    lines[250] = lines[250][: len(lines[250]) // 2] + " ((("         # a line cut in the middle of the file
+    lines[250] = lines[250][: len(lines[250]) // 2] + " ((("  # a line cut in the middle of the file
     return source.encode(), after.encode(), ("\n".join(lines) + "\n").encode()
 
 
@@ -75,8 +92,10 @@ def main() -> int:
     print(f"{'500-line file':<12} {'parses: check':>14} {'first':>7} {'floor':>7}   {'broken: check':>14} {'floor':>7}")
     for language, clean, first, clean_floor, bad, bad_floor in rows:
         print(f"{language:<12} {clean:11.2f} ms {first:7.2f} {clean_floor:7.2f}   {bad:11.2f} ms {bad_floor:7.2f}")
-    print(f"worst check of a file that parses: {worst:.2f} ms (target <= {TARGET_MS:g} ms); floor = one full parse "
-          "of the same bytes by the grammar")
+    print(
+        f"worst check of a file that parses: {worst:.2f} ms (target <= {TARGET_MS:g} ms); floor = one full parse "
+        "of the same bytes by the grammar"
+    )
     print("a broken file costs the grammar's error recovery (its floor) plus a second parse to locate the errors")
     return 0 if worst <= TARGET_MS else 1
 

@@ -10,6 +10,7 @@ floor is the same process after the server, engine and ledger are up but before 
 
     python benchmarks/memory.py [--small 100] [--large 1000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,9 +64,11 @@ def child(n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         suite = _suite(Path(tmp), n)
         with ScriptedServer([suite]) as server:
-            arms = "".join(f'[[arms]]\nname = "{name}"\nkind = "openai"\nmodel = "{model}"\nbase_url = "{server.base_url}"\n'
-                           f"cap_tokens = 1000000000\nprice = {{ input_per_mtok = 1.0, output_per_mtok = 2.0 }}\n"
-                           for name, model in (("A", "solver"), ("B", "wrong")))
+            arms = "".join(
+                f'[[arms]]\nname = "{name}"\nkind = "openai"\nmodel = "{model}"\nbase_url = "{server.base_url}"\n'
+                f"cap_tokens = 1000000000\nprice = {{ input_per_mtok = 1.0, output_per_mtok = 2.0 }}\n"
+                for name, model in (("A", "solver"), ("B", "wrong"))
+            )
             config = Path(tmp) / "run.toml"
             config.write_text(f'[run]\nsuites = ["{suite}"]\nmax_attempts = 1\n[run.limits]\nmax_turns = 6\n' + arms)
             engine = RunEngine(load_config(config), Ledger(Path(tmp) / "l.sqlite"), grader=FailingGrader())
@@ -73,9 +76,11 @@ def child(n: int) -> None:
 
             async def go() -> None:
                 async with anyio.create_task_group() as tg:
+
                     async def drain() -> None:
                         async for _ in engine.events:
                             pass
+
                     tg.start_soon(drain)
                     await engine.run()
 
@@ -87,8 +92,9 @@ def child(n: int) -> None:
 
 
 def measure(n: int) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", str(n)], capture_output=True, text=True, check=True,
-                         cwd=ROOT).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(n)], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
     return {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", out)}
 
 
@@ -106,8 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     load = max(load, os.getloadavg()[0])
     print(f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end)")
     for n, m in ((args.small, small), (args.large, large)):
-        print(f"{n:>5}-task scripted run: peak RSS {m['peak_kb'] / 1024:6.1f} MB (floor before the first attempt "
-              f"{m['floor_kb'] / 1024:6.1f} MB; {m['attempts']:.0f} attempts, {m['requests']:.0f} requests, {m['seconds']:.0f} s)")
+        print(
+            f"{n:>5}-task scripted run: peak RSS {m['peak_kb'] / 1024:6.1f} MB (floor before the first attempt "
+            f"{m['floor_kb'] / 1024:6.1f} MB; {m['attempts']:.0f} attempts, {m['requests']:.0f} requests, {m['seconds']:.0f} s)"
+        )
     ratio = large["peak_kb"] / small["peak_kb"]
     print(f"{args.large} tasks / {args.small} tasks peak RSS: {ratio:.3f} (target <= {TARGET:.2f})")
     return 0 if ratio <= TARGET else 1

@@ -7,6 +7,7 @@ it the just-under-the-context prompt.
 
     python benchmarks/preflight.py [--local]
 """
+
 from __future__ import annotations
 
 import sys
@@ -28,7 +29,7 @@ from agent.preflight import preflight_standalone  # noqa: E402
 
 HEALTHY = f"""
 [run]
-suites = ["{ROOT / 'fixtures' / 'smoke'}"]
+suites = ["{ROOT / "fixtures" / "smoke"}"]
 [[arms]]
 name = "A"
 kind = "scripted"
@@ -41,7 +42,7 @@ protocol = "text"
 """
 LOCAL = textwrap.dedent(f"""
     [run]
-    suites = ["{ROOT / 'fixtures' / 'controls'}"]
+    suites = ["{ROOT / "fixtures" / "controls"}"]
     tasks = ["py-floor-off-by-one"]
     [[arms]]
     name = "A"
@@ -67,8 +68,9 @@ LOCAL = textwrap.dedent(f"""
 
 def measure(label: str, config, db: Path, target_s: float) -> bool:
     started = time.perf_counter()
-    results = anyio.run(lambda: preflight_standalone(config, load_tasks(config), AsyncLedger(Ledger(db)),
-                                                     lambda *_: None))
+    results = anyio.run(
+        lambda: preflight_standalone(config, load_tasks(config), AsyncLedger(Ledger(db)), lambda *_: None)
+    )
     wall = time.perf_counter() - started
     for r in results:
         print(f"{label} arm {r.arm}: {r.calls} calls, {r.tokens:,} tokens, {r.duration_ms / 1000:.1f} s, {r.verdict}")

@@ -6,6 +6,7 @@ benchmarks report stops the clock when the awaited text has arrived on the pty, 
 widget changed inside the process. A reader thread drains the pty all the time (a full pty
 buffer would stall the program being measured) and remembers when each chunk arrived.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -20,7 +21,9 @@ import threading
 import time
 from collections.abc import Sequence
 
-_ESCAPES = re.compile(rb"\x1b\[[0-9;?<>=$ ]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78DEHMNOPZc]")
+_ESCAPES = re.compile(
+    rb"\x1b\[[0-9;?<>=$ ]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78DEHMNOPZc]"
+)
 
 
 def plain(data: bytes) -> str:
@@ -31,15 +34,21 @@ def plain(data: bytes) -> str:
 class Terminal:
     """`argv` running on a pty of `cols` x `rows`; `wait_for` finds text in what it wrote."""
 
-    def __init__(self, argv: Sequence[str], cols: int = 80, rows: int = 24, env: dict | None = None,
-                 cwd: str | None = None):
+    def __init__(
+        self, argv: Sequence[str], cols: int = 80, rows: int = 24, env: dict | None = None, cwd: str | None = None
+    ):
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
-                                     env={**os.environ, "TERM": "xterm-256color", "COLUMNS": str(cols),
-                                          "LINES": str(rows), **(env or {})},
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env={**os.environ, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows), **(env or {})},
+            start_new_session=True,
+        )
         os.close(slave)
         self._chunks: list[tuple[float, bytes]] = []  # (arrival time, bytes)
         self._lock = threading.Lock()
@@ -78,15 +87,18 @@ class Terminal:
                 chunks = self._chunks[seen:]
             for at, data in chunks:
                 seen += 1
-                tail = (tail + data)[-(len(data) + 4096):]
+                tail = (tail + data)[-(len(data) + 4096) :]
                 if text in plain(tail):  # on screen: not in a title or other escape sequence
                     return at
             if time.perf_counter() > deadline:
-                raise TimeoutError(f"{text!r} did not appear within {timeout:.0f} s; the terminal shows:\n"
-                                   f"{self.screen_text()[-3000:]}")
+                raise TimeoutError(
+                    f"{text!r} did not appear within {timeout:.0f} s; the terminal shows:\n{self.screen_text()[-3000:]}"
+                )
             if self.proc.poll() is not None and seen == self.mark:
-                raise RuntimeError(f"the program exited ({self.proc.returncode}) before {text!r} appeared:\n"
-                                   f"{self.screen_text()[-3000:]}")
+                raise RuntimeError(
+                    f"the program exited ({self.proc.returncode}) before {text!r} appeared:\n"
+                    f"{self.screen_text()[-3000:]}"
+                )
             time.sleep(0.001)
 
     def send(self, keys: str | bytes) -> float:

@@ -12,6 +12,7 @@ in-process build + render is printed too.
 
     python benchmarks/report.py [--sizes 1000,10000,100000] [--runs 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,23 +34,28 @@ from agent.metrics.stats import BOOTSTRAP_CHUNK  # noqa: E402
 from benchmarks.cold import cold  # noqa: E402
 from benchmarks.synthetic import build_ledger  # noqa: E402
 
-TARGETS = {1000: (0.5, None), 10000: (1.5, None), 100000: (6.0, 300)}   # seconds, MB
+TARGETS = {1000: (0.5, None), 10000: (1.5, None), 100000: (6.0, 300)}  # seconds, MB
 
 
 def sqlite_floor(db: Path) -> float:
     """The report's reads as plain sqlite3 fetches of tuples, in seconds."""
     import sqlite3
+
     started = time.perf_counter()
     conn = sqlite3.connect(str(db))
     run = conn.execute("select id from runs order by created_utc desc limit 1").fetchone()[0]
     conn.execute("select * from arms where run_id = ?", [run]).fetchall()
     conn.execute("select * from tasks where run_id = ? order by position", [run]).fetchall()
-    conn.execute(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no",
-                 [run]).fetchall()
+    conn.execute(
+        f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no", [run]
+    ).fetchall()
     for _ in conn.execute(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ? and kind = 'attempt'", [run]):
         pass
-    conn.execute("select a.arm, count(*), sum(g.duration_ms) from grades g join attempts a on a.id = g.attempt_id "
-                 "where a.run_id = ? group by a.arm", [run]).fetchall()
+    conn.execute(
+        "select a.arm, count(*), sum(g.duration_ms) from grades g join attempts a on a.id = g.attempt_id "
+        "where a.run_id = ? group by a.arm",
+        [run],
+    ).fetchall()
     conn.close()
     return time.perf_counter() - started
 
@@ -76,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         for size in (int(s) for s in args.sizes.split(",")):
             db = Path(tmp) / f"ledger-{size}.sqlite"
             run_id = build_ledger(db, size)
-            wall, fastest, rss = cold([sys.executable, "-m", "tuiapp.cli", "report", "--db", str(db)],
-                                      args.runs if size < 100_000 else min(args.runs, 3))
+            wall, fastest, rss = cold(
+                [sys.executable, "-m", "tuiapp.cli", "report", "--db", str(db)],
+                args.runs if size < 100_000 else min(args.runs, 3),
+            )
             ledger = Ledger(db)
             started = time.perf_counter()
             render_report(build_report(ledger, [run_id]), "text")
@@ -85,14 +93,17 @@ def main(argv: list[str] | None = None) -> int:
             ledger.close()
             reads, draws = sqlite_floor(db), draws_floor(size // 2)
             seconds, mb = TARGETS.get(size, (None, None))
-            target = "; ".join(t for t in (f"target <= {seconds:g} s" if seconds else "",
-                                           f"<= {mb} MB" if mb else "") if t)
+            target = "; ".join(
+                t for t in (f"target <= {seconds:g} s" if seconds else "", f"<= {mb} MB" if mb else "") if t
+            )
             ok &= (seconds is None or wall <= seconds) and (mb is None or rss <= mb)
-            lines.append(f"{size:>7,} attempts ({size // 2:,} paired tasks): `quotabench report` cold {wall:5.2f} s "
-                         f"(min {fastest:.2f}), "
-                         f"peak RSS {rss:5.0f} MB ({target or 'no target'})\n"
-                         f"          floors: interpreter start {interpreter:.2f} s, sqlite3 reads {reads:.2f} s, "
-                         f"bootstrap index draws {draws:.2f} s; warm in-process build + render {warm:.2f} s")
+            lines.append(
+                f"{size:>7,} attempts ({size // 2:,} paired tasks): `quotabench report` cold {wall:5.2f} s "
+                f"(min {fastest:.2f}), "
+                f"peak RSS {rss:5.0f} MB ({target or 'no target'})\n"
+                f"          floors: interpreter start {interpreter:.2f} s, sqlite3 reads {reads:.2f} s, "
+                f"bootstrap index draws {draws:.2f} s; warm in-process build + render {warm:.2f} s"
+            )
             db.unlink()
     load = max(load, os.getloadavg()[0])
     print(f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end)")

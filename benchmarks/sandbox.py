@@ -9,6 +9,7 @@
 
     python benchmarks/sandbox.py [--runs 200] [--grades 9]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,7 +81,7 @@ def grading_overhead(grades: int) -> float:
         task = load_task(SMOKE / name)
         final = Path(tempfile.mkdtemp(prefix="qb-final-"))
         copy_with_overlays(task.workspace, final / "w", task.reference)
-        grader.expected_tests(task)           # the reference count is taken once per task: not timed
+        grader.expected_tests(task)  # the reference count is taken once per task: not timed
         bare, graded = [], []
         for _ in range(grades):
             bare.append(_bare(task, env))

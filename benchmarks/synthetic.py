@@ -5,6 +5,7 @@ go in through plain sqlite3 in one transaction, so a 100k-attempt ledger builds 
 Every attempt carries what a real one does: a diff and files_json of a few KB (what `select a.*`
 used to drag along), its model calls (`CALLS_PER_ATTEMPT` rows with response text) and a grade.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,10 @@ FILES_JSON = json.dumps({"src/module.py": "x = 1\n" * 300})  # ~1.8 KB
 def _insert(conn: sqlite3.Connection, table: str, rows: list[dict]) -> None:
     if rows:
         cols = list(rows[0])
-        conn.executemany(f"insert into {table} ({', '.join(cols)}) values ({', '.join('?' * len(cols))})",
-                         [tuple(r[c] for c in cols) for r in rows])
+        conn.executemany(
+            f"insert into {table} ({', '.join(cols)}) values ({', '.join('?' * len(cols))})",
+            [tuple(r[c] for c in cols) for r in rows],
+        )
 
 
 def build_ledger(path: Path, attempts: int, *, attempts_per_task: int = 1, seed: int = 1) -> str:
@@ -43,20 +46,60 @@ def build_ledger(path: Path, attempts: int, *, attempts_per_task: int = 1, seed:
     run_id = new_id()
     t0 = datetime(2026, 11, 30, 8, tzinfo=UTC)
     with conn:
-        _insert(conn, "runs", [{"id": run_id, "created_utc": t0.isoformat(timespec="milliseconds"),
-                                "finished_utc": (t0 + timedelta(hours=4)).isoformat(timespec="milliseconds"),
-                                "status": "finished", "manifest_sha256": "b" * 64, "session_id": "bench",
-                                "config_json": json.dumps({"max_attempts": attempts_per_task}),
-                                "isolation_sandbox": "bwrap", "isolation_json": "{}"}])
+        _insert(
+            conn,
+            "runs",
+            [
+                {
+                    "id": run_id,
+                    "created_utc": t0.isoformat(timespec="milliseconds"),
+                    "finished_utc": (t0 + timedelta(hours=4)).isoformat(timespec="milliseconds"),
+                    "status": "finished",
+                    "manifest_sha256": "b" * 64,
+                    "session_id": "bench",
+                    "config_json": json.dumps({"max_attempts": attempts_per_task}),
+                    "isolation_sandbox": "bwrap",
+                    "isolation_json": "{}",
+                }
+            ],
+        )
         task_ids = [f"task-{i:06d}" for i in range(tasks)]
-        _insert(conn, "tasks", [{"run_id": run_id, "task_id": t, "position": i, "language": "python",
-                                 "kind": "bugfix", "prompt": "Fix the bug."} for i, t in enumerate(task_ids)])
+        _insert(
+            conn,
+            "tasks",
+            [
+                {
+                    "run_id": run_id,
+                    "task_id": t,
+                    "position": i,
+                    "language": "python",
+                    "kind": "bugfix",
+                    "prompt": "Fix the bug.",
+                }
+                for i, t in enumerate(task_ids)
+            ],
+        )
         for arm_no, (name, (price, p_accept)) in enumerate(ARMS.items()):
             arm_id = new_id()
-            _insert(conn, "arms", [{"id": arm_id, "run_id": run_id, "name": name, "cap_tokens": 10**12,
-                                    "max_attempts": attempts_per_task, "censored": 0, "unfinished_json": "[]",
-                                    "busy_ms": 9_000_000, "price_json": json.dumps(price), "state": "finished",
-                                    "endpoint_url": f"http://127.0.0.1:80{arm_no}0/v1"}])
+            _insert(
+                conn,
+                "arms",
+                [
+                    {
+                        "id": arm_id,
+                        "run_id": run_id,
+                        "name": name,
+                        "cap_tokens": 10**12,
+                        "max_attempts": attempts_per_task,
+                        "censored": 0,
+                        "unfinished_json": "[]",
+                        "busy_ms": 9_000_000,
+                        "price_json": json.dumps(price),
+                        "state": "finished",
+                        "endpoint_url": f"http://127.0.0.1:80{arm_no}0/v1",
+                    }
+                ],
+            )
             rows, calls, grades = [], [], []
             clock = t0
             for task_id in task_ids:
@@ -65,34 +108,75 @@ def build_ledger(path: Path, attempts: int, *, attempts_per_task: int = 1, seed:
                     ok = accepted and no == attempts_per_task
                     prompt, completion = int(rng.integers(2000, 20000)), int(rng.integers(200, 3000))
                     attempt_id = new_id()
-                    rows.append({
-                        "id": attempt_id, "run_id": run_id, "arm_id": arm_id, "arm": name, "task_id": task_id,
-                        "attempt_no": no, "status": "done", "end_reason": "finished",
-                        "started_utc": clock.isoformat(timespec="milliseconds"),
-                        "ended_utc": (clock + timedelta(seconds=30)).isoformat(timespec="milliseconds"),
-                        "verdict": "pass" if ok else "fail", "accepted": int(ok),
-                        "failure_class": "accepted" if ok else CLASSES[int(rng.integers(len(CLASSES)))],
-                        "prompt_tokens": prompt, "completion_tokens": completion,
-                        "total_tokens": prompt + completion, "calls": CALLS_PER_ATTEMPT,
-                        "transport_retries": int(rng.integers(0, 2)), "malformed_tool_calls": 0, "turns": 3,
-                        "duration_ms": int(rng.integers(5_000, 60_000)), "visible_passed": int(rng.integers(0, 2)),
-                        "edited": 1, "diff": DIFF, "files_json": FILES_JSON})
+                    rows.append(
+                        {
+                            "id": attempt_id,
+                            "run_id": run_id,
+                            "arm_id": arm_id,
+                            "arm": name,
+                            "task_id": task_id,
+                            "attempt_no": no,
+                            "status": "done",
+                            "end_reason": "finished",
+                            "started_utc": clock.isoformat(timespec="milliseconds"),
+                            "ended_utc": (clock + timedelta(seconds=30)).isoformat(timespec="milliseconds"),
+                            "verdict": "pass" if ok else "fail",
+                            "accepted": int(ok),
+                            "failure_class": "accepted" if ok else CLASSES[int(rng.integers(len(CLASSES)))],
+                            "prompt_tokens": prompt,
+                            "completion_tokens": completion,
+                            "total_tokens": prompt + completion,
+                            "calls": CALLS_PER_ATTEMPT,
+                            "transport_retries": int(rng.integers(0, 2)),
+                            "malformed_tool_calls": 0,
+                            "turns": 3,
+                            "duration_ms": int(rng.integers(5_000, 60_000)),
+                            "visible_passed": int(rng.integers(0, 2)),
+                            "edited": 1,
+                            "diff": DIFF,
+                            "files_json": FILES_JSON,
+                        }
+                    )
                     for turn in range(CALLS_PER_ATTEMPT):
-                        calls.append({
-                            "id": new_id(), "attempt_id": attempt_id, "run_id": run_id, "arm": name, "turn": turn,
-                            "retry_index": 0, "started_utc": clock.isoformat(timespec="milliseconds"),
-                            "latency_ms": 1500, "status": "ok", "http_status": 200,
-                            "prompt_tokens": prompt // CALLS_PER_ATTEMPT,
-                            "completion_tokens": completion // CALLS_PER_ATTEMPT, "usage_source": "reported",
-                            "reserved_tokens": 20000, "finish_reason": "tool_calls",
-                            "response_text": "I will read the failing test first. " * 5,
-                            "tool_calls_json": '[{"id": "c1", "name": "read_file", "arguments": "{\\"path\\": \\"a.py\\"}"}]'})
+                        calls.append(
+                            {
+                                "id": new_id(),
+                                "attempt_id": attempt_id,
+                                "run_id": run_id,
+                                "arm": name,
+                                "turn": turn,
+                                "retry_index": 0,
+                                "started_utc": clock.isoformat(timespec="milliseconds"),
+                                "latency_ms": 1500,
+                                "status": "ok",
+                                "http_status": 200,
+                                "prompt_tokens": prompt // CALLS_PER_ATTEMPT,
+                                "completion_tokens": completion // CALLS_PER_ATTEMPT,
+                                "usage_source": "reported",
+                                "reserved_tokens": 20000,
+                                "finish_reason": "tool_calls",
+                                "response_text": "I will read the failing test first. " * 5,
+                                "tool_calls_json": '[{"id": "c1", "name": "read_file", "arguments": "{\\"path\\": \\"a.py\\"}"}]',
+                            }
+                        )
                         clock += timedelta(seconds=2)
-                    grades.append({"id": new_id(), "attempt_id": attempt_id, "created_utc": clock.isoformat(),
-                                   "verdict": "pass" if ok else "fail", "exit_status": 0 if ok else 1,
-                                   "duration_ms": int(rng.integers(800, 4000)), "passed": 7 if ok else 3,
-                                   "failed": 0 if ok else 4, "output": "==== 7 passed ====", "sandbox": "bwrap",
-                                   "mechanics_json": "[]", "failing_tests_json": "[]", "isolation_json": "{}"})
+                    grades.append(
+                        {
+                            "id": new_id(),
+                            "attempt_id": attempt_id,
+                            "created_utc": clock.isoformat(),
+                            "verdict": "pass" if ok else "fail",
+                            "exit_status": 0 if ok else 1,
+                            "duration_ms": int(rng.integers(800, 4000)),
+                            "passed": 7 if ok else 3,
+                            "failed": 0 if ok else 4,
+                            "output": "==== 7 passed ====",
+                            "sandbox": "bwrap",
+                            "mechanics_json": "[]",
+                            "failing_tests_json": "[]",
+                            "isolation_json": "{}",
+                        }
+                    )
             _insert(conn, "attempts", rows)
             _insert(conn, "calls", calls)
             _insert(conn, "grades", grades)
@@ -101,4 +185,8 @@ def build_ledger(path: Path, attempts: int, *, attempts_per_task: int = 1, seed:
 
 
 if __name__ == "__main__":  # python benchmarks/synthetic.py FILE ATTEMPTS [ATTEMPTS_PER_TASK]
-    print(build_ledger(Path(sys.argv[1]), int(sys.argv[2]), attempts_per_task=int(sys.argv[3]) if len(sys.argv) > 3 else 1))
+    print(
+        build_ledger(
+            Path(sys.argv[1]), int(sys.argv[2]), attempts_per_task=int(sys.argv[3]) if len(sys.argv) > 3 else 1
+        )
+    )

@@ -16,6 +16,7 @@ shows on screen within 100 ms at p95 while the engine sends 500 events a second.
 Run: .venv/bin/python benchmarks/tui.py [--rate 500] [--seconds 10] [--size 80x24 --size 120x40]
 Exits 1 when a target is missed at the first rate.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,14 +46,23 @@ def child(rate: float, seconds: float) -> None:
     letters = ["P", "RP", "P", "M", "P", "RR", "P", "TP"]
     tasks = [f"task-{i:03d}" for i in range(200)]
     caps = {"A": 10_000_000, "B": 10_000_000}
-    events = synthetic_events({"A": [letters[i % 8] for i in range(200)],
-                               "B": [letters[(i + 3) % 8] for i in range(200)]},
-                              task_ids=tasks, caps=caps, text_pieces=12)
+    events = synthetic_events(
+        {"A": [letters[i % 8] for i in range(200)], "B": [letters[(i + 3) % 8] for i in range(200)]},
+        task_ids=tasks,
+        caps=caps,
+        text_pieces=12,
+    )
     need = int((seconds + 10) * rate)
     events = (events * (need // len(events) + 1))[:need]
-    config = RunConfig(path=Path("bench.toml"), suites=(Path("."),), max_attempts=2,
-                       arms=(ArmConfig(name="A", kind="openai", base_url="http://a", model="model-a", cap_tokens=caps["A"]),
-                             ArmConfig(name="B", kind="openai", base_url="http://b", model="model-b", cap_tokens=caps["B"])))
+    config = RunConfig(
+        path=Path("bench.toml"),
+        suites=(Path("."),),
+        max_attempts=2,
+        arms=(
+            ArmConfig(name="A", kind="openai", base_url="http://a", model="model-a", cap_tokens=caps["A"]),
+            ArmConfig(name="B", kind="openai", base_url="http://b", model="model-b", cap_tokens=caps["B"]),
+        ),
+    )
     with tempfile.TemporaryDirectory() as tmp:
         LiveApp(config, Ledger(Path(tmp) / "bench.sqlite"), ReplayEngine(events, rate=rate, restamp=True)).run()
 
@@ -89,7 +99,9 @@ def key_latency(rate: float, seconds: float, size: tuple[int, int]) -> list[floa
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=float, action="append", help="engine events per second (repeatable; default 500)")
+    parser.add_argument(
+        "--rate", type=float, action="append", help="engine events per second (repeatable; default 500)"
+    )
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds of key presses per rate and size")
     parser.add_argument("--size", action="append", help="terminal COLSxROWS (repeatable; default 80x24 and 120x40)")
     parser.add_argument("--repeats", type=int, default=5, help="cold starts for the first-frame figure")
@@ -102,9 +114,11 @@ def main() -> int:
     sizes = [tuple(int(v) for v in s.split("x")) for s in (args.size or ["80x24", "120x40"])]
     print(f"live view in a real terminal (pty), {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     frames, running = first_frame(args.repeats, (80, 24))
-    print(f"  quotabench run -> first frame: median {percentile(frames, 0.5) * 1000:.0f} ms, "
-          f"max {max(frames) * 1000:.0f} ms; -> '▶ running': median {percentile(running, 0.5) * 1000:.0f} ms "
-          f"(n={len(frames)}, 80x24; target first frame <= {FIRST_FRAME_S * 1000:.0f} ms)")
+    print(
+        f"  quotabench run -> first frame: median {percentile(frames, 0.5) * 1000:.0f} ms, "
+        f"max {max(frames) * 1000:.0f} ms; -> '▶ running': median {percentile(running, 0.5) * 1000:.0f} ms "
+        f"(n={len(frames)}, 80x24; target first frame <= {FIRST_FRAME_S * 1000:.0f} ms)"
+    )
     ok = percentile(frames, 0.5) <= FIRST_FRAME_S
     print(f"  {'size':>7} {'events/s':>8} {'keys':>4}  key -> on screen ms p50 / p95 / max")
     for size in sizes:
@@ -114,8 +128,11 @@ def main() -> int:
             print(f"  {size[0]:>3}x{size[1]:<3} {rate:>8.0f} {len(lat):>4}  {p50:.0f} / {p95:.0f} / {top:.0f}")
             if i == 0:
                 ok = ok and p95 <= KEY_P95_MS
-    print("PASS" if ok else "FAIL", f"(first frame <= {FIRST_FRAME_S * 1000:.0f} ms; key -> screen p95 <= "
-                                    f"{KEY_P95_MS:.0f} ms at {rates[0]:.0f} events/s)")
+    print(
+        "PASS" if ok else "FAIL",
+        f"(first frame <= {FIRST_FRAME_S * 1000:.0f} ms; key -> screen p95 <= "
+        f"{KEY_P95_MS:.0f} ms at {rates[0]:.0f} events/s)",
+    )
     return 0 if ok else 1
 
 

@@ -1,8 +1,12 @@
 """House rules: the engine is reachable without the TUI (STYLE.md, after Harlequin's import-linter contract)."""
+
 import subprocess
 import sys
+import tokenize
 
 from tests.conftest import ROOT
+
+MAX_STATEMENTS = 350  # about 450 lines of the code's style before the formatter
 
 
 def test_import_contracts_hold():
@@ -13,15 +17,24 @@ def test_import_contracts_hold():
 
 
 def test_headless_engine_loads_without_textual():
-    code = ("import sys; import agent.engine, agent.resume, agent.metrics.report, agent.printer, verifiers.gate; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'tuiapp')]; print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys; import agent.engine, agent.resume, agent.metrics.report, agent.printer, verifiers.gate; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'tuiapp')]; print(bad); sys.exit(1 if bad else 0)"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_modules_stay_small():
-    big = [f"{p.relative_to(ROOT)}: {n} lines" for pkg in ("agent", "verifiers", "tuiapp") for p in (ROOT / pkg).rglob("*.py")
-           if (n := len(p.read_text().splitlines())) > 450]
+    """STYLE.md: modules under ~400 lines. Counted in statements (logical lines), which the
+    formatter does not change: ruff format wraps one statement over as many lines as it likes."""
+    big = []
+    for pkg in ("agent", "verifiers", "tuiapp"):
+        for path in (ROOT / pkg).rglob("*.py"):
+            with path.open("rb") as f:
+                n = sum(1 for t in tokenize.tokenize(f.readline) if t.type == tokenize.NEWLINE)
+            if n > MAX_STATEMENTS:
+                big.append(f"{path.relative_to(ROOT)}: {n} statements")
     assert not big, big
 
 
@@ -34,9 +47,14 @@ def test_the_implementations_and_fakes_fill_their_seams():
     from benchmarks.engine import NoGrader
     from tuiapp.live.replay import ReplayEngine
     from verifiers.grading import Grader, SandboxGrader
+
     assert isinstance(ChatClient(EndpointSettings("http://x/v1", "m")), ChatEndpoint)
     assert issubclass(SandboxGrader, Grader) and issubclass(NoGrader, Grader)
-    missing = [name for cls in (RunEngine, ReplayEngine) for name in ("run", "pause", "resume", "abort", "stop_now",
-               "stop_arm", "raise_cap", "stop_decided") if not callable(getattr(cls, name, None))]
+    missing = [
+        name
+        for cls in (RunEngine, ReplayEngine)
+        for name in ("run", "pause", "resume", "abort", "stop_now", "stop_arm", "raise_cap", "stop_decided")
+        if not callable(getattr(cls, name, None))
+    ]
     assert not missing, missing
     assert isinstance(ReplayEngine([]), RunControls)

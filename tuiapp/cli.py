@@ -7,6 +7,7 @@ refused by preflight (an endpoint that would invalidate it), one line;
 read or written (disk full, damaged file): one line, and for a crash the path of a log file
 holding the traceback — never a traceback on the terminal.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,7 @@ EXIT_OK, EXIT_CRASHED, EXIT_BAD_INPUT, EXIT_STOPPED = 0, 1, 2, 130
 def _cmd_validate(args: argparse.Namespace) -> int:
     from agent.shipped import shipped_path
     from verifiers.executors import close_executor, make_executor
+
     args.suites = [str(shipped_path(s)) for s in args.suites]
     for suite in args.suites:
         if not Path(suite).is_dir():
@@ -44,6 +46,7 @@ def _gate(args: argparse.Namespace, sandbox) -> int:
     from verifiers.isolation import clean_stale_cgroups
     from verifiers.sandbox import describe_sandbox
     from verifiers.scratch import clean_stale
+
     clean_stale()
     clean_stale_cgroups()
     about = describe_sandbox(sandbox)
@@ -52,8 +55,11 @@ def _gate(args: argparse.Namespace, sandbox) -> int:
     if about["sandbox"] == "bwrap":
         print(f"sandbox: bubblewrap {about.get('bwrap_version') or ''}".rstrip(), flush=True)
     else:
-        print(f"WARNING: gating without the full sandbox ({about['sandbox']}): {about.get('missing')}",
-              file=sys.stderr, flush=True)
+        print(
+            f"WARNING: gating without the full sandbox ({about['sandbox']}): {about.get('missing')}",
+            file=sys.stderr,
+            flush=True,
+        )
     width = [32]
 
     def start(tasks, missing) -> None:
@@ -63,8 +69,13 @@ def _gate(args: argparse.Namespace, sandbox) -> int:
         width[0] = max([len(t.id) for t in tasks] + [4])
         print(header(width[0]), flush=True)
 
-    results, problems = gate_suites([Path(p) for p in args.suites], jobs=args.jobs, on_start=start, sandbox=sandbox,
-                                    on_result=lambda g: print(format_row(g, width[0]), flush=True))
+    results, problems = gate_suites(
+        [Path(p) for p in args.suites],
+        jobs=args.jobs,
+        on_start=start,
+        sandbox=sandbox,
+        on_result=lambda g: print(format_row(g, width[0]), flush=True),
+    )
     skipped = [g for g in results if g.skipped is not None]
     failed = [g for g in results if not g.ok and g.skipped is None]
     for problem in problems:
@@ -77,8 +88,10 @@ def _gate(args: argparse.Namespace, sandbox) -> int:
                 for line in rest:
                     print(f"    {line}", file=sys.stderr)
     not_gated = f"{len(skipped)} not gated (runtime missing, see MISSING above); " if skipped else ""
-    print(f"{len(results) - len(failed) - len(skipped)} of {len(results)} tasks gate cleanly; "
-          f"{len(failed)} failed; {not_gated}{len(problems)} broken task folders")
+    print(
+        f"{len(results) - len(failed) - len(skipped)} of {len(results)} tasks gate cleanly; "
+        f"{len(failed)} failed; {not_gated}{len(problems)} broken task folders"
+    )
     return 1 if failed or problems or skipped else 0
 
 
@@ -103,29 +116,46 @@ crash also names a log file with the traceback) · 2 bad input (config, task fol
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="quotabench", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="quotabench", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("validate", help="gate every task of one or more suites before running them",
-                       description="Check that each task is sound: the hidden tests fail on the untouched workspace, "
-                                   "pass on the reference solution (and an alternate one), and the visible tests run.",
-                       epilog="examples:\n  quotabench validate fixtures/core --jobs 2\n"
-                              "  quotabench validate fixtures/core/py-slug-refactor -v",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("suites", nargs="+", metavar="SUITE", help="suite folders or single task folders, e.g. fixtures/core")
-    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="tasks gated in parallel, e.g. --jobs 2 (default 1)")
+    p = sub.add_parser(
+        "validate",
+        help="gate every task of one or more suites before running them",
+        description="Check that each task is sound: the hidden tests fail on the untouched workspace, "
+        "pass on the reference solution (and an alternate one), and the visible tests run.",
+        epilog="examples:\n  quotabench validate fixtures/core --jobs 2\n"
+        "  quotabench validate fixtures/core/py-slug-refactor -v",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "suites", nargs="+", metavar="SUITE", help="suite folders or single task folders, e.g. fixtures/core"
+    )
+    p.add_argument(
+        "--jobs", "-j", type=int, default=1, metavar="N", help="tasks gated in parallel, e.g. --jobs 2 (default 1)"
+    )
     p.add_argument("--verbose", "-v", action="store_true", help="print the test output tail of failing checks")
-    p.add_argument("--require-sandbox", action="store_true", help="refuse to run unless the bubblewrap sandbox runs here")
-    p.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="where the checks run: this machine, or a Ray cluster (needs the [ray] extra), "
-                        "e.g. --executor ray")
-    p.add_argument("--ray-address", metavar="ADDRESS",
-                   help='with --executor ray: the cluster, e.g. --ray-address auto or ray://host:10001 '
-                        '(default: a local Ray for this command)')
+    p.add_argument(
+        "--require-sandbox", action="store_true", help="refuse to run unless the bubblewrap sandbox runs here"
+    )
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the checks run: this machine, or a Ray cluster (needs the [ray] extra), e.g. --executor ray",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="with --executor ray: the cluster, e.g. --ray-address auto or ray://host:10001 "
+        "(default: a local Ray for this command)",
+    )
     p.set_defaults(func=_cmd_validate)
 
     from tuiapp import commands
+
     commands.register(sub)
     return parser
 
@@ -134,6 +164,7 @@ def _config_ledger(config_file: str) -> str:
     """The ledger a run config writes: its run.db (relative to the config's folder), else the default."""
     from agent.config import load_config
     from agent.shipped import shipped_path
+
     return str(load_config(shipped_path(config_file)).db)
 
 
@@ -143,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if getattr(args, "reads_ledger", False) and not args.db:
             from tuiapp.ledger_memory import default_ledger
+
             args.db = _config_ledger(args.config_file) if args.config_file else default_ledger()
         elif getattr(args, "config_file", None):
             raise QuotabenchError("--db and --config both name the ledger — pass one of them")
@@ -165,16 +197,24 @@ def _report_failure(exc: BaseException) -> int:
         print(f"quotabench: {leaf}", file=sys.stderr)
         return getattr(leaf, "exit_code", EXIT_BAD_INPUT)
     if isinstance(leaf, sqlite3.DatabaseError):
-        print(f"quotabench: the ledger cannot be read or written ({leaf}) — free disk space if it is full; "
-              "if the file is damaged, restore it from a copy or pass another --db", file=sys.stderr)
+        print(
+            f"quotabench: the ledger cannot be read or written ({leaf}) — free disk space if it is full; "
+            "if the file is damaged, restore it from a copy or pass another --db",
+            file=sys.stderr,
+        )
         return EXIT_CRASHED
     if isinstance(leaf, OSError) and leaf.errno in (errno.ENOSPC, errno.EDQUOT):
-        print(f"quotabench: the disk is full ({leaf.filename or leaf}) — free space, then `quotabench resume`",
-              file=sys.stderr)
+        print(
+            f"quotabench: the disk is full ({leaf.filename or leaf}) — free space, then `quotabench resume`",
+            file=sys.stderr,
+        )
         return EXIT_CRASHED
     log = _write_crash_log(exc)
-    print(f"quotabench: crashed: {type(leaf).__name__}: {' '.join(str(leaf).split())[:200]} — "
-          f"the traceback is in {log}; `quotabench resume` finishes the run", file=sys.stderr)
+    print(
+        f"quotabench: crashed: {type(leaf).__name__}: {' '.join(str(leaf).split())[:200]} — "
+        f"the traceback is in {log}; `quotabench resume` finishes the run",
+        file=sys.stderr,
+    )
     return EXIT_CRASHED
 
 
@@ -192,6 +232,7 @@ def _write_crash_log(exc: BaseException) -> Path:
 def write_crash_log(text: str) -> Path:
     """`text` (a traceback) in a new log file beside the other state; its path."""
     from tuiapp.ledger_memory import state_dir
+
     name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     for folder in (state_dir(), Path(tempfile.gettempdir())):
         try:

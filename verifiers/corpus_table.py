@@ -1,7 +1,8 @@
 """Print the fixtures/README.md tables (id, language, kind, trap) from the task.toml files.
 
-    python -m verifiers.corpus_table > fixtures/README.md
+python -m verifiers.corpus_table > fixtures/README.md
 """
+
 from __future__ import annotations
 
 import collections
@@ -12,7 +13,10 @@ from verifiers.tasks import load_suite
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SECTIONS = (
     ("core", "fixtures/core — the main suite"),
-    ("controls", "fixtures/controls — a floor task any working agent passes, and a negative control whose shipped wrong patch must fail"),
+    (
+        "controls",
+        "fixtures/controls — a floor task any working agent passes, and a negative control whose shipped wrong patch must fail",
+    ),
     ("smoke", "fixtures/smoke — three fast tasks for demos and end-to-end tests"),
 )
 INTRO = """# The shipped corpus
@@ -38,8 +42,13 @@ def render() -> str:
         langs = collections.Counter(t.language for t in suite.tasks)
         kinds = collections.Counter(t.kind for t in suite.tasks)
         parts.append(f"## {title}\n")
-        parts.append(f"{len(suite.tasks)} tasks — " + ", ".join(f"{n} {lang}" for lang, n in sorted(langs.items()))
-                     + "; kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + "\n")
+        parts.append(
+            f"{len(suite.tasks)} tasks — "
+            + ", ".join(f"{n} {lang}" for lang, n in sorted(langs.items()))
+            + "; kinds: "
+            + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+            + "\n"
+        )
         parts.append("| id | language | kind | trap the hidden tests check |\n|---|---|---|---|")
         for task in sorted(suite.tasks, key=lambda t: (t.language, t.id)):
             parts.append(f"| {task.id} | {task.language} | {task.kind} | {task.trap.replace('|', '/')} |")

@@ -8,6 +8,7 @@
 An executor is a `Sandbox` (same one-method seam), so grading, `run_tests` and the gate use it
 unchanged. `placement` in every RunResult says where a command ran and how long it waited.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,13 +19,15 @@ from verifiers.sandbox import Sandbox, make_sandbox
 EXECUTORS = ("local", "ray")
 
 
-def make_executor(name: str = "local", *, ray_address: str | None = None, require_sandbox: bool = False,
-                  sandbox: str | None = None) -> Sandbox:
+def make_executor(
+    name: str = "local", *, ray_address: str | None = None, require_sandbox: bool = False, sandbox: str | None = None
+) -> Sandbox:
     """The executor called `name`; an unknown name is an error listing the valid ones."""
     if name == "local":
         return make_sandbox(sandbox, require=require_sandbox)
     if name == "ray":
         from verifiers.ray_executor import RaySandbox
+
         return RaySandbox(address=ray_address, require_sandbox=require_sandbox)
     raise VerifierError(f"unknown executor {name!r} — valid executors: {', '.join(EXECUTORS)}")
 
@@ -38,7 +41,7 @@ def close_executor(sandbox: object) -> None:
 
 # -- a tree as data: what a remote command receives instead of paths ---------------------------
 
-Tree = dict[str, tuple[str, bytes]]   # relative path -> ("file", bytes) | ("link", target) | ("exec", bytes)
+Tree = dict[str, tuple[str, bytes]]  # relative path -> ("file", bytes) | ("link", target) | ("exec", bytes)
 
 
 def pack_tree(root: Path | None) -> Tree:
@@ -46,6 +49,7 @@ def pack_tree(root: Path | None) -> Tree:
     import os
 
     from verifiers.tasks import iter_files
+
     if root is None:
         return {}
     tree: Tree = {}
@@ -61,6 +65,7 @@ def pack_tree(root: Path | None) -> Tree:
 def unpack_tree(tree: Tree, dest: Path) -> Path:
     """Write a packed tree under dest; a path that would leave dest is refused."""
     import os
+
     dest.mkdir(parents=True, exist_ok=True)
     root = dest.resolve()
     for rel, (kind, data) in sorted(tree.items()):

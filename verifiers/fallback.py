@@ -11,6 +11,7 @@ environment stays out of reach.
 What it cannot do: hide the host's filesystem (same-uid code can read what that uid reads;
 the protected files are plain copies it could change), or bound the total bytes written.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,13 +38,19 @@ class FallbackSandbox:
         self.reason = reason
         self.as_root = os.geteuid() == 0
         # Dropping to nobody only helps if nobody can still reach the runtimes (not under /root).
-        self.drop_uid = (self.as_root and shutil.which("setpriv") is not None
-                         and all(_others_can_reach(p) for p in host_paths().ro_binds))
+        self.drop_uid = (
+            self.as_root
+            and shutil.which("setpriv") is not None
+            and all(_others_can_reach(p) for p in host_paths().ro_binds)
+        )
 
     def describe(self) -> dict[str, Any]:
-        return {"sandbox": "fallback", "missing": self.reason,
-                "network": "isolated" if self.as_root or network_isolation_available() else "shared",
-                "uid": self._uid_note()}
+        return {
+            "sandbox": "fallback",
+            "missing": self.reason,
+            "network": "isolated" if self.as_root or network_isolation_available() else "shared",
+            "uid": self._uid_note(),
+        }
 
     def _uid_note(self) -> str:
         if self.drop_uid:
@@ -89,8 +96,14 @@ class FallbackSandbox:
         if net_isolated:
             inner = ["unshare", "-n" if self.as_root else "-rn", "--", *inner]
         # Join the cgroup first, from a shell that then becomes the command chain.
-        argv = ["/bin/bash", "-c", 'if [ -n "$1" ]; then echo $$ > "$1" 2>/dev/null; fi; shift; exec "$@"', "qb",
-                cgroup.procs_file or "", *inner]
+        argv = [
+            "/bin/bash",
+            "-c",
+            'if [ -n "$1" ]; then echo $$ > "$1" 2>/dev/null; fi; shift; exec "$@"',
+            "qb",
+            cgroup.procs_file or "",
+            *inner,
+        ]
 
         def reap(pid: int) -> None:
             _kill_group(pid)
@@ -103,16 +116,26 @@ class FallbackSandbox:
             cgroup.remove()
             remove(root)
         isolation = {
-            "sandbox": "fallback", "missing": self.reason, "filesystem": "shared (host view, private copy)",
-            "network": "isolated" if net_isolated else "shared", "pid_namespace": "off",
-            "pids_cgroup": "on" if cgroup.path else "off", "rlimits": "on",
-            "uid": self._uid_note(), "protected_files": "copies (writable)",
+            "sandbox": "fallback",
+            "missing": self.reason,
+            "filesystem": "shared (host view, private copy)",
+            "network": "isolated" if net_isolated else "shared",
+            "pid_namespace": "off",
+            "pids_cgroup": "on" if cgroup.path else "off",
+            "rlimits": "on",
+            "uid": self._uid_note(),
+            "protected_files": "copies (writable)",
         }
         if done.start_error is not None:
             return RunResult(None, done.duration_ms, "", start_error=done.start_error, isolation=isolation)
         if done.exit_status == SANDBOX_ERROR_EXIT and "quotabench sandbox:" in done.output:
-            return RunResult(done.exit_status, done.duration_ms, done.output, isolation=isolation,
-                             start_error="the sandbox could not set its limits")
+            return RunResult(
+                done.exit_status,
+                done.duration_ms,
+                done.output,
+                isolation=isolation,
+                start_error="the sandbox could not set its limits",
+            )
         return RunResult(done.exit_status, done.duration_ms, done.output, timed_out=done.timed_out, isolation=isolation)
 
 
@@ -136,7 +159,6 @@ def _kill_marked(marker: str) -> None:
                         os.kill(int(entry.name), signal.SIGKILL)
             except (OSError, ProcessLookupError):
                 continue
-
 
 
 def _others_can_reach(path: str) -> bool:

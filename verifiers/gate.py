@@ -8,6 +8,7 @@ hidden PASSES on workspace + alternate (where present); hidden FAILS on workspac
 Before any of that, the runtime check (verifiers/runtimes.py): a task whose runner this machine
 lacks is not gated at all, and what is missing is said once per tool.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -31,7 +32,7 @@ MARKS = {True: "ok", False: "FAIL", None: "-"}
 @dataclass
 class CheckResult:
     name: str
-    ok: bool | None          # None = not applicable (no alternate/ or negative/)
+    ok: bool | None  # None = not applicable (no alternate/ or negative/)
     detail: str = ""
 
 
@@ -71,14 +72,28 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
     started = time.monotonic()
     result = TaskGate(task)
     checks = result.checks
-    checks.append(_expect("untouched_fails", grader.grade_overlay(task, None), "fail",
-                          "hidden tests", " on the untouched workspace — the task is already solved or the runner is broken"))
+    checks.append(
+        _expect(
+            "untouched_fails",
+            grader.grade_overlay(task, None),
+            "fail",
+            "hidden tests",
+            " on the untouched workspace — the task is already solved or the runner is broken",
+        )
+    )
     reference = grader.grade_overlay(task, task.reference)
     grader.remember_reference(task, reference)
     expected = reference.passed if reference.verdict == "pass" and not reference.failed else None
     checks.append(_expect("reference_passes", reference, "pass", "hidden tests", " on workspace + reference"))
-    checks.append(_expect("visible_passes", grader.grade_overlay(task, task.reference, hidden=False), "pass",
-                          "visible tests", " on workspace + reference"))
+    checks.append(
+        _expect(
+            "visible_passes",
+            grader.grade_overlay(task, task.reference, hidden=False),
+            "pass",
+            "visible tests",
+            " on workspace + reference",
+        )
+    )
     findings = _reference_findings(task)
     checks.append(CheckResult("reference_parses", not findings, "; ".join(map(str, findings[:3]))))
     if task.alternate:
@@ -91,8 +106,15 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
         # The known-wrong patch is graded as a model's answer would be (it may try to cheat).
         negative = grader.grade_overlay(task, task.negative, expected=expected, reset=True)
         rejected = negative.verdict == "fail" or (negative.verdict == "error" and negative.integrity is not None)
-        checks.append(_expect("negative_fails", negative, negative.verdict if rejected else "fail",
-                              "hidden tests", " on workspace + negative — the known-wrong patch is accepted"))
+        checks.append(
+            _expect(
+                "negative_fails",
+                negative,
+                negative.verdict if rejected else "fail",
+                "hidden tests",
+                " on workspace + negative — the known-wrong patch is accepted",
+            )
+        )
     else:
         checks.append(CheckResult("negative_fails", None, "no negative/"))
     result.seconds = time.monotonic() - started
@@ -115,9 +137,14 @@ def _reference_findings(task: Task) -> list[Finding]:
     return findings
 
 
-def gate_suites(paths: list[Path], jobs: int = 1, on_result: Callable[[TaskGate], None] | None = None,
-                on_start: Callable[[list[Task], list[MissingRuntime]], None] | None = None,
-                probe: Probe | None = None, sandbox: Sandbox | None = None) -> tuple[list[TaskGate], list[TaskProblem]]:
+def gate_suites(
+    paths: list[Path],
+    jobs: int = 1,
+    on_result: Callable[[TaskGate], None] | None = None,
+    on_start: Callable[[list[Task], list[MissingRuntime]], None] | None = None,
+    probe: Probe | None = None,
+    sandbox: Sandbox | None = None,
+) -> tuple[list[TaskGate], list[TaskProblem]]:
     """Gate every task of every suite; broken task folders come back as problems, never raise.
 
     `on_start(tasks, missing)` is called once, after loading and the runtime check; a task whose

@@ -11,6 +11,7 @@ kept by a `CountStore`); an exit 0 with no summary or fewer tests is `error`, "t
 reported N of M tests". Runner configuration the model wrote where the reference does not
 (a conftest.py, a Cargo.toml, ...) is put back to the fixture's version before grading.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,17 +27,30 @@ from verifiers.tasks import Task, copy_with_overlays, iter_files
 
 _CANNOT_START = {126, 127}
 # Files a test runner reads on its own: conftest hooks, runner and build config, toolchain pins.
-RUNNER_FILES = frozenset({
-    "conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py",
-    "usercustomize.py", "Cargo.toml", "build.rs", "rust-toolchain", "rust-toolchain.toml",
-    "package.json", ".npmrc", "tsconfig.json",
-})
+RUNNER_FILES = frozenset(
+    {
+        "conftest.py",
+        "pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+        "sitecustomize.py",
+        "usercustomize.py",
+        "Cargo.toml",
+        "build.rs",
+        "rust-toolchain",
+        "rust-toolchain.toml",
+        "package.json",
+        ".npmrc",
+        "tsconfig.json",
+    }
+)
 RUNNER_DIRS = frozenset({".cargo"})
 
 
 @dataclass(frozen=True)
 class GradeResult:
-    verdict: str                       # pass | fail | timeout | error
+    verdict: str  # pass | fail | timeout | error
     exit_status: int | None
     duration_ms: int
     passed: int | None
@@ -47,21 +61,23 @@ class GradeResult:
     environment: str | None = None
     timeout_s: float | None = None
     expected_tests: int | None = None  # passed tests of the reference solution, when counted
-    integrity: str | None = None       # why an exit 0 was not a pass
-    restored: tuple[str, ...] = ()     # runner files put back to the fixture's version
+    integrity: str | None = None  # why an exit 0 was not a pass
+    restored: tuple[str, ...] = ()  # runner files put back to the fixture's version
     placement: dict[str, Any] = field(default_factory=dict)  # where it ran: executor, node, queue_ms, retries
 
 
 @runtime_checkable
 class Grader(Protocol):
     """What the engine grades with (SandboxGrader here; a benchmark's or a test's fake too)."""
+
     def grade(self, task: Task, workspace: Path) -> GradeResult: ...
     def run_visible(self, task: Task, workspace: Path, timeout_s: float | None = None) -> GradeResult: ...
 
 
 class CountStore(Protocol):
     """Where the reference's passed-test count per task version is kept (the ledger, in a run)."""
-    def get(self, key: str) -> tuple[bool, int | None]: ...   # (known, count or None)
+
+    def get(self, key: str) -> tuple[bool, int | None]: ...  # (known, count or None)
     def put(self, key: str, task_id: str, count: int | None) -> None: ...
 
 
@@ -73,8 +89,9 @@ def verdict_of(result: RunResult) -> str:
     return "pass" if result.exit_status == 0 else "fail"
 
 
-def _to_grade(result: RunResult, timeout_s: float, expected: int | None = None,
-              restored: tuple[str, ...] = ()) -> GradeResult:
+def _to_grade(
+    result: RunResult, timeout_s: float, expected: int | None = None, restored: tuple[str, ...] = ()
+) -> GradeResult:
     counts = parse_counts(result.output)
     verdict = verdict_of(result)
     integrity = None
@@ -85,12 +102,19 @@ def _to_grade(result: RunResult, timeout_s: float, expected: int | None = None,
     if environment and result.placement.get("node"):
         environment += f" (on {result.placement['executor']} node {result.placement['node']})"
     return GradeResult(
-        verdict=verdict, exit_status=result.exit_status, duration_ms=result.duration_ms,
-        passed=counts.passed, failed=counts.failed,
+        verdict=verdict,
+        exit_status=result.exit_status,
+        duration_ms=result.duration_ms,
+        passed=counts.passed,
+        failed=counts.failed,
         output=result.output if result.start_error is None else f"{result.start_error}\n{result.output}".strip(),
-        isolation=result.isolation, failing_tests=counts.failing,
+        isolation=result.isolation,
+        failing_tests=counts.failing,
         environment=environment,
-        timeout_s=timeout_s, expected_tests=expected, integrity=integrity, restored=restored,
+        timeout_s=timeout_s,
+        expected_tests=expected,
+        integrity=integrity,
+        restored=restored,
         placement=result.placement or {"executor": "local", "queue_ms": 0, "retries": 0},
     )
 
@@ -130,8 +154,17 @@ class SandboxGrader:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
-    def _run(self, task: Task, layers: tuple[Path | None, ...], command: str, protected: Path | None, *,
-             timeout_s: float | None = None, expected: int | None = None, reset: bool = False) -> GradeResult:
+    def _run(
+        self,
+        task: Task,
+        layers: tuple[Path | None, ...],
+        command: str,
+        protected: Path | None,
+        *,
+        timeout_s: float | None = None,
+        expected: int | None = None,
+        reset: bool = False,
+    ) -> GradeResult:
         scratch = scratch_dir(f"grade-{task.id}")
         try:
             assert layers[0] is not None, "the first layer is the task's workspace"
@@ -153,13 +186,15 @@ class SandboxGrader:
         (the agent loop passes what is left of the attempt's time)."""
         return self._run(task, (workspace,), task.visible_cmd, None, timeout_s=timeout_s)
 
-    def grade_overlay(self, task: Task, overlay: Path | None, *, hidden: bool = True,
-                      expected: int | None = None, reset: bool = False) -> GradeResult:
+    def grade_overlay(
+        self, task: Task, overlay: Path | None, *, hidden: bool = True, expected: int | None = None, reset: bool = False
+    ) -> GradeResult:
         """Grade workspace + overlay (reference, alternate, negative, or None for untouched);
         `expected` and `reset` grade it like a model's answer (the gate's negative/)."""
         if hidden:
-            return self._run(task, (task.workspace, overlay), task.hidden_cmd, task.hidden, expected=expected,
-                             reset=reset)
+            return self._run(
+                task, (task.workspace, overlay), task.hidden_cmd, task.hidden, expected=expected, reset=reset
+            )
         return self._run(task, (task.workspace, overlay), task.visible_cmd, None)
 
     def expected_tests(self, task: Task) -> int | None:

@@ -4,6 +4,7 @@ the language runtimes (this Python and its packages, node and tsx, cargo and rus
 Nothing else of the host is shown to the command: not the user's home, not the suites, not
 the ledger. Found once per process.
 """
+
 from __future__ import annotations
 
 import functools
@@ -18,16 +19,22 @@ SYSTEM_DIRS = ("/usr",)
 # Merged-/usr systems have these as symlinks into /usr; others have real directories.
 TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Copied into the sandbox's own /etc (one mount); everything else of /etc stays out.
-ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-             "/etc/alternatives", "/etc/nsswitch.conf")
+ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/etc/nsswitch.conf",
+)
 
 
 @dataclass(frozen=True)
 class HostPaths:
-    ro_binds: tuple[str, ...]            # host paths bound read-only at the same path
+    ro_binds: tuple[str, ...]  # host paths bound read-only at the same path
     symlinks: tuple[tuple[str, str], ...]  # (target, link) pairs for /bin and friends
-    path_dirs: tuple[str, ...]           # PATH inside the sandbox, in order
-    env: tuple[tuple[str, str], ...]     # runtime variables (RUSTUP_HOME)
+    path_dirs: tuple[str, ...]  # PATH inside the sandbox, in order
+    env: tuple[tuple[str, str], ...]  # runtime variables (RUSTUP_HOME)
 
 
 def _under(path: str, roots: list[str]) -> bool:

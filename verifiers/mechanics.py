@@ -6,6 +6,7 @@ offline). A file that parsed clean in the fixture (or is new) but now has ERROR 
 nodes is a finding. So are literal `\\n` runs where newlines belong, an emptied or truncated
 file, and a file written in another language than its extension says (seed 003 result 10).
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,14 +20,24 @@ from tree_sitter import Language, Node, Parser, Tree
 from verifiers.tasks import iter_files
 
 EXTENSIONS = {
-    ".py": "python", ".pyi": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
-    ".rs": "rust", ".sh": "bash", ".bash": "bash",
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".rs": "rust",
+    ".sh": "bash",
+    ".bash": "bash",
 }
 _OTHER_LANGUAGES = ("python", "javascript", "rust", "typescript")
 _ESCAPED_NEWLINE = re.compile(
-    r"\\n(?:[ \t]{2,}|(?:def|class|return|import|from|function|const|let|var|fn|pub|use|impl|if|for|while|fi|done)\b|[})\]])")
+    r"\\n(?:[ \t]{2,}|(?:def|class|return|import|from|function|const|let|var|fn|pub|use|impl|if|for|while|fi|done)\b|[})\]])"
+)
 CONTEXT_LINES = 2
 MAX_ERRORS_PER_FILE = 5
 FIXTURE_TREES = 256  # fixture files whose parse is kept (a few KB of tree each)
@@ -36,19 +47,27 @@ FIXTURE_TREES = 256  # fixture files whose parse is kept (a few KB of tree each)
 def _language(name: str) -> Language:
     if name == "python":
         import tree_sitter_python
+
         return Language(tree_sitter_python.language())
     if name == "javascript":
         import tree_sitter_javascript
+
         return Language(tree_sitter_javascript.language())
     if name in ("typescript", "tsx"):
         import tree_sitter_typescript
-        return Language(tree_sitter_typescript.language_typescript() if name == "typescript"
-                        else tree_sitter_typescript.language_tsx())
+
+        return Language(
+            tree_sitter_typescript.language_typescript()
+            if name == "typescript"
+            else tree_sitter_typescript.language_tsx()
+        )
     if name == "rust":
         import tree_sitter_rust
+
         return Language(tree_sitter_rust.language())
     if name == "bash":
         import tree_sitter_bash
+
         return Language(tree_sitter_bash.language())
     raise KeyError(name)
 
@@ -65,7 +84,7 @@ def grammar_for(path: Path | str) -> str | None:
 @dataclass(frozen=True)
 class Finding:
     file: str
-    flag: str            # syntax_error | missing_node | escaped_newlines | emptied | truncated | wrong_language
+    flag: str  # syntax_error | missing_node | escaped_newlines | emptied | truncated | wrong_language
     line: int | None = None
     column: int | None = None
     node_kind: str | None = None
@@ -123,7 +142,7 @@ def _shared_suffix(a: bytes, b: bytes, limit: int) -> int:
     lo, hi = 0, limit
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[len(a) - mid:len(a) - lo] == b[len(b) - mid:len(b) - lo]:
+        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
             lo = mid
         else:
             hi = mid - 1
@@ -143,8 +162,14 @@ def parses_clean_edited(before: bytes, after: bytes, grammar: str) -> bool:
     start = _shared_prefix(before, after)
     tail = _shared_suffix(before, after, min(len(before), len(after)) - start)
     old_end, new_end = len(before) - tail, len(after) - tail
-    tree.edit(start_byte=start, old_end_byte=old_end, new_end_byte=new_end, start_point=_point(before, start),
-              old_end_point=_point(before, old_end), new_end_point=_point(after, new_end))
+    tree.edit(
+        start_byte=start,
+        old_end_byte=old_end,
+        new_end_byte=new_end,
+        start_point=_point(before, start),
+        old_end_point=_point(before, old_end),
+        new_end_point=_point(after, new_end),
+    )
     return not _parser(grammar).parse(after, tree).root_node.has_error
 
 
@@ -164,8 +189,9 @@ def check_file(name: str, after: bytes, before: bytes | None = None) -> list[Fin
     escaped_after = len(_ESCAPED_NEWLINE.findall(after.decode("utf-8", "replace")))
     escaped_before = len(_ESCAPED_NEWLINE.findall(before.decode("utf-8", "replace"))) if before else 0
     if escaped_after >= 2 and escaped_after > escaped_before:
-        findings.append(Finding(name, "escaped_newlines",
-                                message=f"{escaped_after} literal \\n escape runs where newlines belong"))
+        findings.append(
+            Finding(name, "escaped_newlines", message=f"{escaped_after} literal \\n escape runs where newlines belong")
+        )
     if grammar is None:
         return findings
     fixture_clean = before is not None and not _fixture_tree(before, grammar).root_node.has_error
@@ -181,8 +207,13 @@ def check_file(name: str, after: bytes, before: bytes | None = None) -> list[Fin
     if problems[0].start_point[0] < 3 or error_bytes >= 0.6 * len(after):
         wrong = _detect_other_language(after, grammar)  # only when the file fails from the top or mostly
         if wrong:
-            findings.append(Finding(name, "wrong_language",
-                                    message=f"{Path(name).suffix} file does not parse as {grammar} but parses as {wrong}"))
+            findings.append(
+                Finding(
+                    name,
+                    "wrong_language",
+                    message=f"{Path(name).suffix} file does not parse as {grammar} but parses as {wrong}",
+                )
+            )
     lines = after.decode("utf-8", "replace").splitlines()
     cut_short = before is not None and len(after) < len(before) and before.startswith(after.rstrip())
     for node in problems:
@@ -191,12 +222,14 @@ def check_file(name: str, after: bytes, before: bytes | None = None) -> list[Fin
         if node.is_missing:
             flag, message = "missing_node", f"missing {node.type!r}"
         else:
-            near = lines[row][col0:col0 + 40].strip() if row < len(lines) else ""
+            near = lines[row][col0 : col0 + 40].strip() if row < len(lines) else ""
             if cut_short and before is not None and row >= len(lines) - 1:
                 more = len(before.splitlines()) - len(lines)
                 message = f"unparseable {grammar}: the file breaks off here ({more} more lines in the fixture)"
             else:
-                message = f"unparseable {grammar} near {near!r}" if near else f"unparseable {grammar} at the end of the line"
+                message = (
+                    f"unparseable {grammar} near {near!r}" if near else f"unparseable {grammar} at the end of the line"
+                )
             flag = "syntax_error"
         findings.append(Finding(name, flag, line, col, node.type, message, _context(lines, line)))
     return findings

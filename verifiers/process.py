@@ -5,6 +5,7 @@ the process exits or writes, not on a sleep schedule; the wall-clock limit is th
 timeout. Output beyond the cap is dropped as it arrives (head and tail kept), so a command
 printing gigabytes costs neither disk nor memory.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,7 +24,7 @@ DRAIN_AFTER_EXIT_S = 2.0  # a straggler still holding the pipe after the exit: g
 
 @dataclass(frozen=True)
 class Finished:
-    exit_status: int | None   # negative: killed by that signal
+    exit_status: int | None  # negative: killed by that signal
     output: str
     duration_ms: int
     timed_out: bool
@@ -54,16 +55,27 @@ class _CappedBuffer:
         tail = b"".join(self.tail)
         kept = len(self.head) + len(tail)
         if self.total > kept or len(tail) > self.tail_cap:
-            tail = tail[-self.tail_cap:]
+            tail = tail[-self.tail_cap :]
             cut = self.total - len(self.head) - len(tail)
-            return (self.head.decode("utf-8", "replace") + f"\n[... {cut} bytes cut ...]\n"
-                    + tail.decode("utf-8", "replace"))
+            return (
+                self.head.decode("utf-8", "replace")
+                + f"\n[... {cut} bytes cut ...]\n"
+                + tail.decode("utf-8", "replace")
+            )
         return (bytes(self.head) + tail).decode("utf-8", "replace")
 
 
-def run_process(argv: list[str], *, env: dict[str, str], timeout_s: float, cwd: str | None = None,
-                cap: int = OUTPUT_CAP_BYTES, kill: Callable[[int], None] | None = None,
-                after_exit: Callable[[int], None] | None = None, pass_fds: tuple[int, ...] = ()) -> Finished:
+def run_process(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    timeout_s: float,
+    cwd: str | None = None,
+    cap: int = OUTPUT_CAP_BYTES,
+    kill: Callable[[int], None] | None = None,
+    after_exit: Callable[[int], None] | None = None,
+    pass_fds: tuple[int, ...] = (),
+) -> Finished:
     """Run argv in a new session with stdout+stderr on a pipe; kill it at `timeout_s`.
 
     `kill(pid)` replaces the default SIGKILL of the process group on timeout; `after_exit(pid)`
@@ -73,8 +85,17 @@ def run_process(argv: list[str], *, env: dict[str, str], timeout_s: float, cwd: 
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd, env=env,
-                                cwd=cwd, start_new_session=True, close_fds=True, pass_fds=pass_fds)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=pass_fds,
+        )
     except OSError as exc:
         for fd in (read_fd, write_fd, *pass_fds):
             os.close(fd)

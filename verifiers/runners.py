@@ -3,6 +3,7 @@
 Counts come from pytest, `node --test` (and tsx --test) and `cargo test` summaries; a custom
 verifier script yields no counts and is judged by exit status alone.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,11 +26,11 @@ _ENVIRONMENT_PATTERNS = (
     re.compile(r"ModuleNotFoundError: No module named '([^']+)'"),
     re.compile(r"Cannot find package '([^']+)'"),
     re.compile(r"Cannot find module '((?![./]|file:)[^']+)'"),  # a bare specifier: an npm package
-    re.compile(r"Unknown file extension \"(\.[cm]?tsx?)\""),   # node without a TypeScript loader
+    re.compile(r"Unknown file extension \"(\.[cm]?tsx?)\""),  # node without a TypeScript loader
     re.compile(r"no matching package named `([^`]+)`"),
     re.compile(r"can't find crate for `([^`]+)`"),
     re.compile(r"(?:use of undeclared crate or module|use of unresolved module or unlinked crate) `([^`]+)`"),
-    re.compile(r"(?:^|\s)([\w.-]+): command not found$", re.M),    # bash
+    re.compile(r"(?:^|\s)([\w.-]+): command not found$", re.M),  # bash
     re.compile(r"^\S*sh: (?:line )?\d+: ([\w.-]+): not found$", re.M),  # dash / sh
 )
 _COMPILED_CRATE = re.compile(r"could not compile `([^`]+)`")
@@ -46,13 +47,19 @@ def parse_counts(output: str) -> TestCounts:
     """Best-effort counts from whichever runner printed `output`."""
     cargo = _CARGO_RESULT.findall(output)
     if cargo:
-        return TestCounts(sum(int(p) for p, _ in cargo), sum(int(f) for _, f in cargo),
-                          tuple(dict.fromkeys(_CARGO_FAILED.findall(output))))
+        return TestCounts(
+            sum(int(p) for p, _ in cargo),
+            sum(int(f) for _, f in cargo),
+            tuple(dict.fromkeys(_CARGO_FAILED.findall(output))),
+        )
     node_pass, node_fail = _NODE_PASS.findall(output), _NODE_FAIL.findall(output)
     if node_pass or node_fail:  # the runner's own summary is the last block it prints
         failing = tuple(n.strip() for n in _NODE_NOT_OK.findall(output))
-        return TestCounts(int(node_pass[-1]) if node_pass else 0, int(node_fail[-1]) if node_fail else 0,
-                          tuple(dict.fromkeys(failing)))
+        return TestCounts(
+            int(node_pass[-1]) if node_pass else 0,
+            int(node_fail[-1]) if node_fail else 0,
+            tuple(dict.fromkeys(failing)),
+        )
     summary = _PYTEST_SUMMARY.findall(output)
     if summary:
         counts = {"passed": 0, "failed": 0}

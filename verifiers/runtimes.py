@@ -6,6 +6,7 @@ sandbox gives the tests, once per tool. A missing tool is said once per tool and
 ("6 typescript tasks need `tsx` on PATH: npm install -g tsx"), not once per check of every
 task; `quotabench validate` and the run engine both skip those tasks (class `environment`).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -20,8 +21,13 @@ from pathlib import Path
 from verifiers.tasks import Task
 
 # What each language needs beneath the command's own first word.
-LANGUAGE_NEEDS = {"python": (), "shell": ("bash",), "javascript": ("node",), "typescript": ("node",),
-                  "rust": ("cargo",)}
+LANGUAGE_NEEDS = {
+    "python": (),
+    "shell": ("bash",),
+    "javascript": ("node",),
+    "typescript": ("node",),
+    "rust": ("cargo",),
+}
 FIXES = {
     "tsx": "npm install -g tsx",
     "node": "install Node.js 18 or newer (apt-get install nodejs, or nvm install --lts)",
@@ -36,6 +42,7 @@ MIN_NODE_MAJOR = 18  # node:test
 @dataclass(frozen=True)
 class MissingRuntime:
     """One missing tool and the tasks of one language that need it."""
+
     tool: str
     language: str
     task_ids: tuple[str, ...]
@@ -54,6 +61,7 @@ class MissingRuntime:
 def sandbox_path() -> str:
     """The PATH the sandbox gives test commands (verifiers.hostpaths builds it)."""
     from verifiers.hostpaths import host_paths
+
     return ":".join(host_paths().path_dirs)
 
 

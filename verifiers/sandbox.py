@@ -15,6 +15,7 @@ Two implementations, picked by name from `SANDBOXES`:
 
 `make_sandbox()` picks bwrap when it works here; `require=True` refuses the fallback.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,11 +43,11 @@ class SandboxUnavailable(VerifierError):
 @dataclass(frozen=True)
 class Limits:
     timeout_s: float = 60.0
-    cpu_s: int | None = None          # defaults to 2x the timeout
-    memory_mb: int = 4096             # RLIMIT_AS
-    max_procs: int = 256              # RLIMIT_NPROC (and the fallback's pids cgroup)
-    file_size_mb: int = 256           # RLIMIT_FSIZE: the largest single file
-    disk_mb: int = 512                # what the command can write in all: the tree's and /tmp's tmpfs
+    cpu_s: int | None = None  # defaults to 2x the timeout
+    memory_mb: int = 4096  # RLIMIT_AS
+    max_procs: int = 256  # RLIMIT_NPROC (and the fallback's pids cgroup)
+    file_size_mb: int = 256  # RLIMIT_FSIZE: the largest single file
+    disk_mb: int = 512  # what the command can write in all: the tree's and /tmp's tmpfs
     network: bool = False
     # What a scheduler should reserve for it (Ray's resources): not limits, a typical need.
     cpus: float = 1.0
@@ -74,11 +75,22 @@ class Sandbox(Protocol):
 def base_env(home: str, tmp: str) -> dict[str, str]:
     """A minimal environment from an allowlist: nothing secret-looking can leak in."""
     env = {
-        "HOME": home, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp, "USER": "sandbox", "LOGNAME": "sandbox",
-        "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+        "HOME": home,
+        "TMPDIR": tmp,
+        "TMP": tmp,
+        "TEMP": tmp,
+        "USER": "sandbox",
+        "LOGNAME": "sandbox",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # plugins of the host venv cost seconds per run
-        "NO_COLOR": "1", "TERM": "dumb", "CARGO_HOME": f"{home}/.cargo",
-        "CARGO_TERM_COLOR": "never", "NODE_OPTIONS": "", "npm_config_update_notifier": "false",
+        "NO_COLOR": "1",
+        "TERM": "dumb",
+        "CARGO_HOME": f"{home}/.cargo",
+        "CARGO_TERM_COLOR": "never",
+        "NODE_OPTIONS": "",
+        "npm_config_update_notifier": "false",
     }
     for name in _PASSTHROUGH:
         if name in os.environ:
@@ -89,13 +101,16 @@ def base_env(home: str, tmp: str) -> dict[str, str]:
 def limit_script(limits: Limits, nproc: int) -> str:
     """Shell lines setting the rlimits (soft = hard) before anything else runs."""
     cpu = limits.cpu_s or int(limits.timeout_s * 2) + 5
-    return (f"ulimit -t {cpu} -v {limits.memory_mb * 1024} -f {limits.file_size_mb * 1024} "
-            f"-u {nproc} -c 0 || {{ echo 'quotabench sandbox: cannot set rlimits' >&2; exit {SANDBOX_ERROR_EXIT}; }}")
+    return (
+        f"ulimit -t {cpu} -v {limits.memory_mb * 1024} -f {limits.file_size_mb * 1024} "
+        f"-u {nproc} -c 0 || {{ echo 'quotabench sandbox: cannot set rlimits' >&2; exit {SANDBOX_ERROR_EXIT}; }}"
+    )
 
 
 def protected_files(protected: Path | None) -> list[str]:
     """Relative paths of the protected folder's regular files (symlinks are not followed)."""
     from verifiers.tasks import iter_files
+
     if protected is None:
         return []
     return [str(p.relative_to(protected)) for p in iter_files(protected) if not p.is_symlink()]
@@ -118,8 +133,11 @@ RESIDENT_MB = {"python": 400, "shell": 300, "javascript": 400, "typescript": 600
 
 
 def limits_for(language: str, timeout_s: float, memory_mb: int | None = None) -> Limits:
-    return Limits(timeout_s=timeout_s, memory_mb=memory_mb or DEFAULT_MEMORY_MB.get(language, 4096),
-                  resident_mb=RESIDENT_MB.get(language, 512))
+    return Limits(
+        timeout_s=timeout_s,
+        memory_mb=memory_mb or DEFAULT_MEMORY_MB.get(language, 4096),
+        resident_mb=RESIDENT_MB.get(language, 512),
+    )
 
 
 def sandbox_names() -> tuple[str, ...]:
@@ -133,6 +151,7 @@ def make_sandbox(name: str | None = None, *, require: bool = False) -> Sandbox:
     """
     from verifiers.bwrap import BwrapSandbox
     from verifiers.fallback import FallbackSandbox
+
     if name not in (None, *sandbox_names()):
         raise VerifierError(f"unknown sandbox {name!r} — valid sandboxes: {', '.join(sandbox_names())}")
     status = bwrap_status()

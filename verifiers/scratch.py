@@ -6,6 +6,7 @@ All of them sit under one root per user, `$TMPDIR/quotabench-<uid>/`, in folders
 reused pid is not mistaken for the owner). `clean_stale()` removes the folders whose owner
 is gone; `quotabench run`, `resume` and `validate` call it when they start.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,7 +32,7 @@ def _start_time(pid: int) -> int | None:
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     return int(fields[19])
 
 
@@ -71,6 +72,7 @@ def clean_stale() -> int:
 
 def _force_rmtree(path: Path) -> None:
     """rmtree that also gets through folders the sandboxed code made read-only."""
+
     def fix(func: Callable[[str], object], target: str, _exc: object) -> None:
         try:
             os.chmod(os.path.dirname(target), 0o700)
@@ -78,6 +80,7 @@ def _force_rmtree(path: Path) -> None:
             func(target)
         except OSError:
             pass
+
     shutil.rmtree(path, onerror=fix)
 
 

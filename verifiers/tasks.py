@@ -3,6 +3,7 @@
 A suite loads every valid task and reports each broken one as a `TaskProblem`
 (path, what is wrong, how to fix) instead of raising.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,8 +20,15 @@ from verifiers import VerifierError
 
 LANGUAGES = ("python", "javascript", "typescript", "rust", "shell")
 KNOWN_KINDS = (
-    "implement-spec", "boundary", "bugfix", "error-handling", "api-misuse",
-    "refactor", "multi-file", "perf", "control",
+    "implement-spec",
+    "boundary",
+    "bugfix",
+    "error-handling",
+    "api-misuse",
+    "refactor",
+    "multi-file",
+    "perf",
+    "control",
 )
 DEFAULT_TIMEOUT_S = 60
 MAX_TIMEOUT_S = 24 * 3600
@@ -115,7 +123,7 @@ def iter_files(root: Path) -> Iterator[Path]:
 def _require_str(data: dict[str, Any], key: str, toml_path: Path) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise TaskError(f"task {toml_path.parent}: `{key}` is missing or empty in task.toml — add {key} = \"...\"")
+        raise TaskError(f'task {toml_path.parent}: `{key}` is missing or empty in task.toml — add {key} = "..."')
     return value.strip()
 
 
@@ -138,8 +146,10 @@ def _check_links(path: Path) -> None:
                     entry.resolve(strict=True)
                 except (OSError, RuntimeError) as exc:
                     reason = "loops" if "loop" in str(exc).lower() else "points to nothing"
-                    raise TaskError(f"task {path}: the symlink {entry.relative_to(path)} {reason} — "
-                                    "remove it or point it at a file in the task") from None
+                    raise TaskError(
+                        f"task {path}: the symlink {entry.relative_to(path)} {reason} — "
+                        "remove it or point it at a file in the task"
+                    ) from None
 
 
 def _load_task(path: Path) -> Task:
@@ -161,30 +171,41 @@ def _load_task(path: Path) -> Task:
         raise TaskError(f"task {path}: kind {kind!r} is not one of {', '.join(KNOWN_KINDS)} — pick the closest one")
     prompt = data.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
-        raise TaskError(f"task {path}: prompt = {prompt!r:.40} is not a string — write prompt = \"...\" or use prompt.md")
+        raise TaskError(f'task {path}: prompt = {prompt!r:.40} is not a string — write prompt = "..." or use prompt.md')
     if not prompt:
         prompt_md = path / "prompt.md"
         if not prompt_md.is_file():
-            raise TaskError(f"task {path}: no prompt — add prompt = \"...\" to task.toml or a prompt.md beside it")
+            raise TaskError(f'task {path}: no prompt — add prompt = "..." to task.toml or a prompt.md beside it')
         try:
             prompt = prompt_md.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise TaskError(f"task {path}: prompt.md is not UTF-8 text (byte {exc.start}) — save it as UTF-8") from None
     timeout = data.get("timeout_s", DEFAULT_TIMEOUT_S)
-    if (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= MAX_TIMEOUT_S):
-        raise TaskError(f"task {path}: timeout_s = {timeout!r} is not a number of seconds in (0, {MAX_TIMEOUT_S}] "
-                        "— e.g. timeout_s = 60")
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= MAX_TIMEOUT_S:
+        raise TaskError(
+            f"task {path}: timeout_s = {timeout!r} is not a number of seconds in (0, {MAX_TIMEOUT_S}] "
+            "— e.g. timeout_s = 60"
+        )
     memory_mb = data.get("memory_mb")
-    if memory_mb is not None and (not isinstance(memory_mb, int) or isinstance(memory_mb, bool)
-                                  or not 0 < memory_mb <= MAX_MEMORY_MB):
-        raise TaskError(f"task {path}: memory_mb = {memory_mb!r} is not an integer in [1, {MAX_MEMORY_MB}] — e.g. memory_mb = 2048")
+    if memory_mb is not None and (
+        not isinstance(memory_mb, int) or isinstance(memory_mb, bool) or not 0 < memory_mb <= MAX_MEMORY_MB
+    ):
+        raise TaskError(
+            f"task {path}: memory_mb = {memory_mb!r} is not an integer in [1, {MAX_MEMORY_MB}] — e.g. memory_mb = 2048"
+        )
     if not isinstance(data.get("trap", ""), str):
-        raise TaskError(f"task {path}: trap is not a string — write trap = \"...\" or leave it out")
+        raise TaskError(f'task {path}: trap is not a string — write trap = "..." or leave it out')
     task = Task(
-        id=task_id, path=path, language=language, kind=kind, prompt=prompt.strip(),
+        id=task_id,
+        path=path,
+        language=language,
+        kind=kind,
+        prompt=prompt.strip(),
         visible_cmd=_require_str(data, "visible_cmd", toml_path),
         hidden_cmd=_require_str(data, "hidden_cmd", toml_path),
-        timeout_s=float(timeout), trap=str(data.get("trap", "")).strip(), memory_mb=memory_mb,
+        timeout_s=float(timeout),
+        trap=str(data.get("trap", "")).strip(),
+        memory_mb=memory_mb,
     )
     _check_links(path)
     for name, folder in (("workspace", task.workspace), ("hidden", task.hidden), ("reference", task.reference)):
@@ -202,8 +223,11 @@ def load_suite(path: Path) -> Suite:
         raise TaskError(f"suite {path}: not a folder — pass a folder of tasks or one task folder")
     suite = Suite(path=path)
     try:
-        candidates = [path] if (path / "task.toml").is_file() else sorted(
-            p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+        candidates = (
+            [path]
+            if (path / "task.toml").is_file()
+            else sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+        )
     except OSError as exc:
         raise TaskError(f"suite {path}: cannot list the folder ({exc.strerror}) — check its permissions") from None
     seen: dict[str, Path] = {}
@@ -217,7 +241,9 @@ def load_suite(path: Path) -> Suite:
             suite.problems.append(TaskProblem(folder, problem, fix or "see docs/tasks.md"))
             continue
         if task.id in seen:
-            suite.problems.append(TaskProblem(folder, f"duplicate id {task.id!r} (also {seen[task.id]})", "give each task a unique id"))
+            suite.problems.append(
+                TaskProblem(folder, f"duplicate id {task.id!r} (also {seen[task.id]})", "give each task a unique id")
+            )
             continue
         seen[task.id] = folder
         suite.tasks.append(task)
@@ -234,8 +260,14 @@ def copy_with_overlays(source: Path, dest: Path, *overlays: Path | None, link: b
     copy = _link_or_copy if link else shutil.copy2
     for folder in (source, *overlays):
         if folder is not None:
-            shutil.copytree(folder, dest, symlinks=True, dirs_exist_ok=True, copy_function=copy,
-                            ignore=shutil.ignore_patterns(*_JUNK))
+            shutil.copytree(
+                folder,
+                dest,
+                symlinks=True,
+                dirs_exist_ok=True,
+                copy_function=copy,
+                ignore=shutil.ignore_patterns(*_JUNK),
+            )
     return dest
 
 

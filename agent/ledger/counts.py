@@ -1,5 +1,6 @@
 """The ledger as the grader's `CountStore`: each task version's reference test count, kept
 across runs so a task's reference is run once per ledger, not once per attempt."""
+
 from __future__ import annotations
 
 from agent.ledger.store import Ledger, utc_now
@@ -17,4 +18,5 @@ class LedgerCounts:
         with self.ledger.lock, self.ledger.db.conn:
             self.ledger.db.conn.execute(
                 "insert or replace into reference_counts (task_key, task_id, passed, created_utc) values (?, ?, ?, ?)",
-                [key, task_id, count, utc_now()])
+                [key, task_id, count, utc_now()],
+            )

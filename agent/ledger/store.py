@@ -9,6 +9,7 @@ writer thread (see agent/ledger/writer.py), never on the event loop.
 Any SQLite failure (disk full, a damaged file, a lock held too long) is a `LedgerError` with
 one line saying what to do.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,6 +41,7 @@ class LedgerError(QuotabenchError):
     """The ledger file cannot be read or written (disk full, damaged, locked)."""
 
     exit_code = 1
+
 
 def new_id() -> str:
     """A ULID (python-ulid): 48-bit millisecond time + 80 random bits as 26 Crockford base32
@@ -132,8 +134,10 @@ def _migration_names() -> frozenset[str]:
 def _migrated(conn: sqlite3.Connection) -> bool:
     names = _migration_names()
     try:
-        applied = {row[0] for row in conn.execute("select name from _sqlite_migrations where migration_set = ?",
-                                                  ["quotabench"])}
+        applied = {
+            row[0]
+            for row in conn.execute("select name from _sqlite_migrations where migration_set = ?", ["quotabench"])
+        }
     except sqlite3.OperationalError:  # a new file: no migrations table yet
         return False
     return bool(names) and names <= applied
@@ -175,6 +179,7 @@ class Ledger:
                 self.conn.execute(f"PRAGMA {pragma}")
             if not _migrated(self.conn):
                 from agent.ledger import schema
+
                 if schema.pending(self.db):
                     with self.transaction():  # two processes opening a new file: one migrates, the other waits
                         schema.apply(self.db)
@@ -184,6 +189,7 @@ class Ledger:
         """The sqlite-utils view of the connection (migrations, recovery); imported on first use."""
         if self._db is None:
             from sqlite_utils import Database
+
             self._db = Database(self.conn, recursive_triggers=False)
         return self._db
 
@@ -234,8 +240,9 @@ class Ledger:
                     rows = op[2]
                     columns = tuple(dict.fromkeys(k for row in rows for k in row))
                     if rows:
-                        conn.executemany(_insert_sql(table, columns),
-                                         [_values(row.get(c) for c in columns) for row in rows])
+                        conn.executemany(
+                            _insert_sql(table, columns), [_values(row.get(c) for c in columns) for row in rows]
+                        )
                 elif kind in ("update", "update_if"):  # update_if: no error when the row is not there
                     fields = op[3]
                     if not fields:
@@ -304,15 +311,22 @@ class Ledger:
     def resolve_run_id(self, prefix: str | None) -> str:
         """A full run id from a prefix, or the newest run when prefix is None."""
         from agent import QuotabenchError
+
         if prefix is None:
             rows = self.query("select id from runs order by created_utc desc limit 1")
             if not rows:
-                raise QuotabenchError(f"ledger {self.path}: holds no runs yet — start one with `quotabench run CONFIG.toml`")
+                raise QuotabenchError(
+                    f"ledger {self.path}: holds no runs yet — start one with `quotabench run CONFIG.toml`"
+                )
             return str(rows[0]["id"])
-        rows = self.query("select id from runs where substr(id, 1, ?) = ? order by created_utc desc", [len(prefix), prefix])
+        rows = self.query(
+            "select id from runs where substr(id, 1, ?) = ? order by created_utc desc", [len(prefix), prefix]
+        )
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
-            raise QuotabenchError(f"ledger {self.path}: {what} with id starting {prefix!r} — list runs with `quotabench report --list`")
+            raise QuotabenchError(
+                f"ledger {self.path}: {what} with id starting {prefix!r} — list runs with `quotabench report --list`"
+            )
         return str(rows[0]["id"])
 
     def arms(self, run_id: str) -> list[dict[str, Any]]:
@@ -325,7 +339,9 @@ class Ledger:
         return self.query(
             "select a.*, t.language, t.kind, t.position from attempts a join tasks t "
             "on t.run_id = a.run_id and t.task_id = a.task_id where a.run_id = ? "
-            "order by t.position, a.arm, a.attempt_no", [run_id])
+            "order by t.position, a.arm, a.attempt_no",
+            [run_id],
+        )
 
     def calls(self, attempt_id: str) -> list[dict[str, Any]]:
         return self.query("select * from calls where attempt_id = ? order by started_utc, retry_index", [attempt_id])

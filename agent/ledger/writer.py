@@ -10,6 +10,7 @@ cancelled; if it fails, the next awaited write (or `flush`) raises its error.
 Every awaited write waits for the queued writes before it (one FIFO, one thread), so when an
 awaited write returns, everything written before it is committed too.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -54,8 +55,9 @@ class AsyncLedger:
         with self._lock:
             self._queue.put(item)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name=f"ledger-writer {self.ledger.path.name}",
-                                                daemon=True)
+                self._thread = threading.Thread(
+                    target=self._work, name=f"ledger-writer {self.ledger.path.name}", daemon=True
+                )
                 self._thread.start()
 
     def _work(self) -> None:

@@ -12,6 +12,7 @@ replicate_stats.py  those over the ledger's runs, and their report blocks (issue
 read.py       the one-line practical read per arm (seed 002)
 report.py     build_report(ledger, run_ids) -> dict;  render.py: render_report(dict, fmt) -> str
 """
+
 from agent.metrics.arm import ArmMetrics, arm_metrics, task_outcomes
 from agent.metrics.compare import Comparison, Verdict, compare_arms, decide
 from agent.metrics.cost import ArmCost, Price, arm_cost, break_even_utilization, parse_price
@@ -21,22 +22,50 @@ from agent.metrics.render import render_report
 from agent.metrics.replicates import check_same_manifest, replicate_summary
 from agent.metrics.report import build_report
 from agent.metrics.stats import (
-                                 McNemar,
-                                 PairedGap,
-                                 PairedInterval,
-                                 mcnemar_exact,
-                                 mean_pass_at_k,
-                                 paired_bootstrap,
-                                 pass_at_k,
-                                 tango_interval,
-                                 tasks_needed_for_power,
-                                 wilson,
+    McNemar,
+    PairedGap,
+    PairedInterval,
+    mcnemar_exact,
+    mean_pass_at_k,
+    paired_bootstrap,
+    pass_at_k,
+    tango_interval,
+    tasks_needed_for_power,
+    wilson,
 )
 
 __all__ = [
-    "ArmCost", "ArmFigures", "ArmMetrics", "AttemptRecord", "Comparison", "McNemar", "PairedGap",
-    "PairedInterval", "Price", "PriceError", "ReportError", "TaskOutcome", "Verdict", "arm_cost", "arm_figures",
-    "arm_metrics", "break_even_utilization", "build_report", "check_same_manifest", "compare_arms", "decide",
-    "mcnemar_exact", "mean_pass_at_k", "paired_bootstrap", "parse_price", "pass_at_k", "render_report",
-    "replicate_summary", "tango_interval", "task_outcome", "task_outcomes", "tasks_needed_for_power", "wilson",
+    "ArmCost",
+    "ArmFigures",
+    "ArmMetrics",
+    "AttemptRecord",
+    "Comparison",
+    "McNemar",
+    "PairedGap",
+    "PairedInterval",
+    "Price",
+    "PriceError",
+    "ReportError",
+    "TaskOutcome",
+    "Verdict",
+    "arm_cost",
+    "arm_figures",
+    "arm_metrics",
+    "break_even_utilization",
+    "build_report",
+    "check_same_manifest",
+    "compare_arms",
+    "decide",
+    "mcnemar_exact",
+    "mean_pass_at_k",
+    "paired_bootstrap",
+    "parse_price",
+    "pass_at_k",
+    "render_report",
+    "replicate_summary",
+    "tango_interval",
+    "task_outcome",
+    "task_outcomes",
+    "tasks_needed_for_power",
+    "wilson",
 ]

@@ -3,6 +3,7 @@ and the failure taxonomy. Pure functions over ledger rows (dicts), no database a
 task outcomes and the seed 002 figures come from outcome.py, the one definition the live
 view and the browser use too.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,6 +22,7 @@ from agent.metrics.outcome import AttemptRecord, TaskOutcome, arm_figures, outco
 @dataclass(frozen=True)
 class Spread:
     """Mean, median and 90th percentile of a per-attempt quantity, with its n."""
+
     mean: float | None
     median: float | None
     p90: float | None
@@ -34,6 +36,7 @@ class ArmMetrics:
     `censored` means "not comparable" (an unfinished task or the cap hit): acceptance is then
     over the decided tasks only, and qap, retry_tax and first_try_share are None.
     """
+
     name: str
     n_tasks: int
     decided: int
@@ -76,17 +79,38 @@ def unfinished_of(arm_row: dict[str, Any]) -> set[str]:
 
 def records_of(attempts: Sequence[Row | dict[str, Any]]) -> list[AttemptRecord]:
     """Ledger attempt rows as the outcome function reads them."""
-    return [AttemptRecord(r["task_id"], r["attempt_no"], r["failure_class"], bool(r["accepted"]),
-                          r["total_tokens"] or 0, r.get("stage") or "attempt",
-                          None if r.get("submitted") is None else bool(r.get("submitted"))) for r in attempts]
+    return [
+        AttemptRecord(
+            r["task_id"],
+            r["attempt_no"],
+            r["failure_class"],
+            bool(r["accepted"]),
+            r["total_tokens"] or 0,
+            r.get("stage") or "attempt",
+            None if r.get("submitted") is None else bool(r.get("submitted")),
+        )
+        for r in attempts
+    ]
 
 
-def task_outcomes(tasks: list[dict[str, Any]], attempts: Sequence[Row | dict[str, Any]], unfinished: set[str], *,
-                  max_attempts: int | None = None, arm_state: str = "finished",
-                  cap_hit: bool = False) -> list[TaskOutcome]:
+def task_outcomes(
+    tasks: list[dict[str, Any]],
+    attempts: Sequence[Row | dict[str, Any]],
+    unfinished: set[str],
+    *,
+    max_attempts: int | None = None,
+    arm_state: str = "finished",
+    cap_hit: bool = False,
+) -> list[TaskOutcome]:
     """One outcome per task of the run, in task order, for the arm whose `attempts` these are."""
-    return outcomes_of([t["task_id"] for t in tasks], records_of(attempts), max_attempts=max_attempts,
-                       arm_state=arm_state, unfinished=unfinished, cap_hit=cap_hit)
+    return outcomes_of(
+        [t["task_id"] for t in tasks],
+        records_of(attempts),
+        max_attempts=max_attempts,
+        arm_state=arm_state,
+        unfinished=unfinished,
+        cap_hit=cap_hit,
+    )
 
 
 def spread(values: list[float]) -> Spread:
@@ -101,8 +125,13 @@ def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
 
-def arm_metrics(arm_row: dict[str, Any], tasks: list[dict[str, Any]], attempts: Sequence[Row | dict[str, Any]], *,
-                busy_ms: int | None = None) -> tuple[ArmMetrics, list[TaskOutcome]]:
+def arm_metrics(
+    arm_row: dict[str, Any],
+    tasks: list[dict[str, Any]],
+    attempts: Sequence[Row | dict[str, Any]],
+    *,
+    busy_ms: int | None = None,
+) -> tuple[ArmMetrics, list[TaskOutcome]]:
     """Metrics of one arm (arms row, the run's tasks, this arm's attempts), seed 002.
 
     The figures are outcome.arm_figures'; `busy_ms` is the endpoint's busy time as measured
@@ -111,8 +140,14 @@ def arm_metrics(arm_row: dict[str, Any], tasks: list[dict[str, Any]], attempts: 
     cap_hit = bool(arm_row.get("censored"))
     state = arm_row.get("state") or "running"
     records = records_of(attempts)
-    outcomes = outcomes_of([t["task_id"] for t in tasks], records, max_attempts=arm_row.get("max_attempts"),
-                           arm_state=state, unfinished=unfinished_of(arm_row), cap_hit=cap_hit)
+    outcomes = outcomes_of(
+        [t["task_id"] for t in tasks],
+        records,
+        max_attempts=arm_row.get("max_attempts"),
+        arm_state=state,
+        unfinished=unfinished_of(arm_row),
+        cap_hit=cap_hit,
+    )
     f = arm_figures(arm_row["name"], outcomes, records, arm_state=state, cap_hit=cap_hit)
     visible = [r for r in attempts if r["visible_passed"] == 1 and r["verdict"] is not None]
     flattered = sum(r["verdict"] != "pass" for r in visible)
@@ -120,12 +155,27 @@ def arm_metrics(arm_row: dict[str, Any], tasks: list[dict[str, Any]], attempts: 
     taxonomy = {cls: counts.get(cls, 0) for cls in CLASSES}
     taxonomy.update({cls: n for cls, n in counts.items() if cls not in taxonomy})
     metrics = ArmMetrics(
-        name=f.name, n_tasks=f.n_tasks, decided=f.decided, accepted=f.accepted, acceptance=f.acceptance,
-        acceptance_ci=f.acceptance_ci, comparable=f.comparable, not_comparable=f.not_comparable,
-        total_tokens=f.total_tokens, qap=f.qap, wasted_tokens=f.wasted_tokens, retry_tax=f.retry_tax,
-        first_try=f.first_try, first_try_share=f.first_try_share, censored=not f.comparable, cap_hit=cap_hit,
-        cap_tokens=arm_row.get("cap_tokens"), unfinished=f.unfinished, state=state,
-        max_attempts=arm_row.get("max_attempts"), n_attempts=len(attempts),
+        name=f.name,
+        n_tasks=f.n_tasks,
+        decided=f.decided,
+        accepted=f.accepted,
+        acceptance=f.acceptance,
+        acceptance_ci=f.acceptance_ci,
+        comparable=f.comparable,
+        not_comparable=f.not_comparable,
+        total_tokens=f.total_tokens,
+        qap=f.qap,
+        wasted_tokens=f.wasted_tokens,
+        retry_tax=f.retry_tax,
+        first_try=f.first_try,
+        first_try_share=f.first_try_share,
+        censored=not f.comparable,
+        cap_hit=cap_hit,
+        cap_tokens=arm_row.get("cap_tokens"),
+        unfinished=f.unfinished,
+        state=state,
+        max_attempts=arm_row.get("max_attempts"),
+        n_attempts=len(attempts),
         tokens_per_attempt=spread([r["total_tokens"] or 0 for r in attempts]),
         wall_ms=sum(r["duration_ms"] or 0 for r in attempts),
         busy_ms=busy_ms if busy_ms is not None else arm_row.get("busy_ms"),
@@ -133,6 +183,9 @@ def arm_metrics(arm_row: dict[str, Any], tasks: list[dict[str, Any]], attempts: 
         calls=sum(r["calls"] or 0 for r in attempts),
         transport_retries=sum(r["transport_retries"] or 0 for r in attempts),
         malformed_tool_calls=sum(r["malformed_tool_calls"] or 0 for r in attempts),
-        taxonomy=taxonomy, visible_pass_n=len(visible), visible_pass_hidden_fail=flattered,
-        visible_flatter_rate=_ratio(flattered, len(visible)))
+        taxonomy=taxonomy,
+        visible_pass_n=len(visible),
+        visible_pass_hidden_fail=flattered,
+        visible_flatter_rate=_ratio(flattered, len(visible)),
+    )
     return metrics, outcomes

@@ -8,6 +8,7 @@ rule the report, the practical read and the live view all state:
 
 The paired bootstrap stays as a second view (seed 000's own method); it decides nothing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,24 +27,28 @@ from agent.metrics.stats import (
 
 ALPHA = 0.05
 MIN_DISCORDANT = min_discordant_to_reject(ALPHA)
-RULE = (f"a side wins only when the {1 - ALPHA:.0%} paired score interval (Tango) excludes 0 and the exact "
-        f"McNemar test rejects at α = {ALPHA:g} with at least {MIN_DISCORDANT} decided (discordant) pairs")
+RULE = (
+    f"a side wins only when the {1 - ALPHA:.0%} paired score interval (Tango) excludes 0 and the exact "
+    f"McNemar test rejects at α = {ALPHA:g} with at least {MIN_DISCORDANT} decided (discordant) pairs"
+)
 
 
 @dataclass(frozen=True)
 class Verdict:
     """The read of one comparison: who wins, or why nobody does."""
+
     winner: str | None
     loser: str | None
-    points: float           # |gap| in percentage points
-    text: str               # one line, e.g. "no detectable difference at n=20 paired tasks (...)"
+    points: float  # |gap| in percentage points
+    text: str  # one line, e.g. "no detectable difference at n=20 paired tasks (...)"
     reasons: tuple[str, ...]  # why there is no winner (empty when there is one)
-    short: str = ""         # the same read for a status line, e.g. "B wins by 20 pts (McNemar p = 0.002)"
+    short: str = ""  # the same read for a status line, e.g. "B wins by 20 pts (McNemar p = 0.002)"
 
 
 @dataclass(frozen=True)
 class Comparison:
     """`second` minus `first` on the tasks both arms decided; the others are left out."""
+
     first: str
     second: str
     n_paired: int
@@ -59,13 +64,23 @@ class Comparison:
     min_discordant: int = MIN_DISCORDANT
 
 
-def decide(first: str, second: str, interval: PairedInterval, mcnemar: McNemar, tasks_needed: int | None,
-           *, alpha: float = ALPHA, min_discordant: int = MIN_DISCORDANT) -> Verdict:
+def decide(
+    first: str,
+    second: str,
+    interval: PairedInterval,
+    mcnemar: McNemar,
+    tasks_needed: int | None,
+    *,
+    alpha: float = ALPHA,
+    min_discordant: int = MIN_DISCORDANT,
+) -> Verdict:
     """Apply the rule (module docstring) to one comparison."""
     gap, points = interval.gap, abs(interval.gap) * 100
     discordant = mcnemar.only_a + mcnemar.only_b
-    evidence = (f"{second} − {first} {gap * 100:+.0f} pts, {interval.level:.0%} CI [{interval.lo:+.2f}, "
-                f"{interval.hi:+.2f}], McNemar p = {mcnemar.p_value:.3g}, {discordant} decided pairs")
+    evidence = (
+        f"{second} − {first} {gap * 100:+.0f} pts, {interval.level:.0%} CI [{interval.lo:+.2f}, "
+        f"{interval.hi:+.2f}], McNemar p = {mcnemar.p_value:.3g}, {discordant} decided pairs"
+    )
     reasons = []
     if interval.lo <= 0 <= interval.hi:
         reasons.append("the interval includes 0")
@@ -76,20 +91,33 @@ def decide(first: str, second: str, interval: PairedInterval, mcnemar: McNemar, 
     p = f"McNemar p = {mcnemar.p_value:.3g}"
     if not reasons:
         winner, loser = (second, first) if gap > 0 else (first, second)
-        return Verdict(winner, loser, points, f"{winner} wins on acceptance by {points:.0f} pts ({evidence})", (),
-                       f"{winner} wins on acceptance by {points:.0f} pts ({p})")
+        return Verdict(
+            winner,
+            loser,
+            points,
+            f"{winner} wins on acceptance by {points:.0f} pts ({evidence})",
+            (),
+            f"{winner} wins on acceptance by {points:.0f} pts ({p})",
+        )
     if tasks_needed is None:
         need = "no gap was observed, so no study size would show one"
     else:
         need = f"a {points:.0f}-pt gap would need ~{tasks_needed:,} tasks per arm at 80% power"
-    text = (f"no detectable difference at n={interval.n} paired tasks ({evidence}; {', '.join(reasons)}); {need}")
+    text = f"no detectable difference at n={interval.n} paired tasks ({evidence}; {', '.join(reasons)}); {need}"
     short_need = "no gap observed" if tasks_needed is None else f"~{tasks_needed:,} tasks for {points:.0f} pts"
     short = f"no detectable difference ({p}; {short_need})"
     return Verdict(None, None, points, text, tuple(reasons), short)
 
 
-def compare_arms(first: str, first_outcomes: list[TaskOutcome], second: str,
-                 second_outcomes: list[TaskOutcome], *, seed: int, resamples: int) -> Comparison | None:
+def compare_arms(
+    first: str,
+    first_outcomes: list[TaskOutcome],
+    second: str,
+    second_outcomes: list[TaskOutcome],
+    *,
+    seed: int,
+    resamples: int,
+) -> Comparison | None:
     """Pair two arms task by task (both lists in the run's task order); None if nothing pairs.
 
     Only tasks decided on both arms pair: a task unfinished in either (censored, stopped,
@@ -107,7 +135,15 @@ def compare_arms(first: str, first_outcomes: list[TaskOutcome], second: str,
     interval = tango_interval(mcnemar.only_a, mcnemar.only_b, n, ALPHA)
     needed = tasks_needed_for_power(sum(a) / n, sum(b) / n, alpha=ALPHA)
     return Comparison(
-        first=first, second=second, n_paired=n, excluded=excluded, first_accepted=sum(a), second_accepted=sum(b),
-        interval=interval, mcnemar=mcnemar,
+        first=first,
+        second=second,
+        n_paired=n,
+        excluded=excluded,
+        first_accepted=sum(a),
+        second_accepted=sum(b),
+        interval=interval,
+        mcnemar=mcnemar,
         bootstrap=paired_bootstrap(a, b, seed=seed, resamples=resamples) if resamples else None,
-        tasks_needed=needed, verdict=decide(first, second, interval, mcnemar, needed))
+        tasks_needed=needed,
+        verdict=decide(first, second, interval, mcnemar, needed),
+    )

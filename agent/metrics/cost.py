@@ -3,6 +3,7 @@ break-even utilization of a self-hosted arm against a priced one, as seed 000 de
 
 A missing or malformed price is a PriceError naming the arm, never a silent $0.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,14 +16,17 @@ from typing import Any, cast
 from agent.ledger.store import Row
 from agent.metrics.errors import PriceError
 
-_FIX = ("add a price table to the arm in the run config: input_per_mtok and output_per_mtok "
-        "($ per million tokens), or gpu_hour (and optionally utilization) for a self-hosted "
-        "endpoint; or report with --no-cost")
+_FIX = (
+    "add a price table to the arm in the run config: input_per_mtok and output_per_mtok "
+    "($ per million tokens), or gpu_hour (and optionally utilization) for a self-hosted "
+    "endpoint; or report with --no-cost"
+)
 
 
 @dataclass(frozen=True)
 class Price:
     """One arm's price: per-token (`tokens`) or self-hosted by the GPU-hour (`gpu`)."""
+
     kind: str
     input_per_mtok: float | None = None
     output_per_mtok: float | None = None
@@ -48,13 +52,19 @@ def parse_price(arm: str, price_json: str | None) -> Price:
         raise PriceError(f"arm {arm}: no price — {_FIX}")
     if "gpu_hour" in table:
         util = table.get("utilization")
-        return Price("gpu", gpu_hour=_number(arm, "gpu_hour", table["gpu_hour"]),
-                     utilization=None if util is None else _number(arm, "utilization", util, upper=1.0))
+        return Price(
+            "gpu",
+            gpu_hour=_number(arm, "gpu_hour", table["gpu_hour"]),
+            utilization=None if util is None else _number(arm, "utilization", util, upper=1.0),
+        )
     missing = [k for k in ("input_per_mtok", "output_per_mtok") if k not in table]
     if missing:
         raise PriceError(f"arm {arm}: price table {sorted(table)} lacks {' and '.join(missing)} — {_FIX}")
-    return Price("tokens", input_per_mtok=_number(arm, "input_per_mtok", table["input_per_mtok"]),
-                 output_per_mtok=_number(arm, "output_per_mtok", table["output_per_mtok"]))
+    return Price(
+        "tokens",
+        input_per_mtok=_number(arm, "input_per_mtok", table["input_per_mtok"]),
+        output_per_mtok=_number(arm, "output_per_mtok", table["output_per_mtok"]),
+    )
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,7 @@ class ArmCost:
     share of the machine's bill (by busy time, when arms share one server); cpsp = total /
     solved, None when nothing was solved or the arm is not comparable.
     """
+
     arm: str
     kind: str
     total: float
@@ -106,7 +117,8 @@ def run_wall_ms(run_row: dict[str, Any], attempts: Sequence[Row | dict[str, Any]
     """Run wall time: created to finished, or to the last attempt's end while unfinished."""
     start = _parse_utc(run_row.get("created_utc"))
     end = _parse_utc(run_row.get("finished_utc")) or max(
-        (datetime.fromisoformat(r["ended_utc"]) for r in attempts if r.get("ended_utc")), default=None)
+        (datetime.fromisoformat(r["ended_utc"]) for r in attempts if r.get("ended_utc")), default=None
+    )
     if start is None or end is None:
         return None
     return (end - start).total_seconds() * 1000
@@ -115,10 +127,11 @@ def run_wall_ms(run_row: dict[str, Any], attempts: Sequence[Row | dict[str, Any]
 @dataclass(frozen=True)
 class ArmUse:
     """One arm's inputs to the cost: its rows, what it solved, its busy time, its grading."""
+
     arm_row: dict[str, Any]
     attempts: Sequence[Row | dict[str, Any]]
-    solved: int | None           # None: not comparable, so no CPSP
-    busy_ms: int | None = None   # union of its call intervals; None: not measured
+    solved: int | None  # None: not comparable, so no CPSP
+    busy_ms: int | None = None  # union of its call intervals; None: not measured
     grading_cpu_s: float = 0.0
 
 
@@ -132,14 +145,25 @@ def _finish(use: ArmUse, price: Price, model: float, grading_cpu_hour: float, **
     grading = use.grading_cpu_s / 3600 * grading_cpu_hour
     total = model + grading
     n = len(use.attempts)
-    return ArmCost(arm=use.arm_row["name"], kind=price.kind, total=total, n_attempts=n,
-                   per_attempt=total / n if n else None, solved=use.solved or 0,
-                   cpsp=total / use.solved if use.solved else None, model=model, grading=grading,
-                   grading_cpu_s=use.grading_cpu_s, grading_cpu_hour=grading_cpu_hour, **gpu)
+    return ArmCost(
+        arm=use.arm_row["name"],
+        kind=price.kind,
+        total=total,
+        n_attempts=n,
+        per_attempt=total / n if n else None,
+        solved=use.solved or 0,
+        cpsp=total / use.solved if use.solved else None,
+        model=model,
+        grading=grading,
+        grading_cpu_s=use.grading_cpu_s,
+        grading_cpu_hour=grading_cpu_hour,
+        **gpu,
+    )
 
 
-def _machine(group: list[tuple[ArmUse, Price]], run_row: dict[str, Any], machine_busy_ms: int | None,
-             grading_cpu_hour: float) -> list[ArmCost]:
+def _machine(
+    group: list[tuple[ArmUse, Price]], run_row: dict[str, Any], machine_busy_ms: int | None, grading_cpu_hour: float
+) -> list[ArmCost]:
     """Self-hosted arms on one server: the machine's bill once, split by each arm's busy time.
 
     bill = gpu_hour × machine busy hours / utilization, where utilization is configured or
@@ -150,9 +174,11 @@ def _machine(group: list[tuple[ArmUse, Price]], run_row: dict[str, Any], machine
     first = group[0][1]
     for _use, price in group[1:]:
         if (price.gpu_hour, price.utilization) != (first.gpu_hour, first.utilization):
-            raise PriceError(f"arms {' and '.join(names)} share the server {group[0][0].arm_row.get('endpoint_url')} "
-                             f"but price it differently ({first.gpu_hour}/h vs {price.gpu_hour}/h, utilization "
-                             f"{first.utilization} vs {price.utilization}) — give them the same price table")
+            raise PriceError(
+                f"arms {' and '.join(names)} share the server {group[0][0].arm_row.get('endpoint_url')} "
+                f"but price it differently ({first.gpu_hour}/h vs {price.gpu_hour}/h, utilization "
+                f"{first.utilization} vs {price.utilization}) — give them the same price table"
+            )
     assert first.gpu_hour is not None  # kind "gpu"
     arm_busy = [_busy_ms(use) for use, _ in group]
     busy = machine_busy_ms if machine_busy_ms is not None else sum(arm_busy)
@@ -160,8 +186,10 @@ def _machine(group: list[tuple[ArmUse, Price]], run_row: dict[str, Any], machine
     if util is None:
         wall = run_wall_ms(run_row, [r for use, _ in group for r in use.attempts])
         if not wall or not busy:
-            raise PriceError(f"arm {names[0]}: price has gpu_hour but no utilization, and the run has no "
-                             f"busy or wall time to measure it from — add utilization to the arm's price table")
+            raise PriceError(
+                f"arm {names[0]}: price has gpu_hour but no utilization, and the run has no "
+                f"busy or wall time to measure it from — add utilization to the arm's price table"
+            )
         util, source = min(1.0, busy / wall), "measured"
     machine = first.gpu_hour * busy / 3.6e6 / util
     costs = []
@@ -169,16 +197,32 @@ def _machine(group: list[tuple[ArmUse, Price]], run_row: dict[str, Any], machine
         share = own / sum(arm_busy) if sum(arm_busy) else 1 / len(group)
         busy_share_h = busy / 3.6e6 * share
         others = tuple(n for n in names if n != use.arm_row["name"])
-        costs.append(_finish(use, price, machine * share, grading_cpu_hour, busy_hours=own / 3.6e6,
-                             utilization=util, utilization_source=source,
-                             gpu_cost_at_full_use=first.gpu_hour * busy_share_h,
-                             server=use.arm_row.get("endpoint_url"), shared_with=others,
-                             machine_total=machine, machine_share=share))
+        costs.append(
+            _finish(
+                use,
+                price,
+                machine * share,
+                grading_cpu_hour,
+                busy_hours=own / 3.6e6,
+                utilization=util,
+                utilization_source=source,
+                gpu_cost_at_full_use=first.gpu_hour * busy_share_h,
+                server=use.arm_row.get("endpoint_url"),
+                shared_with=others,
+                machine_total=machine,
+                machine_share=share,
+            )
+        )
     return costs
 
 
-def run_costs(uses: list[ArmUse], run_row: dict[str, Any], *, grading_cpu_hour: float,
-              machine_busy_ms: dict[str, int] | None = None) -> dict[str, ArmCost]:
+def run_costs(
+    uses: list[ArmUse],
+    run_row: dict[str, Any],
+    *,
+    grading_cpu_hour: float,
+    machine_busy_ms: dict[str, int] | None = None,
+) -> dict[str, ArmCost]:
     """Cost of every arm of a run: CPSP = (Σ attempt cost + infra + grading) / |solved| (seed 000).
 
     Per-token arm: its tokens at the price. Self-hosted arms (gpu_hour) that call the same
@@ -194,16 +238,23 @@ def run_costs(uses: list[ArmUse], run_row: dict[str, Any], *, grading_cpu_hour: 
         if price.kind == "gpu":
             servers.setdefault(use.arm_row.get("endpoint_url") or f"arm:{name}", []).append((use, price))
         else:
-            costs[name] = _finish(use, price, sum(token_attempt_cost(price, r) for r in use.attempts),
-                                  grading_cpu_hour)
+            costs[name] = _finish(use, price, sum(token_attempt_cost(price, r) for r in use.attempts), grading_cpu_hour)
     for url, group in servers.items():
         for cost in _machine(group, run_row, (machine_busy_ms or {}).get(url), grading_cpu_hour):
             costs[cost.arm] = cost
     return {use.arm_row["name"]: costs[use.arm_row["name"]] for use in uses}
 
 
-def arm_cost(arm_row: dict[str, Any], run_row: dict[str, Any], attempts: list[dict[str, Any]], solved: int | None, *,
-             busy_ms: int | None = None, grading_cpu_s: float = 0.0, grading_cpu_hour: float = 0.0) -> ArmCost:
+def arm_cost(
+    arm_row: dict[str, Any],
+    run_row: dict[str, Any],
+    attempts: list[dict[str, Any]],
+    solved: int | None,
+    *,
+    busy_ms: int | None = None,
+    grading_cpu_s: float = 0.0,
+    grading_cpu_hour: float = 0.0,
+) -> ArmCost:
     """Cost of one arm alone on its endpoint (run_costs with one arm).
 
     Self-hosted: infra = gpu_hour × busy hours / utilization, so idle time is paid for too

@@ -5,6 +5,7 @@ Pairs come in the run's task order, as the longest prefix decided on both arms
 (sequential.decided_prefix); a task unfinished on either arm for good (censored, aborted)
 is left out of both; a task one arm has not decided yet ends the prefix for now.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from agent.metrics.outcome import TaskOutcome
 from agent.metrics.sequential import Decision, decided_prefix, decision
 
 PENDING, UNFINISHED = None, "unfinished"
-Status = bool | str | None   # True/False decided (accepted or not), PENDING, UNFINISHED
+Status = bool | str | None  # True/False decided (accepted or not), PENDING, UNFINISHED
 
 
 def paired_prefix(first: Sequence[Status], second: Sequence[Status]) -> list[tuple[bool, bool]]:
@@ -29,8 +30,15 @@ def status_of(outcome: TaskOutcome) -> Status:
     return UNFINISHED if outcome.unfinished else PENDING
 
 
-def run_decision(first: str, first_outcomes: Sequence[TaskOutcome], second: str,
-                 second_outcomes: Sequence[TaskOutcome], *, alpha: float, remaining: int | None = None) -> Decision:
+def run_decision(
+    first: str,
+    first_outcomes: Sequence[TaskOutcome],
+    second: str,
+    second_outcomes: Sequence[TaskOutcome],
+    *,
+    alpha: float,
+    remaining: int | None = None,
+) -> Decision:
     """The decision over two arms' outcomes (both in the run's task order)."""
     pairs = paired_prefix([status_of(o) for o in first_outcomes], [status_of(o) for o in second_outcomes])
     return decision(pairs, alpha, labels=(first, second), remaining=remaining)

@@ -10,6 +10,7 @@
   within one server session vs across sessions. "Deterministic within a session, varies across
   restarts" is result 5: back-to-back replicates in one session understate the error bar.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -25,6 +26,7 @@ CHUNK = 2_000  # resamples drawn at once: bounded memory for large suites
 @dataclass(frozen=True)
 class ReplicateOutcomes:
     """One arm in one replicate: accepted or not per decided task; censored = not comparable."""
+
     run_id: str
     replicate: int
     censored: bool
@@ -34,13 +36,15 @@ class ReplicateOutcomes:
 @dataclass(frozen=True)
 class CallSample:
     """One successful call: the server session it went to, what was asked, what came back."""
+
     session: str
     request: str
     response: str
 
 
-def bootstrap_mean_ci(values: list[float], *, seed: int, resamples: int = 10_000,
-                      level: float = LEVEL) -> tuple[float, float]:
+def bootstrap_mean_ci(
+    values: list[float], *, seed: int, resamples: int = 10_000, level: float = LEVEL
+) -> tuple[float, float]:
     """Percentile bootstrap interval of mean(values), resampling the values (here: tasks)."""
     data = np.asarray(values, dtype=np.float64)
     n = data.size
@@ -50,7 +54,7 @@ def bootstrap_mean_ci(values: list[float], *, seed: int, resamples: int = 10_000
     means = np.empty(resamples)
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
-        means[start:start + size] = data[rng.integers(0, n, size=(size, n))].mean(axis=1)
+        means[start : start + size] = data[rng.integers(0, n, size=(size, n))].mean(axis=1)
     tail = (1 - level) / 2
     lo, hi = np.quantile(means, [tail, 1 - tail])
     return float(lo), float(hi)
@@ -70,8 +74,16 @@ def error_bar(replicates: list[ReplicateOutcomes], *, seed: int, resamples: int 
     and the 95% bootstrap interval over tasks of the mean pass rate."""
     kept, tasks = _kept(replicates)
     left_out = [{"run_id": r.run_id, "replicate": r.replicate} for r in replicates if r.censored]
-    out = {"replicates": [r.replicate for r in kept], "left_out": left_out, "n_tasks": len(tasks),
-           "acceptance": [], "mean": None, "range": None, "sd": None, "ci": None}
+    out = {
+        "replicates": [r.replicate for r in kept],
+        "left_out": left_out,
+        "n_tasks": len(tasks),
+        "acceptance": [],
+        "mean": None,
+        "range": None,
+        "sd": None,
+        "ci": None,
+    }
     if not tasks:
         return out
     matrix = np.array([[r.accepted[t] for t in tasks] for r in kept], dtype=np.float64)  # replicate x task
@@ -99,8 +111,13 @@ def rotation(replicates: list[ReplicateOutcomes]) -> dict[str, Any]:
         else:
             rotating.append({"task_id": task, "accepted": marks, "passed": sum(marks), "n": len(marks)})
     rotating.sort(key=lambda r: (int(r["passed"]) / int(r["n"]), str(r["task_id"])))
-    return {"replicates": [r.replicate for r in kept], "n_tasks": len(tasks), "always_accepted": always,
-            "never_accepted": never, "rotating": rotating}
+    return {
+        "replicates": [r.replicate for r in kept],
+        "n_tasks": len(tasks),
+        "always_accepted": always,
+        "never_accepted": never,
+        "rotating": rotating,
+    }
 
 
 def determinism(samples: list[CallSample]) -> dict[str, Any]:
@@ -122,9 +139,15 @@ def determinism(samples: list[CallSample]) -> dict[str, Any]:
             across += 1
             across_same += len({replies[0] for replies in sessions.values()}) == 1
     sessions_seen = {s.session for s in samples}
-    return {"within": within, "within_identical": within_same, "across": across, "across_identical": across_same,
-            "sessions": len(sessions_seen), "requests": len(by_request), "flag": _flag(within, within_same, across,
-                                                                                       across_same)}
+    return {
+        "within": within,
+        "within_identical": within_same,
+        "across": across,
+        "across_identical": across_same,
+        "sessions": len(sessions_seen),
+        "requests": len(by_request),
+        "flag": _flag(within, within_same, across, across_same),
+    }
 
 
 def _flag(within: int, within_same: int, across: int, across_same: int) -> str:
@@ -137,6 +160,7 @@ def _flag(within: int, within_same: int, across: int, across_same: int) -> str:
     if within:
         return "deterministic within a session; across restarts unknown"
     if across:
-        return ("identical across restarts" if across_same == across else "varies across restarts") + \
-            "; within a session unknown"
+        return (
+            "identical across restarts" if across_same == across else "varies across restarts"
+        ) + "; within a session unknown"
     return "unknown: no request was repeated"

@@ -1,4 +1,5 @@
 """Errors raised by the metrics layer: one line each, naming what failed and the fix."""
+
 from __future__ import annotations
 
 from agent import QuotabenchError

@@ -7,6 +7,7 @@ while the live view is still waiting for it. Acceptance is accepted / decided wi
 interval. An arm with an unfinished task is not comparable (seed 002: a censored run is a
 missing measurement, not a low score): its QAP, retry tax and first-try share are None.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -35,6 +36,7 @@ class AttemptRecord:
     A strategy arm's stages (issue 16) carry their `stage`; `submitted` is True for the stage
     submitted as the arm's answer, False for the others once the protocol submitted, None before
     (and for every attempt of a run without a strategy)."""
+
     task_id: str
     attempt_no: int
     failure_class: str | None
@@ -52,6 +54,7 @@ class TaskOutcome:
     "aborted" when unfinished, "not_run" after the run stopped on a settled decision, or
     "pending" while the live view waits for it.
     """
+
     task_id: str
     accepted: bool
     accepted_on: int | None
@@ -70,9 +73,16 @@ class TaskOutcome:
         return not self.decided
 
 
-def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempts: int | None,
-                 arm_state: str, listed_unfinished: bool = False, cap_hit: bool = False,
-                 live: bool = False) -> TaskOutcome:
+def task_outcome(
+    task_id: str,
+    attempts: Sequence[AttemptRecord],
+    *,
+    max_attempts: int | None,
+    arm_state: str,
+    listed_unfinished: bool = False,
+    cap_hit: bool = False,
+    live: bool = False,
+) -> TaskOutcome:
     """The outcome of one task on one arm from its attempts (any order).
 
     `arm_state` is the arm's state (running, finished, censored, stopped, aborted); once it has
@@ -83,8 +93,9 @@ def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempt
     # One pass, no closures or generators: the report calls this once per task (100k at a time).
     rows = sorted(attempts, key=_attempt_no) if len(attempts) > 1 else attempts
     if rows and rows[0].stage != "attempt":
-        return _strategy_outcome(task_id, rows, arm_state=arm_state, listed_unfinished=listed_unfinished,
-                                 cap_hit=cap_hit, live=live)
+        return _strategy_outcome(
+            task_id, rows, arm_state=arm_state, listed_unfinished=listed_unfinished, cap_hit=cap_hit, live=live
+        )
     tokens, hit, counted, last_counted = 0, None, 0, None
     for r in rows:
         tokens += r.tokens
@@ -108,16 +119,18 @@ def task_outcome(task_id: str, attempts: Sequence[AttemptRecord], *, max_attempt
         cls, decided = "pending", False
     else:
         cls, decided = ("censored" if cap_hit else "aborted"), False
-    return TaskOutcome(task_id, hit is not None, hit.attempt_no if hit is not None else None, cls, decided,
-                       len(rows), tokens)
+    return TaskOutcome(
+        task_id, hit is not None, hit.attempt_no if hit is not None else None, cls, decided, len(rows), tokens
+    )
 
 
 def _attempt_no(record: AttemptRecord) -> int:
     return record.attempt_no
 
 
-def _strategy_outcome(task_id: str, rows: Sequence[AttemptRecord], *, arm_state: str, listed_unfinished: bool,
-                      cap_hit: bool, live: bool) -> TaskOutcome:
+def _strategy_outcome(
+    task_id: str, rows: Sequence[AttemptRecord], *, arm_state: str, listed_unfinished: bool, cap_hit: bool, live: bool
+) -> TaskOutcome:
     """A strategy task (issue 16): its outcome is the SUBMITTED stage's, decided once the protocol
     submitted (a protocol that submitted nothing: NO_SUBMISSION); the other stages only add tokens."""
     tokens = sum(r.tokens for r in rows)
@@ -142,6 +155,7 @@ def _strategy_outcome(task_id: str, rows: Sequence[AttemptRecord], *, arm_state:
 class ArmFigures:
     """Seed 002's per-arm figures over task outcomes. Every rate carries its n; when the arm is
     not comparable, QAP, retry tax and first-try share are None and `not_comparable` says why."""
+
     name: str
     n_tasks: int
     decided: int
@@ -167,13 +181,26 @@ def _ratio(num: float, den: float) -> float | None:
 
 
 def _why(arm_state: str, cap_hit: bool, n_unfinished: int, n_tasks: int) -> str:
-    cause = ("cap hit" if cap_hit else "arm stopped" if arm_state == "stopped"
-             else "run aborted" if arm_state == "aborted" else "run did not finish")
+    cause = (
+        "cap hit"
+        if cap_hit
+        else "arm stopped"
+        if arm_state == "stopped"
+        else "run aborted"
+        if arm_state == "aborted"
+        else "run did not finish"
+    )
     return f"{cause}: {n_unfinished} of {n_tasks} tasks unfinished"
 
 
-def arm_figures(name: str, outcomes: Sequence[TaskOutcome], records: Iterable[AttemptRecord], *,
-                arm_state: str, cap_hit: bool = False) -> ArmFigures:
+def arm_figures(
+    name: str,
+    outcomes: Sequence[TaskOutcome],
+    records: Iterable[AttemptRecord],
+    *,
+    arm_state: str,
+    cap_hit: bool = False,
+) -> ArmFigures:
     """The arm's figures (seed 002): acceptance = accepted / decided tasks, Wilson 95%;
     QAP = all tokens / accepted tasks; retry tax = tokens of attempts that did not produce the
     accepted patch / all tokens; first-try share = accepted on attempt 1 / accepted."""
@@ -182,29 +209,57 @@ def arm_figures(name: str, outcomes: Sequence[TaskOutcome], records: Iterable[At
     accepted = sum(o.accepted for o in decided)
     unfinished = [o.task_id for o in outcomes if o.unfinished]
     total = sum(r.tokens for r in records)
-    wasted = sum(r.tokens for r in records if not (r.accepted and r.submitted is not False))  # an unsubmitted pass is waste too
+    wasted = sum(
+        r.tokens for r in records if not (r.accepted and r.submitted is not False)
+    )  # an unsubmitted pass is waste too
     first = sum(o.accepted_on == 1 for o in decided)
     comparable = not unfinished and not cap_hit
     return ArmFigures(
-        name=name, n_tasks=len(outcomes), decided=len(decided), accepted=accepted,
-        acceptance=_ratio(accepted, len(decided)), acceptance_ci=wilson(accepted, len(decided)),
+        name=name,
+        n_tasks=len(outcomes),
+        decided=len(decided),
+        accepted=accepted,
+        acceptance=_ratio(accepted, len(decided)),
+        acceptance_ci=wilson(accepted, len(decided)),
         comparable=comparable,
         not_comparable=None if comparable else _why(arm_state, cap_hit, len(unfinished), len(outcomes)),
-        unfinished=unfinished, pending=sum(o.failure_class == "pending" for o in outcomes),
-        total_tokens=total, wasted_tokens=wasted,
+        unfinished=unfinished,
+        pending=sum(o.failure_class == "pending" for o in outcomes),
+        total_tokens=total,
+        wasted_tokens=wasted,
         qap=_ratio(total, accepted) if comparable else None,
         retry_tax=_ratio(wasted, total) if comparable else None,
-        first_try=first, first_try_share=_ratio(first, accepted) if comparable else None,
-        cap_hit=cap_hit, outcomes=tuple(outcomes))
+        first_try=first,
+        first_try_share=_ratio(first, accepted) if comparable else None,
+        cap_hit=cap_hit,
+        outcomes=tuple(outcomes),
+    )
 
 
-def outcomes_of(task_ids: Sequence[str], records: Iterable[AttemptRecord], *, max_attempts: int | None,
-                arm_state: str, unfinished: Iterable[str] = (), cap_hit: bool = False,
-                live: bool = False) -> list[TaskOutcome]:
+def outcomes_of(
+    task_ids: Sequence[str],
+    records: Iterable[AttemptRecord],
+    *,
+    max_attempts: int | None,
+    arm_state: str,
+    unfinished: Iterable[str] = (),
+    cap_hit: bool = False,
+    live: bool = False,
+) -> list[TaskOutcome]:
     """One outcome per task id, in the given order, from all of one arm's attempt records."""
     by_task: dict[str, list[AttemptRecord]] = {t: [] for t in task_ids}
     for r in records:
         by_task.setdefault(r.task_id, []).append(r)
     listed = set(unfinished)
-    return [task_outcome(t, by_task[t], max_attempts=max_attempts, arm_state=arm_state,
-                         listed_unfinished=t in listed, cap_hit=cap_hit, live=live) for t in task_ids]
+    return [
+        task_outcome(
+            t,
+            by_task[t],
+            max_attempts=max_attempts,
+            arm_state=arm_state,
+            listed_unfinished=t in listed,
+            cap_hit=cap_hit,
+            live=live,
+        )
+        for t in task_ids
+    ]

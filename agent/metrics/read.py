@@ -1,6 +1,7 @@
 """The one-line "practical read" per arm in seed 002's decision table: what the numbers mean
 for someone choosing an endpoint, e.g. "wins on acceptance; eats quota on retries".
 """
+
 from __future__ import annotations
 
 from agent.metrics.arm import ArmMetrics
@@ -35,9 +36,15 @@ def _ratio_phrase(mine: float | None, theirs: float | None, cheaper: str, dearer
     return None
 
 
-def practical_read(me: ArmMetrics, my_cost: ArmCost | None, other: ArmMetrics | None = None,
-                   other_cost: ArmCost | None = None, comparison: Comparison | None = None, *,
-                   same_accounting: bool = True) -> str:
+def practical_read(
+    me: ArmMetrics,
+    my_cost: ArmCost | None,
+    other: ArmMetrics | None = None,
+    other_cost: ArmCost | None = None,
+    comparison: Comparison | None = None,
+    *,
+    same_accounting: bool = True,
+) -> str:
     """One line for the decision table (seed 002's "Practical read" column).
 
     An arm that is not comparable (censored, stopped, aborted) gets only that: a censored run
@@ -59,8 +66,9 @@ def practical_read(me: ArmMetrics, my_cost: ArmCost | None, other: ArmMetrics | 
     elif me.retry_tax is not None and me.retry_tax <= LOW_RETRY_TAX:
         phrases.append("little spent on retries")
     if comparable and my_cost and other_cost:
-        phrases.append(_ratio_phrase(my_cost.cpsp, other_cost.cpsp, "cheaper per solved task",
-                                     "dearer per solved task"))
+        phrases.append(
+            _ratio_phrase(my_cost.cpsp, other_cost.cpsp, "cheaper per solved task", "dearer per solved task")
+        )
     elif comparable and other is not None and same_accounting:
         phrases.append(_ratio_phrase(me.qap, other.qap, "less quota per patch", "more quota per patch"))
     if (me.visible_flatter_rate or 0) >= FLATTER_RATE and me.visible_pass_n >= FLATTER_MIN_N:

@@ -1,6 +1,7 @@
 """`render_report`: the report dict as plain aligned text, markdown or JSON. Same content in
 each; every number is printed next to its n (seed 000's checklist). No colours.
 """
+
 from __future__ import annotations
 
 import json
@@ -101,10 +102,18 @@ def decision_rows(section: dict[str, Any], with_cost: bool) -> list[list[str]]:
     rows = []
     for arm in section["arms"]:
         m = arm["metrics"]
-        rows.append([
-            m["name"], _acceptance(m), _qap(m, same),
-            _or_dash(m, f"{_rate(m['retry_tax'])} of {_tokens(m['total_tokens'])} tok"), _censored(m),
-            _cpsp(arm, with_cost), _or_dash(m, f"{_rate(m['first_try_share'])} n={m['accepted']}"), arm["read"]])
+        rows.append(
+            [
+                m["name"],
+                _acceptance(m),
+                _qap(m, same),
+                _or_dash(m, f"{_rate(m['retry_tax'])} of {_tokens(m['total_tokens'])} tok"),
+                _censored(m),
+                _cpsp(arm, with_cost),
+                _or_dash(m, f"{_rate(m['first_try_share'])} n={m['accepted']}"),
+                arm["read"],
+            ]
+        )
     return rows
 
 
@@ -114,8 +123,16 @@ def decision_headers(section: dict[str, Any]) -> list[str]:
     return ["arm", f"acceptance {within}[95% CI]", *DECISION_HEADERS[2:]]
 
 
-DECISION_HEADERS = ["arm", "acceptance [95% CI]", "QAP tok/patch", "retry tax", "censored",
-                    "CPSP", "first-try share", "practical read"]
+DECISION_HEADERS = [
+    "arm",
+    "acceptance [95% CI]",
+    "QAP tok/patch",
+    "retry tax",
+    "censored",
+    "CPSP",
+    "first-try share",
+    "practical read",
+]
 
 
 def _price(table: dict[str, Any] | None) -> str:
@@ -125,9 +142,11 @@ def _price(table: dict[str, Any] | None) -> str:
         util = table.get("utilization")
         how = f"utilization {util:.0%} as configured" if isinstance(util, (int, float)) else "utilization measured"
         return f"${table['gpu_hour']:g} per GPU-hour ({how})"
-    return (f"${table.get('input_per_mtok', '?'):g} in / ${table.get('output_per_mtok', '?'):g} out "
-            "per million tokens") if all(isinstance(table.get(k), (int, float)) for k in
-                                         ("input_per_mtok", "output_per_mtok")) else json.dumps(table)
+    return (
+        (f"${table.get('input_per_mtok', '?'):g} in / ${table.get('output_per_mtok', '?'):g} out per million tokens")
+        if all(isinstance(table.get(k), (int, float)) for k in ("input_per_mtok", "output_per_mtok"))
+        else json.dumps(table)
+    )
 
 
 def _accounting(a: dict[str, Any]) -> str:
@@ -147,28 +166,37 @@ def published_lines(section: dict[str, Any], with_cost: bool) -> list[str]:
     if len(set(budgets.values())) == 1:
         budget = f"max_attempts = {next(iter(budgets.values()))} per task on every arm (acceptance is within it)"
     else:
-        budget = ("max_attempts differs between arms: " + ", ".join(f"{k} {v}" for k, v in budgets.items())
-                  + " — not one benchmark (seed 002: retry budget parity)")
-    lines = [f"attempt budget: {budget}",
-             "prices: " + "; ".join(f"{arm} {_price(t)}" for arm, t in pub["prices"].items()),
-             f"grading compute: ${pub['grading_cpu_hour']:g} per CPU-hour (hidden-test wall time read as one "
-             "core busy; set with --grading-cpu-hour)" if with_cost else
-             "grading compute: not priced (--no-cost)",
-             "token accounting: " + "; ".join(f"{arm} {_accounting(a)}" for arm, a in pub["accounting"].items())]
+        budget = (
+            "max_attempts differs between arms: "
+            + ", ".join(f"{k} {v}" for k, v in budgets.items())
+            + " — not one benchmark (seed 002: retry budget parity)"
+        )
+    lines = [
+        f"attempt budget: {budget}",
+        "prices: " + "; ".join(f"{arm} {_price(t)}" for arm, t in pub["prices"].items()),
+        f"grading compute: ${pub['grading_cpu_hour']:g} per CPU-hour (hidden-test wall time read as one "
+        "core busy; set with --grading-cpu-hour)"
+        if with_cost
+        else "grading compute: not priced (--no-cost)",
+        "token accounting: " + "; ".join(f"{arm} {_accounting(a)}" for arm, a in pub["accounting"].items()),
+    ]
     if not pub["same_accounting"]:
-        lines.append("† QAP not comparable between arms: their tokens were counted differently (reported vs "
-                     "estimated); seed 002 compares QAP only under the same accounting")
+        lines.append(
+            "† QAP not comparable between arms: their tokens were counted differently (reported vs "
+            "estimated); seed 002 compares QAP only under the same accounting"
+        )
     for server in pub["shared_servers"]:
-        lines.append(f"shared server {server['url']}: arms {', '.join(server['arms'])} use one machine; its cost "
-                     "is billed once and split between them by busy time")
+        lines.append(
+            f"shared server {server['url']}: arms {', '.join(server['arms'])} use one machine; its cost "
+            "is billed once and split between them by busy time"
+        )
     return lines
 
 
 def _arm_details(arm: dict[str, Any]) -> list[str]:
     m, cost = arm["metrics"], arm["cost"]
     spread = m["tokens_per_attempt"]
-    taxonomy = ", ".join(f"{CLASS_LABELS.get(k, k)} {v}" for k, v in m["taxonomy"].items()
-                         if v or k != "aborted")
+    taxonomy = ", ".join(f"{CLASS_LABELS.get(k, k)} {v}" for k, v in m["taxonomy"].items() if v or k != "aborted")
     lines = [
         f"tokens/attempt mean {_int(spread['mean'])}, median {_int(spread['median'])}, "
         f"p90 {_int(spread['p90'])} (n={spread['n']} attempts); wall {_minutes(m['wall_ms'])}, "
@@ -179,19 +207,28 @@ def _arm_details(arm: dict[str, Any]) -> list[str]:
         f"({m['visible_pass_hidden_fail']} of n={m['visible_pass_n']} visible-pass attempts)",
     ]
     if m["censored"]:
-        lines.insert(0, f"not comparable: {m['not_comparable']} — acceptance is over the finished tasks only; "
-                        "QAP, retry tax, CPSP and first-try share are not reported")
+        lines.insert(
+            0,
+            f"not comparable: {m['not_comparable']} — acceptance is over the finished tasks only; "
+            "QAP, retry tax, CPSP and first-try share are not reported",
+        )
     if cost is not None:
         model = "tokens" if cost["kind"] == "tokens" else "machine"
-        lines.append(f"cost: {model} {_money(cost['model'])} + grading {_money(cost['grading'])} "
-                     f"({cost['grading_cpu_s']:,.1f} CPU s at ${cost['grading_cpu_hour']:g}/CPU-hour) = "
-                     f"total {_money(cost['total'])}; {_money(cost['per_attempt'])}/attempt (n={cost['n_attempts']})")
+        lines.append(
+            f"cost: {model} {_money(cost['model'])} + grading {_money(cost['grading'])} "
+            f"({cost['grading_cpu_s']:,.1f} CPU s at ${cost['grading_cpu_hour']:g}/CPU-hour) = "
+            f"total {_money(cost['total'])}; {_money(cost['per_attempt'])}/attempt (n={cost['n_attempts']})"
+        )
         if cost["kind"] == "gpu":
-            line = (f"self-hosted: {cost['busy_hours']:.3f} busy h at {_percent(cost['utilization'])} utilization "
-                    f"({cost['utilization_source']})")
+            line = (
+                f"self-hosted: {cost['busy_hours']:.3f} busy h at {_percent(cost['utilization'])} utilization "
+                f"({cost['utilization_source']})"
+            )
             if cost["shared_with"]:
-                line += (f"; shares {cost['server']} with {', '.join(cost['shared_with'])}: "
-                         f"{_percent(cost['machine_share'])} of the machine's {_money(cost['machine_total'])}")
+                line += (
+                    f"; shares {cost['server']} with {', '.join(cost['shared_with'])}: "
+                    f"{_percent(cost['machine_share'])} of the machine's {_money(cost['machine_total'])}"
+                )
             lines.append(line)
     if m["unfinished"]:
         shown = ", ".join(m["unfinished"][:10]) + (" ..." if len(m["unfinished"]) > 10 else "")
@@ -210,63 +247,102 @@ def comparison_lines(c: dict[str, Any]) -> list[str]:
         f"(n={mc['only_a'] + mc['only_b']} decided pairs), p = {mc['p_value']:.3g}",
     ]
     if bs:
-        lines.append(f"second view, paired bootstrap over tasks: [{_signed(bs['lo'])}, {_signed(bs['hi'])}], "
-                     f"P(gap > 0) = {bs['p_positive']:.2f} ({bs['resamples']:,} resamples, seed {bs['seed']}; "
-                     "under-covers at small n, decides nothing)")
-    lines.append("tasks per arm to detect this gap at 80% power, α = 0.05: "
-                 + ("— (no gap)" if c["tasks_needed"] is None else f"{c['tasks_needed']:,}")
-                 + f" (have n={c['n_paired']})")
+        lines.append(
+            f"second view, paired bootstrap over tasks: [{_signed(bs['lo'])}, {_signed(bs['hi'])}], "
+            f"P(gap > 0) = {bs['p_positive']:.2f} ({bs['resamples']:,} resamples, seed {bs['seed']}; "
+            "under-covers at small n, decides nothing)"
+        )
+    lines.append(
+        "tasks per arm to detect this gap at 80% power, α = 0.05: "
+        + ("— (no gap)" if c["tasks_needed"] is None else f"{c['tasks_needed']:,}")
+        + f" (have n={c['n_paired']})"
+    )
     if c["excluded"]:
-        lines.append(f"excluded (n={len(c['excluded'])}): tasks unfinished in either arm (censored, stopped, "
-                     "aborted or lost) or not run after the comparison was decided")
+        lines.append(
+            f"excluded (n={len(c['excluded'])}): tasks unfinished in either arm (censored, stopped, "
+            "aborted or lost) or not run after the comparison was decided"
+        )
     if not c.get("qap_same_accounting", True):
         lines.append("QAP: not compared — the arms' tokens were counted differently (†)")
     be = c.get("break_even")
     if be:
         now = f"now {_percent(be['current_utilization'])}, {be['utilization_source']}"
         if be["censored"]:
-            lines.append(f"break-even utilization {be['self_hosted']} vs {be['priced']}: — (not comparable: "
-                         f"{', '.join(be['censored'])} did not finish every task)")
+            lines.append(
+                f"break-even utilization {be['self_hosted']} vs {be['priced']}: — (not comparable: "
+                f"{', '.join(be['censored'])} did not finish every task)"
+            )
         elif be["utilization"] is None:
             lines.append(f"break-even utilization {be['self_hosted']} vs {be['priced']}: — (a side solved nothing)")
         elif be["utilization"] > 1:
-            lines.append(f"break-even utilization {be['self_hosted']} vs {be['priced']}: none — "
-                         f"{be['self_hosted']} costs more per solved task even at 100% ({now})")
+            lines.append(
+                f"break-even utilization {be['self_hosted']} vs {be['priced']}: none — "
+                f"{be['self_hosted']} costs more per solved task even at 100% ({now})"
+            )
         else:
-            lines.append(f"break-even utilization {be['self_hosted']} vs {be['priced']}: "
-                         f"{_percent(be['utilization'])} ({now})")
+            lines.append(
+                f"break-even utilization {be['self_hosted']} vs {be['priced']}: {_percent(be['utilization'])} ({now})"
+            )
     return lines
 
 
 def _pass_cell(a: dict[str, Any], pk: dict[str, Any]) -> str:
     if not a["pass_at_k"]:
         return "—"
-    return ", ".join(f"pass@{k} {v['value']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" for k, v in a["pass_at_k"].items()) \
+    return (
+        ", ".join(f"pass@{k} {v['value']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" for k, v in a["pass_at_k"].items())
         + f" n={pk['n_tasks']}"
+    )
 
 
 def _replicate_blocks(rep: dict[str, Any]) -> list[tuple[Any, ...]]:
     sched, pk = rep["schedule"], rep["pass_at_k"]
-    blocks: list[tuple[Any, ...]] = [("heading", f"Replicates: {rep['n_runs']} runs of manifest {rep['manifest_sha256']}")]
-    blocks.append(("table", ["run", "created", "session"],
-                   [[r["run_id"], r["created_utc"] or "—", r["session_id"] or "—"] for r in sched["runs"]]))
+    blocks: list[tuple[Any, ...]] = [
+        ("heading", f"Replicates: {rep['n_runs']} runs of manifest {rep['manifest_sha256']}")
+    ]
+    blocks.append(
+        (
+            "table",
+            ["run", "created", "session"],
+            [[r["run_id"], r["created_utc"] or "—", r["session_id"] or "—"] for r in sched["runs"]],
+        )
+    )
     rows = []
     for name, a in rep["arms"].items():
         scores = ", ".join(map(str, a["scores"])) + f" (n={max(a['n_tasks'])} tasks)" if a["scores"] else "—"
         left = ", ".join(f"{x['run_id'][:10]}" for x in a["left_out"]) or "none"
-        rows.append([name, scores, "—" if a["median"] is None else f"{a['median']:g}",
-                     "—" if a["range"] is None else str(a["range"]), left, _pass_cell(a, pk),
-                     f"{a['failed_at_least_once']} / {a['failed_every_run']}"])
-    headers = ["arm", "accepted per comparable run", "median", "range", "left out", "pass@k over runs [95% CI]",
-               "tasks failed: any run / every run"]
+        rows.append(
+            [
+                name,
+                scores,
+                "—" if a["median"] is None else f"{a['median']:g}",
+                "—" if a["range"] is None else str(a["range"]),
+                left,
+                _pass_cell(a, pk),
+                f"{a['failed_at_least_once']} / {a['failed_every_run']}",
+            ]
+        )
+    headers = [
+        "arm",
+        "accepted per comparable run",
+        "median",
+        "range",
+        "left out",
+        "pass@k over runs [95% CI]",
+        "tasks failed: any run / every run",
+    ]
     blocks.append(("table", headers, rows))
     lines = []
     for name, a in rep["arms"].items():
         for x in a["left_out"]:
-            lines.append(f"{name}: run {x['run_id']} left out of the spread and pass@k — {x['why']} "
-                         "(a censored run is a missing measurement, not a low score)")
-    lines.append(f"pass@k: k = {pk['k']} (the fewest comparable runs of any arm), over the same {pk['n_tasks']} tasks "
-                 f"for every arm; 95% CI by bootstrap over tasks ({pk['resamples']:,} resamples, seed {pk['seed']})")
+            lines.append(
+                f"{name}: run {x['run_id']} left out of the spread and pass@k — {x['why']} "
+                "(a censored run is a missing measurement, not a low score)"
+            )
+    lines.append(
+        f"pass@k: k = {pk['k']} (the fewest comparable runs of any arm), over the same {pk['n_tasks']} tasks "
+        f"for every arm; 95% CI by bootstrap over tasks ({pk['resamples']:,} resamples, seed {pk['seed']})"
+    )
     if pk["note"]:
         lines.append(pk["note"])
     blocks.append(("lines", lines))
@@ -277,8 +353,15 @@ def _replicate_blocks(rep: dict[str, Any]) -> list[tuple[Any, ...]]:
         more = f" ... and {len(freq) - MAX_FREQUENCY_ROWS} more" if len(freq) > MAX_FREQUENCY_ROWS else ""
         frequencies.append(f"{name}: {shown or 'none'}{more}")
     blocks.append(("section", "failure frequency per task (failed / comparable runs that finished it):", frequencies))
-    blocks.append(("lines", ["failure lists rotate between runs: read the frequencies, never one run's list "
-                             "(seed 003 result 6)", sched["note"]]))
+    blocks.append(
+        (
+            "lines",
+            [
+                "failure lists rotate between runs: read the frequencies, never one run's list (seed 003 result 6)",
+                sched["note"],
+            ],
+        )
+    )
     return blocks
 
 
@@ -287,24 +370,32 @@ def sandbox_warning(sandbox: dict[str, Any]) -> str:
     outside = {k: v for k, v in sandbox["grades"].items() if k != "bwrap"}
     what = ", ".join(f"{n} {name}" for name, n in sorted(outside.items())) or "none yet"
     why = f": {sandbox['missing']}" if sandbox.get("missing") else ""
-    return (f"WARNING: graded without the full sandbox (run declared {sandbox['declared']}{why}; "
-            f"grades outside bubblewrap: {what}) — model-written code could read or change the host")
+    return (
+        f"WARNING: graded without the full sandbox (run declared {sandbox['declared']}{why}; "
+        f"grades outside bubblewrap: {what}) — model-written code could read or change the host"
+    )
 
 
 def decision_lines(d: dict[str, Any]) -> list[str]:
     """The always-valid test's read (issue 20), what it is, and what an early stop means."""
-    lines = [f"{d['line']}; gap {d['second']} − {d['first']} always-valid {1 - d['alpha']:.0%} bounds "
-             f"[{d['gap_lo']:+.2f}, {d['gap_hi']:+.2f}] over n={d['n_pairs']} paired tasks "
-             f"({d['only_second']} only {d['second']}, {d['only_first']} only {d['first']})",
-             f"method: {d['method']}; bounds: {d['cs_method']}"]
+    lines = [
+        f"{d['line']}; gap {d['second']} − {d['first']} always-valid {1 - d['alpha']:.0%} bounds "
+        f"[{d['gap_lo']:+.2f}, {d['gap_hi']:+.2f}] over n={d['n_pairs']} paired tasks "
+        f"({d['only_second']} only {d['second']}, {d['only_first']} only {d['first']})",
+        f"method: {d['method']}; bounds: {d['cs_method']}",
+    ]
     if d["stopped_early"]:
         not_run = ", ".join(f"{arm} {n}" for arm, n in d["not_run"].items())
-        lines.append(f"the run stopped here (stop_when_decided): tasks not run — {not_run}; they are left out of "
-                     "every figure, not counted as failures or as censoring")
+        lines.append(
+            f"the run stopped here (stop_when_decided): tasks not run — {not_run}; they are left out of "
+            "every figure, not counted as failures or as censoring"
+        )
         lines.append(d["caveat"])
     elif d["decided"] and not d["stop_when_decided"]:
-        lines.append("decided while the run went on (stop_when_decided = false): it could have stopped "
-                     f"after {d['after_tasks']} tasks")
+        lines.append(
+            "decided while the run went on (stop_when_decided = false): it could have stopped "
+            f"after {d['after_tasks']} tasks"
+        )
     return lines
 
 
@@ -312,9 +403,11 @@ def placement_line(p: dict[str, Any]) -> str:
     """Where grading ran and how fast: executor, nodes, run time, queue wait, retries, throughput."""
     where = ", ".join(p["executors"]) + (f" on {len(p['nodes'])} node(s)" if p["nodes"] else "")
     rate = f"; {p['per_minute']:.1f} graded per minute" if p["per_minute"] else ""
-    return (f"grading: {p['n']} hidden-test runs ({where}), run time median {p['run_ms_median'] / 1000:.1f} s, "
-            f"waiting for a worker median {p['queue_ms_median']:,} ms (p90 {p['queue_ms_p90']:,} ms), "
-            f"{p['retried']} retried after a lost worker{rate}")
+    return (
+        f"grading: {p['n']} hidden-test runs ({where}), run time median {p['run_ms_median'] / 1000:.1f} s, "
+        f"waiting for a worker median {p['queue_ms_median']:,} ms (p90 {p['queue_ms_p90']:,} ms), "
+        f"{p['retried']} retried after a lost worker{rate}"
+    )
 
 
 def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -322,9 +415,14 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
     blocks: list[tuple[Any, ...]] = []
     for section in report["runs"]:
         run = section["run"]
-        blocks.append(("heading", f"Run {run['id']} ({run['status'] or '—'}, created {run['created_utc'] or '—'}, "
-                                  f"{_session(run['session_id'])}, manifest {run['manifest_sha256'] or '—'}, "
-                                  f"n={section['n_tasks']} tasks)"))
+        blocks.append(
+            (
+                "heading",
+                f"Run {run['id']} ({run['status'] or '—'}, created {run['created_utc'] or '—'}, "
+                f"{_session(run['session_id'])}, manifest {run['manifest_sha256'] or '—'}, "
+                f"n={section['n_tasks']} tasks)",
+            )
+        )
         if not section["sandbox"]["full"]:
             blocks.append(("lines", [sandbox_warning(section["sandbox"])]))
         if section["sandbox"]["placement"]["n"]:
@@ -339,15 +437,27 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
         if section["comparisons"]:
             blocks.append(("lines", [f"decision rule: {report['decision_rule']['text']}"]))
         if section.get("decision") and section["decision"]["n_pairs"]:
-            blocks.append(("section", "sequential decision (stays valid when watched after every task):",
-                           decision_lines(section["decision"])))
+            blocks.append(
+                (
+                    "section",
+                    "sequential decision (stays valid when watched after every task):",
+                    decision_lines(section["decision"]),
+                )
+            )
     if report["replicates"]:
         blocks.extend(_replicate_blocks(report["replicates"]))
         early = [sec["run"]["id"] for sec in report["runs"] if (sec.get("decision") or {}).get("stopped_early")]
         if early:
-            blocks.append(("lines", [f"not fixed-n: {', '.join(early)} stopped early when the comparison was "
-                                     "decided; its figures cover the decided prefix only, and its gap is biased "
-                                     "toward a larger one (docs/sequential.md)"]))
+            blocks.append(
+                (
+                    "lines",
+                    [
+                        f"not fixed-n: {', '.join(early)} stopped early when the comparison was "
+                        "decided; its figures cover the decided prefix only, and its gap is biased "
+                        "toward a larger one (docs/sequential.md)"
+                    ],
+                )
+            )
     if report.get("replicate_statistics"):
         blocks.extend(replicate_stats_blocks(report["replicate_statistics"]))
     return blocks
@@ -358,12 +468,14 @@ def _text_table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
     def line(cells: list[str]) -> str:
         return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
     return [line(headers), "|" + "---|" * len(headers), *(line(r) for r in rows)]
 
 

@@ -6,6 +6,7 @@ or on different days. Runs in which an arm is not comparable are left out of its
 Seed 003 results 4-6: the error bar belongs to the model, failure lists rotate between runs,
 and back-to-back replicates in one session understate the spread.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,17 @@ from agent.metrics.errors import ReportError
 from agent.metrics.outcome import TaskOutcome
 from agent.metrics.stats import bootstrap_mean, pass_at_k
 
-HELD_CONSTANTS = ("suites_json", "harness_version", "prompt_template_version", "python_version",
-                  "node_version", "cargo_version", "tsx_version", "isolation_network", "isolation_pids")
+HELD_CONSTANTS = (
+    "suites_json",
+    "harness_version",
+    "prompt_template_version",
+    "python_version",
+    "node_version",
+    "cargo_version",
+    "tsx_version",
+    "isolation_network",
+    "isolation_pids",
+)
 
 
 def _flatten(value: Any, prefix: str) -> dict[str, Any]:
@@ -36,7 +46,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def manifest_differences(run_a: dict[str, Any], run_b: dict[str, Any], tasks_a: list[dict[str, Any]], tasks_b: list[dict[str, Any]]) -> list[str]:
+def manifest_differences(
+    run_a: dict[str, Any], run_b: dict[str, Any], tasks_a: list[dict[str, Any]], tasks_b: list[dict[str, Any]]
+) -> list[str]:
     """What the ledger records differently for two runs: config keys, held constants, tasks."""
     diffs = []
     config_a = _flatten(json.loads(run_a.get("config_json") or "{}"), "config")
@@ -72,28 +84,51 @@ def check_same_manifest(runs: list[dict[str, Any]], tasks_by_run: dict[str, list
         raise ReportError(
             f"runs {first['id']} (manifest {first['manifest_sha256']}) and {other['id']} "
             f"(manifest {other['manifest_sha256']}) have different manifests, so they are not "
-            f"replicates — differs: {what} — report them separately")
+            f"replicates — differs: {what} — report them separately"
+        )
 
 
 def schedule(runs: list[dict[str, Any]], server_sessions: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """Which replicates ran back to back in one session and which on different days (seed 003 r5).
     `server_sessions` maps run id -> the sessions of the servers quotabench started for it: runs
     in one shell session whose servers were restarted in between are not "back to back"."""
-    rows = [{"run_id": r["id"], "created_utc": r["created_utc"], "day": (r["created_utc"] or "")[:10],
-             "session_id": r.get("session_id")} for r in sorted(runs, key=lambda r: r["created_utc"] or "")]
+    rows = [
+        {
+            "run_id": r["id"],
+            "created_utc": r["created_utc"],
+            "day": (r["created_utc"] or "")[:10],
+            "session_id": r.get("session_id"),
+        }
+        for r in sorted(runs, key=lambda r: r["created_utc"] or "")
+    ]
     sessions = {r["session_id"] for r in rows}
     days = {r["day"] for r in rows}
     if len(days) > 1:
         kind, note = "different days", f"replicates span {len(sessions)} sessions on {len(days)} days"
     elif len(sessions) > 1:
-        kind, note = "one day", (f"replicates span {len(sessions)} sessions but one day — "
-                                 "a cross-day replicate would test more (seed 003 result 5)")
+        kind, note = (
+            "one day",
+            (
+                f"replicates span {len(sessions)} sessions but one day — "
+                "a cross-day replicate would test more (seed 003 result 5)"
+            ),
+        )
     elif _restarted(rows, server_sessions or {}):
-        kind, note = "servers restarted", ("replicates ran one after another, each on a freshly started server "
-                                           "session — a cross-day replicate would test more (seed 003 result 5)")
+        kind, note = (
+            "servers restarted",
+            (
+                "replicates ran one after another, each on a freshly started server "
+                "session — a cross-day replicate would test more (seed 003 result 5)"
+            ),
+        )
     else:
-        kind, note = "one session", ("all replicates ran back to back in one session — their spread "
-                                     "understates the error bar; space them across days (seed 003 result 5)")
+        kind, note = (
+            "one session",
+            (
+                "all replicates ran back to back in one session — their spread "
+                "understates the error bar; space them across days (seed 003 result 5)"
+            ),
+        )
     return {"kind": kind, "sessions": len(sessions), "days": len(days), "runs": rows, "note": note}
 
 
@@ -120,12 +155,15 @@ def _frequency(outcomes_per_run: list[list[TaskOutcome]]) -> list[dict[str, Any]
             if o.decided:
                 finished[o.task_id] += 1
                 failed[o.task_id] += not o.accepted
-    return sorted(({"task_id": t, "failed": failed[t], "n": finished[t]} for t in finished if failed[t]),
-                  key=lambda f: (-f["failed"] / f["n"], f["task_id"]))
+    return sorted(
+        ({"task_id": t, "failed": failed[t], "n": finished[t]} for t in finished if failed[t]),
+        key=lambda f: (-f["failed"] / f["n"], f["task_id"]),
+    )
 
 
-def _pass_at_k(outcomes_per_run: list[list[TaskOutcome]], tasks: list[str], ks: tuple[int, ...], *,
-               seed: int, resamples: int) -> dict[str, Any]:
+def _pass_at_k(
+    outcomes_per_run: list[list[TaskOutcome]], tasks: list[str], ks: tuple[int, ...], *, seed: int, resamples: int
+) -> dict[str, Any]:
     """pass@k over runs (each run one sample per task), averaged over `tasks`, with a bootstrap
     interval resampling tasks (seeds 000 and 001)."""
     n = len(outcomes_per_run)
@@ -142,9 +180,15 @@ def _pass_at_k(outcomes_per_run: list[list[TaskOutcome]], tasks: list[str], ks: 
     return out
 
 
-def replicate_summary(runs: list[dict[str, Any]], outcomes: dict[str, dict[str, list[TaskOutcome]]], *,
-                      not_comparable: dict[tuple[str, str], str] | None = None, seed: int = 1,
-                      resamples: int = 10_000, server_sessions: dict[str, set[str]] | None = None) -> dict[str, Any]:
+def replicate_summary(
+    runs: list[dict[str, Any]],
+    outcomes: dict[str, dict[str, list[TaskOutcome]]],
+    *,
+    not_comparable: dict[tuple[str, str], str] | None = None,
+    seed: int = 1,
+    resamples: int = 10_000,
+    server_sessions: dict[str, set[str]] | None = None,
+) -> dict[str, Any]:
     """Per arm: accepted tasks per comparable run with median and range, the runs left out
     (censored, stopped or aborted: a missing measurement, never the bottom of the range),
     each task's failure frequency, and pass@1 / pass@k over runs with a bootstrap interval
@@ -166,8 +210,12 @@ def replicate_summary(runs: list[dict[str, Any]], outcomes: dict[str, dict[str, 
         scores = [sum(o.accepted for o in outcomes[r][arm]) for r in kept[arm]]
         median, spread = _spread(scores)
         arms[arm] = {
-            "runs": len(kept[arm]), "run_ids": kept[arm], "scores": scores,
-            "n_tasks": [len(outcomes[r][arm]) for r in kept[arm]], "median": median, "range": spread,
+            "runs": len(kept[arm]),
+            "run_ids": kept[arm],
+            "scores": scores,
+            "n_tasks": [len(outcomes[r][arm]) for r in kept[arm]],
+            "median": median,
+            "range": spread,
             "left_out": [{"run_id": r, "why": not_comparable[(r, arm)]} for r in present if r not in kept[arm]],
             "failure_frequency": _frequency([outcomes[r][arm] for r in kept[arm]]),
         }
@@ -184,16 +232,35 @@ def replicate_summary(runs: list[dict[str, Any]], outcomes: dict[str, dict[str, 
     tasks = [t for t in task_order if t in common] + sorted(common - set(task_order))
     k = min((len(kept[a]) for a in with_runs), default=0)
     for arm in arm_names:
-        arms[arm]["pass_at_k"] = (_pass_at_k([outcomes[r][arm] for r in kept[arm]], tasks,
-                                             tuple(dict.fromkeys((1, k))), seed=seed, resamples=resamples)
-                                  if arm in own and tasks else {})
+        arms[arm]["pass_at_k"] = (
+            _pass_at_k(
+                [outcomes[r][arm] for r in kept[arm]],
+                tasks,
+                tuple(dict.fromkeys((1, k))),
+                seed=seed,
+                resamples=resamples,
+            )
+            if arm in own and tasks
+            else {}
+        )
         arms[arm]["own_tasks"] = len(own.get(arm, ()))
     differs = {a: len(own[a]) for a in with_runs if len(own[a]) != len(tasks)}
     note = None
     if differs:
-        note = (f"pass@k is over the {len(tasks)} tasks that every comparable run of every arm decided; "
-                + ", ".join(f"{a} alone decided {n}" for a, n in differs.items()))
-    return {"n_runs": len(runs), "manifest_sha256": runs[0]["manifest_sha256"],
-            "schedule": schedule(runs, server_sessions), "arms": arms,
-            "pass_at_k": {"k": k, "n_tasks": len(tasks), "note": note, "resamples": resamples, "seed": seed,
-                          "unit": "task"}}
+        note = f"pass@k is over the {len(tasks)} tasks that every comparable run of every arm decided; " + ", ".join(
+            f"{a} alone decided {n}" for a, n in differs.items()
+        )
+    return {
+        "n_runs": len(runs),
+        "manifest_sha256": runs[0]["manifest_sha256"],
+        "schedule": schedule(runs, server_sessions),
+        "arms": arms,
+        "pass_at_k": {
+            "k": k,
+            "n_tasks": len(tasks),
+            "note": note,
+            "resamples": resamples,
+            "seed": seed,
+            "unit": "task",
+        },
+    }

@@ -2,6 +2,7 @@
 paired comparison (seed 000) and, for several runs of one manifest, the replicates (seed 003)
 into one JSON-ready dict. `render_report` (render.py) turns it into text, markdown or JSON.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,25 @@ DEFAULT_SEED = 20261130
 DEFAULT_GRADING_CPU_HOUR = 0.05
 # Only the columns the metrics read: `a.*` (diffs included) took half the report's time at 5,000
 # attempts. Read through sqlite3.Row, which finds a name by scanning: the most-read come first.
-ATTEMPT_COLUMNS = ("task_id", "attempt_no", "failure_class", "accepted", "total_tokens", "arm", "verdict",
-                   "visible_passed", "duration_ms", "calls", "transport_retries", "malformed_tool_calls",
-                   "prompt_tokens", "completion_tokens", "ended_utc", "stage", "submitted")
+ATTEMPT_COLUMNS = (
+    "task_id",
+    "attempt_no",
+    "failure_class",
+    "accepted",
+    "total_tokens",
+    "arm",
+    "verdict",
+    "visible_passed",
+    "duration_ms",
+    "calls",
+    "transport_retries",
+    "malformed_tool_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "ended_utc",
+    "stage",
+    "submitted",
+)
 TASK_COLUMNS = ("task_id", "files_sha256")  # not the prompts: 50k tasks' prompts are tens of MB
 CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "usage_source", "prompt_tokens", "completion_tokens")
 
@@ -62,20 +79,27 @@ def _break_even(costs: dict[str, ArmCost], first: str, second: str, censored: se
     if a is None or b is None or {a.kind, b.kind} != {"gpu", "tokens"}:
         return None
     gpu, priced = (a, b) if a.kind == "gpu" else (b, a)
-    return {"self_hosted": gpu.arm, "priced": priced.arm,
-            "utilization": break_even_utilization(gpu, priced),
-            "current_utilization": gpu.utilization, "utilization_source": gpu.utilization_source,
-            "censored": sorted({first, second} & censored)}
+    return {
+        "self_hosted": gpu.arm,
+        "priced": priced.arm,
+        "utilization": break_even_utilization(gpu, priced),
+        "current_utilization": gpu.utilization,
+        "utilization_source": gpu.utilization_source,
+        "censored": sorted({first, second} & censored),
+    }
 
 
-def _reads(metrics: list[ArmMetrics], costs: dict[str, ArmCost], comparisons: list[Comparison],
-           same: bool) -> list[str]:
+def _reads(
+    metrics: list[ArmMetrics], costs: dict[str, ArmCost], comparisons: list[Comparison], same: bool
+) -> list[str]:
     if len(metrics) != 2:
         return [practical_read(m, costs.get(m.name)) for m in metrics]
     a, b = metrics
     comparison = comparisons[0] if comparisons else None
-    return [practical_read(a, costs.get(a.name), b, costs.get(b.name), comparison, same_accounting=same),
-            practical_read(b, costs.get(b.name), a, costs.get(a.name), comparison, same_accounting=same)]
+    return [
+        practical_read(a, costs.get(a.name), b, costs.get(b.name), comparison, same_accounting=same),
+        practical_read(b, costs.get(b.name), a, costs.get(a.name), comparison, same_accounting=same),
+    ]
 
 
 def _price_table(arm_row: dict[str, Any]) -> dict[str, Any] | None:
@@ -96,39 +120,64 @@ def _by_arm(rows: list[Row]) -> dict[str, list[Row]]:
 def _server_sessions(ledger: Ledger, runs: list[dict[str, Any]]) -> dict[str, set[str]]:
     marks = ", ".join("?" * len(runs))
     out: dict[str, set[str]] = defaultdict(set)
-    for row in ledger.rows(f"select run_id, server_session_id from arms where run_id in ({marks}) "
-                           "and server_session_id is not null and server_session_id != ''", [r["id"] for r in runs]):
+    for row in ledger.rows(
+        f"select run_id, server_session_id from arms where run_id in ({marks}) "
+        "and server_session_id is not null and server_session_id != ''",
+        [r["id"] for r in runs],
+    ):
         out[row["run_id"]].add(row["server_session_id"])
     return dict(out)
 
 
 def _comparison_dict(c: Comparison, costs: dict[str, ArmCost], censored: set[str], same: bool) -> dict[str, Any]:
-    return asdict(c) | {"break_even": _break_even(costs, c.first, c.second, censored),
-                        "qap_same_accounting": same}
+    return asdict(c) | {"break_even": _break_even(costs, c.first, c.second, censored), "qap_same_accounting": same}
 
 
-def _run_section(ledger: Ledger, run: dict[str, Any], tasks: list[dict[str, Any]], *, with_cost: bool, seed: int,
-                 resamples: int, grading_cpu_hour: float) -> tuple[dict[str, Any], dict[str, list[TaskOutcome]], dict[str, str]]:
+def _run_section(
+    ledger: Ledger,
+    run: dict[str, Any],
+    tasks: list[dict[str, Any]],
+    *,
+    with_cost: bool,
+    seed: int,
+    resamples: int,
+    grading_cpu_hour: float,
+) -> tuple[dict[str, Any], dict[str, list[TaskOutcome]], dict[str, str]]:
     run_id = run["id"]
     arm_rows = ledger.arms(run_id)
     if not arm_rows:
-        raise ReportError(f"run {run_id}: has no arms in the ledger — was it started? "
-                          "list runs with `quotabench report --list`")
-    attempts = _by_arm(ledger.rows(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? "
-                                   "order by arm, task_id, attempt_no", [run_id]))
-    with ledger.stream(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ? and kind = 'attempt'", [run_id]) as rows:
+        raise ReportError(
+            f"run {run_id}: has no arms in the ledger — was it started? list runs with `quotabench report --list`"
+        )
+    attempts = _by_arm(
+        ledger.rows(
+            f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no",
+            [run_id],
+        )
+    )
+    with ledger.stream(
+        f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ? and kind = 'attempt'", [run_id]
+    ) as rows:
         spans, call_accounting = call_usage(rows)  # 400k calls at 100k attempts: streamed, never held as rows
     busy = {a["name"]: union_ms(spans[a["name"]]) if a["name"] in spans else None for a in arm_rows}
     servers: dict[str, list[str]] = defaultdict(list)
     for a in arm_rows:
         if a.get("endpoint_url"):
             servers[a["endpoint_url"]].append(a["name"])
-    machine_busy = {url: union_ms(Spans.join(spans[n] for n in names if n in spans))
-                    for url, names in servers.items() if any(n in spans for n in names)}
+    machine_busy = {
+        url: union_ms(Spans.join(spans[n] for n in names if n in spans))
+        for url, names in servers.items()
+        if any(n in spans for n in names)
+    }
     usage = {a["name"]: call_accounting.get(a["name"]) or accounting({}) for a in arm_rows}
-    grade_sums = {r["arm"]: (r["n"], r["ms"]) for r in ledger.query(
-        "select a.arm, count(*) as n, sum(coalesce(g.duration_ms, 0)) as ms from grades g "
-        "join attempts a on a.id = g.attempt_id where a.run_id = ? group by a.arm", [run_id])}
+    grade_sums = {
+        r["arm"]: (r["n"], r["ms"])
+        for r in ledger.query(
+            "select a.arm, count(*) as n, sum(coalesce(g.duration_ms, 0)) as ms from grades g "
+            "join attempts a on a.id = g.attempt_id where a.run_id = ? group by a.arm",
+            [run_id],
+        )
+    }
     graded = {a["name"]: grading(*grade_sums.get(a["name"], (0, 0)), grading_cpu_hour) for a in arm_rows}
     metrics, outcomes = [], {}  # type: list[ArmMetrics], dict[str, list[TaskOutcome]]
     for arm_row in arm_rows:
@@ -137,8 +186,10 @@ def _run_section(ledger: Ledger, run: dict[str, Any], tasks: list[dict[str, Any]
         metrics.append(m)
     costs: dict[str, ArmCost] = {}
     if with_cost:
-        uses = [ArmUse(a, attempts[m.name], None if m.censored else m.accepted, busy[m.name], graded[m.name].cpu_s)
-                for a, m in zip(arm_rows, metrics)]
+        uses = [
+            ArmUse(a, attempts[m.name], None if m.censored else m.accepted, busy[m.name], graded[m.name].cpu_s)
+            for a, m in zip(arm_rows, metrics)
+        ]
         try:
             costs = run_costs(uses, run, grading_cpu_hour=grading_cpu_hour, machine_busy_ms=machine_busy)
         except PriceError as exc:
@@ -152,8 +203,9 @@ def _run_section(ledger: Ledger, run: dict[str, Any], tasks: list[dict[str, Any]
             comparisons.append(c)
     reads = _reads(metrics, costs, comparisons, same)
     section: dict[str, Any] = {
-        "run": {k: run.get(k) for k in ("id", "created_utc", "finished_utc", "status",
-                                        "session_id", "manifest_sha256")},
+        "run": {
+            k: run.get(k) for k in ("id", "created_utc", "finished_utc", "status", "session_id", "manifest_sha256")
+        },
         "sandbox": sandbox_summary(ledger, run),
         "n_tasks": len(tasks),
         "published": {
@@ -162,13 +214,24 @@ def _run_section(ledger: Ledger, run: dict[str, Any], tasks: list[dict[str, Any]
             "grading_cpu_hour": grading_cpu_hour,
             "accounting": {name: asdict(u) | {"share_reported": u.share_reported} for name, u in usage.items()},
             "same_accounting": same,
-            "shared_servers": [{"url": url, "arms": names, "busy_ms": machine_busy.get(url)}
-                               for url, names in servers.items() if len(names) > 1],
+            "shared_servers": [
+                {"url": url, "arms": names, "busy_ms": machine_busy.get(url)}
+                for url, names in servers.items()
+                if len(names) > 1
+            ],
         },
-        "arms": [{"metrics": asdict(m), "comparable": not m.censored, "not_comparable": m.not_comparable,
-                  "cost": asdict(costs[m.name]) if m.name in costs else None,
-                  "grading": asdict(graded[m.name]) | {"cost": graded[m.name].cost},
-                  "accounting": usage[m.name].kind, "read": read} for m, read in zip(metrics, reads)],
+        "arms": [
+            {
+                "metrics": asdict(m),
+                "comparable": not m.censored,
+                "not_comparable": m.not_comparable,
+                "cost": asdict(costs[m.name]) if m.name in costs else None,
+                "grading": asdict(graded[m.name]) | {"cost": graded[m.name].cost},
+                "accounting": usage[m.name].kind,
+                "read": read,
+            }
+            for m, read in zip(metrics, reads)
+        ],
         "comparisons": [_comparison_dict(c, costs, censored, same) for c in comparisons],
         "decision": decision_section(run, arm_rows, outcomes),
         "strategies": strategy_section(ledger, run_id, arm_rows, attempts, outcomes, costs),
@@ -180,6 +243,7 @@ def _run_section(ledger: Ledger, run: dict[str, Any], tasks: list[dict[str, Any]
 def _run_config(run: dict[str, Any]) -> dict[str, Any]:
     """The [run] table the run was started with (as recorded), or {} if it cannot be read."""
     import tomllib
+
     try:
         table = tomllib.loads(json.loads(run.get("config_json") or "{}").get("toml") or "").get("run", {})
         return table if isinstance(table, dict) else {}
@@ -187,10 +251,13 @@ def _run_config(run: dict[str, Any]) -> dict[str, Any]:
         return {}
 
 
-def decision_section(run: dict[str, Any], arm_rows: list[dict[str, Any]], outcomes: dict[str, list[TaskOutcome]]) -> dict[str, Any] | None:
+def decision_section(
+    run: dict[str, Any], arm_rows: list[dict[str, Any]], outcomes: dict[str, list[TaskOutcome]]
+) -> dict[str, Any] | None:
     """The always-valid sequential decision over the run's task order (issue 20), with whether
     the run stopped on it; None unless the run has exactly two arms."""
     from agent.metrics.decision import run_decision
+
     if len(arm_rows) != 2:
         return None
     config = _run_config(run)
@@ -199,34 +266,69 @@ def decision_section(run: dict[str, Any], arm_rows: list[dict[str, Any]], outcom
     d = run_decision(first, outcomes[first], second, outcomes[second], alpha=alpha)
     not_run = {name: sum(o.failure_class == NOT_RUN for o in outcomes[name]) for name in (first, second)}
     stopped = any(a.get("state") == "decided" for a in arm_rows)
-    return d.as_json() | {"first": first, "second": second, "line": d.line,
-                          "stop_when_decided": bool(config.get("stop_when_decided", False)),
-                          "stopped_early": stopped, "not_run": not_run}
+    return d.as_json() | {
+        "first": first,
+        "second": second,
+        "line": d.line,
+        "stop_when_decided": bool(config.get("stop_when_decided", False)),
+        "stopped_early": stopped,
+        "not_run": not_run,
+    }
 
 
-def strategy_section(ledger: Ledger, run_id: str, arm_rows: list[dict[str, Any]], attempts: dict[str, list[Row]],
-                     outcomes: dict[str, list[TaskOutcome]], costs: dict[str, ArmCost]) -> list[dict[str, Any]] | None:
+def strategy_section(
+    ledger: Ledger,
+    run_id: str,
+    arm_rows: list[dict[str, Any]],
+    attempts: dict[str, list[Row]],
+    outcomes: dict[str, list[TaskOutcome]],
+    costs: dict[str, ArmCost],
+) -> list[dict[str, Any]] | None:
     """Coverage, conversion and where candidates were lost, per arm (issue 16); None unless an
     arm of the run has a strategy."""
     if not any(a.get("strategy") for a in arm_rows):
         return None
     subs = _by_arm(ledger.rows("select * from submissions where run_id = ?", [run_id]))
-    stages = stage_tokens_of(ledger.query("select arm, stage, sum(total_tokens) as tokens from attempts "
-                                          "where run_id = ? group by arm, stage", [run_id]))
-    return [asdict(strategy_figures(a, attempts[a["name"]], subs[a["name"]], outcomes[a["name"]],
-                                    stages.get(a["name"], {}),
-                                    costs[a["name"]].total if a["name"] in costs else None)) for a in arm_rows]
+    stages = stage_tokens_of(
+        ledger.query(
+            "select arm, stage, sum(total_tokens) as tokens from attempts where run_id = ? group by arm, stage",
+            [run_id],
+        )
+    )
+    return [
+        asdict(
+            strategy_figures(
+                a,
+                attempts[a["name"]],
+                subs[a["name"]],
+                outcomes[a["name"]],
+                stages.get(a["name"], {}),
+                costs[a["name"]].total if a["name"] in costs else None,
+            )
+        )
+        for a in arm_rows
+    ]
 
 
 def sandbox_summary(ledger: Ledger, run: dict[str, Any]) -> dict[str, Any]:
     """Which sandbox the run's grades ran in; `full` is False when any ran without bubblewrap."""
-    counts = {r["sandbox"] or "unrecorded": r["n"] for r in ledger.query(
-        "select g.sandbox, count(*) as n from grades g join attempts a on a.id = g.attempt_id "
-        "where a.run_id = ? group by g.sandbox", [run["id"]])}
+    counts = {
+        r["sandbox"] or "unrecorded": r["n"]
+        for r in ledger.query(
+            "select g.sandbox, count(*) as n from grades g join attempts a on a.id = g.attempt_id "
+            "where a.run_id = ? group by g.sandbox",
+            [run["id"]],
+        )
+    }
     about = json.loads(run.get("isolation_json") or "{}")
     declared = run.get("isolation_sandbox") or "unrecorded"
-    return {"declared": declared, "missing": about.get("missing"), "grades": counts,
-            "full": declared == "bwrap" and set(counts) <= {"bwrap"}, "placement": placement_summary(ledger, run)}
+    return {
+        "declared": declared,
+        "missing": about.get("missing"),
+        "grades": counts,
+        "full": declared == "bwrap" and set(counts) <= {"bwrap"},
+        "placement": placement_summary(ledger, run),
+    }
 
 
 def placement_summary(ledger: Ledger, run: dict[str, Any]) -> dict[str, Any]:
@@ -234,24 +336,36 @@ def placement_summary(ledger: Ledger, run: dict[str, Any]) -> dict[str, Any]:
     worker, how many were retried after a lost worker, and the grading throughput."""
     rows = ledger.query(
         "select g.executor, g.node, g.queue_ms, g.retries, g.duration_ms, g.created_utc from grades g "
-        "join attempts a on a.id = g.attempt_id where a.run_id = ?", [run["id"]])
+        "join attempts a on a.id = g.attempt_id where a.run_id = ?",
+        [run["id"]],
+    )
     if not rows:
         return {"n": 0}
     runs = sorted(r["duration_ms"] or 0 for r in rows)
     waits = sorted(r["queue_ms"] or 0 for r in rows)
     times = sorted(datetime.fromisoformat(r["created_utc"]) for r in rows if r["created_utc"])
     span_min = (times[-1] - times[0]).total_seconds() / 60 if len(times) > 1 else 0.0
-    return {"n": len(rows), "executors": sorted({r["executor"] or "local" for r in rows}),
-            "nodes": sorted({r["node"] for r in rows if r["node"]}),
-            "run_ms_median": runs[len(runs) // 2], "queue_ms_median": waits[len(waits) // 2],
-            "queue_ms_p90": waits[min(len(waits) - 1, int(0.9 * len(waits)))],
-            "retried": sum(1 for r in rows if r["retries"]),
-            "per_minute": (len(rows) - 1) / span_min if span_min > 0 else None}
+    return {
+        "n": len(rows),
+        "executors": sorted({r["executor"] or "local" for r in rows}),
+        "nodes": sorted({r["node"] for r in rows if r["node"]}),
+        "run_ms_median": runs[len(runs) // 2],
+        "queue_ms_median": waits[len(waits) // 2],
+        "queue_ms_p90": waits[min(len(waits) - 1, int(0.9 * len(waits)))],
+        "retried": sum(1 for r in rows if r["retries"]),
+        "per_minute": (len(rows) - 1) / span_min if span_min > 0 else None,
+    }
 
 
-def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
-                 bootstrap_seed: int = DEFAULT_SEED, resamples: int = 10_000,
-                 grading_cpu_hour: float | None = DEFAULT_GRADING_CPU_HOUR) -> dict[str, Any]:
+def build_report(
+    ledger: Ledger,
+    run_ids: list[str],
+    *,
+    with_cost: bool = True,
+    bootstrap_seed: int = DEFAULT_SEED,
+    resamples: int = 10_000,
+    grading_cpu_hour: float | None = DEFAULT_GRADING_CPU_HOUR,
+) -> dict[str, Any]:
     """The report over `run_ids` (prefixes accepted; none means the newest run).
 
     Several runs must share one manifest hash (ReportError naming both hashes and what
@@ -261,31 +375,58 @@ def build_report(ledger: Ledger, run_ids: list[str], *, with_cost: bool = True,
     """
     grading_cpu_hour = DEFAULT_GRADING_CPU_HOUR if grading_cpu_hour is None else grading_cpu_hour
     if not (isinstance(grading_cpu_hour, (int, float)) and 0 <= grading_cpu_hour < float("inf")):
-        raise ReportError(f"grading CPU price {grading_cpu_hour!r} is not a number >= 0 — "
-                          "pass --grading-cpu-hour with dollars per CPU-hour, e.g. 0.05")
+        raise ReportError(
+            f"grading CPU price {grading_cpu_hour!r} is not a number >= 0 — "
+            "pass --grading-cpu-hour with dollars per CPU-hour, e.g. 0.05"
+        )
     ids = _resolve(ledger, run_ids)
     runs = [_run_row(ledger, i) for i in ids]
-    tasks_by_run = {i: ledger.query(f"select {', '.join(TASK_COLUMNS)} from tasks where run_id = ? order by position",
-                                    [i]) for i in ids}
+    tasks_by_run = {
+        i: ledger.query(f"select {', '.join(TASK_COLUMNS)} from tasks where run_id = ? order by position", [i])
+        for i in ids
+    }
     if len(runs) > 1:
         check_same_manifest(runs, tasks_by_run)
     sections, outcomes, not_comparable = [], {}, {}
     for run in runs:
         section, outcomes[run["id"]], why = _run_section(
-            ledger, run, tasks_by_run[run["id"]], with_cost=with_cost, seed=bootstrap_seed, resamples=resamples,
-            grading_cpu_hour=grading_cpu_hour)
+            ledger,
+            run,
+            tasks_by_run[run["id"]],
+            with_cost=with_cost,
+            seed=bootstrap_seed,
+            resamples=resamples,
+            grading_cpu_hour=grading_cpu_hour,
+        )
         not_comparable.update({(run["id"], arm): text for arm, text in why.items()})
         sections.append(section)
     return {
         "schema": REPORT_SCHEMA,
         "with_cost": with_cost,
-        "decision_rule": {"text": RULE, "alpha": ALPHA, "min_discordant": MIN_DISCORDANT,
-                          "interval": "Tango score interval for the paired difference", "test": "exact McNemar"},
+        "decision_rule": {
+            "text": RULE,
+            "alpha": ALPHA,
+            "min_discordant": MIN_DISCORDANT,
+            "interval": "Tango score interval for the paired difference",
+            "test": "exact McNemar",
+        },
         "bootstrap": {"seed": bootstrap_seed, "resamples": resamples, "unit": "task"},
         "runs": sections,
-        "replicates": (replicate_summary(runs, outcomes, not_comparable=not_comparable, seed=bootstrap_seed,
-                                         resamples=resamples, server_sessions=_server_sessions(ledger, runs))
-                       if len(runs) > 1 else None),
-        "replicate_statistics": (replicate_statistics(ledger, runs, outcomes, seed=bootstrap_seed, resamples=resamples)
-                                 if len(runs) > 1 else None),
+        "replicates": (
+            replicate_summary(
+                runs,
+                outcomes,
+                not_comparable=not_comparable,
+                seed=bootstrap_seed,
+                resamples=resamples,
+                server_sessions=_server_sessions(ledger, runs),
+            )
+            if len(runs) > 1
+            else None
+        ),
+        "replicate_statistics": (
+            replicate_statistics(ledger, runs, outcomes, seed=bootstrap_seed, resamples=resamples)
+            if len(runs) > 1
+            else None
+        ),
     }

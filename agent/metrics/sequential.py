@@ -37,6 +37,7 @@ Pairs must come in an order fixed before outcomes are seen (the run's task order
 longest prefix decided on both arms (`decided_prefix`): feeding pairs as they complete would
 let speed leak into the order (a slow failing arm puts its losses last) and bias the test.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,9 +52,11 @@ CS_TRUNCATION = 0.5
 CS_GRID = 2001  # candidate gaps 0.001 apart
 METHOD = "Beta({a:g}, {a:g})-mixture likelihood ratio vs p = 1/2 on discordant pairs (e-process; Ville)"
 CS_METHOD = "hedged-capital betting confidence sequence (Waudby-Smith & Ramdas 2024)"
-EARLY_STOP_CAVEAT = ("The decision is valid under continuous monitoring, but the gap and pass rates "
-                     "measured at an early stop are biased toward a larger gap; trust the interval, "
-                     "not the point estimate.")
+EARLY_STOP_CAVEAT = (
+    "The decision is valid under continuous monitoring, but the gap and pass rates "
+    "measured at an early stop are biased toward a larger gap; trust the interval, "
+    "not the point estimate."
+)
 _LOG_E_CLAMP = 700.0  # exp(709) is the last finite double; beyond this e is astronomically decided
 
 
@@ -73,8 +76,14 @@ def log_e_value(only_first: int, only_second: int, prior_a: float = PRIOR_A) -> 
         raise ValueError(f"discordant counts must be >= 0, got {only_first}, {only_second}")
     _check_prior(prior_a)
     a, s, f = prior_a, only_second, only_first
-    return ((s + f) * math.log(2.0) + math.lgamma(a + s) + math.lgamma(a + f) - math.lgamma(2 * a + s + f)
-            - 2 * math.lgamma(a) + math.lgamma(2 * a))
+    return (
+        (s + f) * math.log(2.0)
+        + math.lgamma(a + s)
+        + math.lgamma(a + f)
+        - math.lgamma(2 * a + s + f)
+        - 2 * math.lgamma(a)
+        + math.lgamma(2 * a)
+    )
 
 
 def e_value(only_first: int, only_second: int, prior_a: float = PRIOR_A) -> float:
@@ -145,8 +154,9 @@ def gap_log_capital(d: np.ndarray, gap: float | np.ndarray, alpha: float) -> np.
     return out
 
 
-def gap_confidence_sequence(d: Sequence[int] | np.ndarray, alpha: float,
-                            grid: int = CS_GRID) -> tuple[np.ndarray, np.ndarray]:
+def gap_confidence_sequence(
+    d: Sequence[int] | np.ndarray, alpha: float, grid: int = CS_GRID
+) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) for mean(d) after each pair of one run: the gaps on a `grid`-point lattice of
     [-1, 1] whose capital has not yet reached 1/α (a running intersection, so it only shrinks),
     widened by one lattice step so that a true gap between two lattice points stays inside.
@@ -180,6 +190,7 @@ class Futility:
     needs exceed `remaining`, no outcome of the remaining tasks can decide: `futile`.
     Stopping for futility never raises the false-decision rate: it only forgoes a decision.
     """
+
     remaining: int
     first_needs: int
     second_needs: int
@@ -190,8 +201,10 @@ class Futility:
 
 def _wins_needed(lead: int, other: int, log_threshold: float, prior_a: float) -> int:
     """Fewest j with log E(lead + j against other) ≥ log_threshold (E rises in j past a tie)."""
+
     def reaches(j: int) -> bool:
         return log_e_value(other, lead + j, prior_a) >= log_threshold
+
     if reaches(0):
         return 0
     lo = max(0, other - lead)  # E falls until the counts tie, then rises for good
@@ -204,8 +217,7 @@ def _wins_needed(lead: int, other: int, log_threshold: float, prior_a: float) ->
     return hi
 
 
-def futility(only_first: int, only_second: int, remaining: int, alpha: float,
-             prior_a: float = PRIOR_A) -> Futility:
+def futility(only_first: int, only_second: int, remaining: int, alpha: float, prior_a: float = PRIOR_A) -> Futility:
     """Can any outcome of `remaining` more pairs (decidable within the caps) reach 1/α?"""
     _check_alpha(alpha)
     if remaining < 0:
@@ -215,10 +227,13 @@ def futility(only_first: int, only_second: int, remaining: int, alpha: float,
     first_needs = 0 if decided else _wins_needed(only_first, only_second, log_t, prior_a)
     second_needs = 0 if decided else _wins_needed(only_second, only_first, log_t, prior_a)
     return Futility(
-        remaining=remaining, first_needs=first_needs, second_needs=second_needs,
+        remaining=remaining,
+        first_needs=first_needs,
+        second_needs=second_needs,
         first_best_e=e_value(only_first + remaining, only_second, prior_a),
         second_best_e=e_value(only_first, only_second + remaining, prior_a),
-        futile=not decided and min(first_needs, second_needs) > remaining)
+        futile=not decided and min(first_needs, second_needs) > remaining,
+    )
 
 
 @dataclass(frozen=True)
@@ -230,6 +245,7 @@ class Decision:
     is second minus first over all pairs, with its always-valid bounds; `gap` itself is the
     plain mean and, after an early stop, biased toward a larger gap (EARLY_STOP_CAVEAT).
     """
+
     first: str
     second: str
     decided: bool
@@ -269,17 +285,33 @@ class Decision:
     def as_json(self) -> dict[str, Any]:
         """The report's `decision` section."""
         return {
-            "decided": self.decided, "winner": self.winner, "e_value": self.e_value,
-            "e_at_decision": self.e_at_decision, "after_tasks": self.after_tasks, "alpha": self.alpha,
-            "method": self.method, "n_pairs": self.n_pairs, "only_first": self.only_first,
-            "only_second": self.only_second, "gap": self.gap, "gap_lo": self.gap_lo, "gap_hi": self.gap_hi,
-            "cs_method": self.cs_method, "futile": self.futile, "caveat": EARLY_STOP_CAVEAT,
+            "decided": self.decided,
+            "winner": self.winner,
+            "e_value": self.e_value,
+            "e_at_decision": self.e_at_decision,
+            "after_tasks": self.after_tasks,
+            "alpha": self.alpha,
+            "method": self.method,
+            "n_pairs": self.n_pairs,
+            "only_first": self.only_first,
+            "only_second": self.only_second,
+            "gap": self.gap,
+            "gap_lo": self.gap_lo,
+            "gap_hi": self.gap_hi,
+            "cs_method": self.cs_method,
+            "futile": self.futile,
+            "caveat": EARLY_STOP_CAVEAT,
         }
 
 
-def decision(pairs: Sequence[tuple[object, object]], alpha: float = 0.05, *,
-             labels: tuple[str, str] = ("A", "B"), remaining: int | None = None,
-             prior_a: float = PRIOR_A) -> Decision:
+def decision(
+    pairs: Sequence[tuple[object, object]],
+    alpha: float = 0.05,
+    *,
+    labels: tuple[str, str] = ("A", "B"),
+    remaining: int | None = None,
+    prior_a: float = PRIOR_A,
+) -> Decision:
     """The sequential decision after `pairs`: (first_accepted, second_accepted) per task decided
     on both arms, in task order. `remaining`: pairs that can still be decided within the caps
     (None: futility not assessed).
@@ -299,12 +331,24 @@ def decision(pairs: Sequence[tuple[object, object]], alpha: float = 0.05, *,
         after, e_at = at + 1, math.exp(min(float(log_path[at]), _LOG_E_CLAMP))
     lo, hi = gap_confidence_sequence(d, alpha)
     return Decision(
-        first=labels[0], second=labels[1], decided=winner is not None, winner=winner,
-        e_value=e_value(only_first, only_second, prior_a), e_at_decision=e_at, after_tasks=after,
-        alpha=alpha, method=METHOD.format(a=prior_a), n_pairs=n, only_first=only_first,
-        only_second=only_second, gap=float(d.mean()) if n else None,
-        gap_lo=float(lo[-1]) if n else -1.0, gap_hi=float(hi[-1]) if n else 1.0, cs_method=CS_METHOD,
-        futility=None if remaining is None else futility(only_first, only_second, remaining, alpha, prior_a))
+        first=labels[0],
+        second=labels[1],
+        decided=winner is not None,
+        winner=winner,
+        e_value=e_value(only_first, only_second, prior_a),
+        e_at_decision=e_at,
+        after_tasks=after,
+        alpha=alpha,
+        method=METHOD.format(a=prior_a),
+        n_pairs=n,
+        only_first=only_first,
+        only_second=only_second,
+        gap=float(d.mean()) if n else None,
+        gap_lo=float(lo[-1]) if n else -1.0,
+        gap_hi=float(hi[-1]) if n else 1.0,
+        cs_method=CS_METHOD,
+        futility=None if remaining is None else futility(only_first, only_second, remaining, alpha, prior_a),
+    )
 
 
 def decided_prefix(first: Sequence[bool | None], second: Sequence[bool | None]) -> list[tuple[bool, bool]]:
@@ -313,7 +357,9 @@ def decided_prefix(first: Sequence[bool | None], second: Sequence[bool | None]) 
     excluded from pairing (censored) are to be left out of both lists by the caller.
     """
     if len(first) != len(second):
-        raise ValueError(f"decided_prefix: the arms list {len(first)} and {len(second)} tasks — pass both in the run's task order")
+        raise ValueError(
+            f"decided_prefix: the arms list {len(first)} and {len(second)} tasks — pass both in the run's task order"
+        )
     pairs = []
     for x, y in zip(first, second):
         if x is None or y is None:
@@ -322,8 +368,9 @@ def decided_prefix(first: Sequence[bool | None], second: Sequence[bool | None]) 
     return pairs
 
 
-def tokens_saved(used: Mapping[str, int], projected: Mapping[str, float],
-                 caps: Mapping[str, int] | None = None) -> dict[str, int]:
+def tokens_saved(
+    used: Mapping[str, int], projected: Mapping[str, float], caps: Mapping[str, int] | None = None
+) -> dict[str, int]:
     """Tokens each arm would still spend if the run went on, i.e. what stopping now saves.
 
     saved = min(projected, cap) - used, floored at 0 and rounded down: `projected` is the
@@ -331,8 +378,11 @@ def tokens_saved(used: Mapping[str, int], projected: Mapping[str, float],
     projection), an arm never spends past its cap, and tokens already spent are not saved.
     """
     if set(used) != set(projected) or (caps is not None and set(caps) != set(used)):
-        raise ValueError(f"tokens_saved: arms differ between used {sorted(used)}, projected {sorted(projected)}"
-                         + (f" and caps {sorted(caps)}" if caps is not None else "") + " — pass the same arms to each")
+        raise ValueError(
+            f"tokens_saved: arms differ between used {sorted(used)}, projected {sorted(projected)}"
+            + (f" and caps {sorted(caps)}" if caps is not None else "")
+            + " — pass the same arms to each"
+        )
     saved = {}
     for arm, spent in used.items():
         total = projected[arm] if caps is None else min(projected[arm], caps[arm])

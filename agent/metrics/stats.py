@@ -3,6 +3,7 @@
 Every function here is checked in tests against an independent reference (seed 000's worked
 numbers, brute-force enumeration, scipy, a plain-loop bootstrap) and hypothesis properties.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -68,6 +69,7 @@ def mean_pass_at_k(samples: Iterable[tuple[int, int]], k: int) -> float:
 @dataclass(frozen=True)
 class PairedGap:
     """Acceptance gap b - a over the same tasks, with its bootstrap interval (seed 000)."""
+
     gap: float
     lo: float
     hi: float
@@ -77,8 +79,14 @@ class PairedGap:
     resamples: int
 
 
-def _resample(values: np.ndarray, rng: np.random.Generator, resamples: int, reduce: Callable[..., Any], out_dtype: Any,
-              chunk_elements: int) -> np.ndarray:
+def _resample(
+    values: np.ndarray,
+    rng: np.random.Generator,
+    resamples: int,
+    reduce: Callable[..., Any],
+    out_dtype: Any,
+    chunk_elements: int,
+) -> np.ndarray:
     """reduce(values[idx]) row by row for `resamples` rows of n task indices drawn from `rng`.
 
     The rows are drawn a chunk at a time (at most `chunk_elements` indices held at once) rather
@@ -91,7 +99,7 @@ def _resample(values: np.ndarray, rng: np.random.Generator, resamples: int, redu
 
     def fold(start: int, idx: np.ndarray) -> None:
         # the gather is faster with native-width indices
-        out[start:start + len(idx)] = reduce(values.take(idx.astype(np.intp), mode="wrap"))
+        out[start : start + len(idx)] = reduce(values.take(idx.astype(np.intp), mode="wrap"))
 
     # Large runs fold chunk k on a second thread while chunk k + 1 is drawn (numpy releases the
     # GIL in both); each chunk writes only its own rows, so the result is the same either way.
@@ -111,8 +119,9 @@ def _resample(values: np.ndarray, rng: np.random.Generator, resamples: int, redu
     return out
 
 
-def paired_bootstrap(a: Sequence[int], b: Sequence[int], *, seed: int,
-                     resamples: int = 10_000, chunk_elements: int = BOOTSTRAP_CHUNK) -> PairedGap:
+def paired_bootstrap(
+    a: Sequence[int], b: Sequence[int], *, seed: int, resamples: int = 10_000, chunk_elements: int = BOOTSTRAP_CHUNK
+) -> PairedGap:
     """Paired bootstrap of mean(b) - mean(a), resampling tasks (never attempts), seed 000.
 
     a[i] and b[i] are 0/1 outcomes of the two arms on task i. Resamples are drawn in chunks
@@ -123,16 +132,30 @@ def paired_bootstrap(a: Sequence[int], b: Sequence[int], *, seed: int,
     if n == 0:
         raise ValueError("paired_bootstrap: no paired tasks")
     rng = np.random.default_rng(seed)
-    sums = _resample(d.astype(np.int8), rng, resamples, lambda m: m.sum(axis=1, dtype=np.int64), np.int64,
-                     chunk_elements)
+    sums = _resample(
+        d.astype(np.int8), rng, resamples, lambda m: m.sum(axis=1, dtype=np.int64), np.int64, chunk_elements
+    )
     gaps = sums / n
     lo, hi = np.quantile(gaps, [0.025, 0.975], method="lower")
-    return PairedGap(gap=float(d.sum() / n), lo=float(lo), hi=float(hi),
-                     p_positive=float(np.mean(gaps > 0)), n=n, seed=seed, resamples=resamples)
+    return PairedGap(
+        gap=float(d.sum() / n),
+        lo=float(lo),
+        hi=float(hi),
+        p_positive=float(np.mean(gaps > 0)),
+        n=n,
+        seed=seed,
+        resamples=resamples,
+    )
 
 
-def bootstrap_mean(values: Sequence[float], *, seed: int, resamples: int = 10_000,
-                   level: float = 0.95, chunk_elements: int = BOOTSTRAP_CHUNK) -> tuple[float, float]:
+def bootstrap_mean(
+    values: Sequence[float],
+    *,
+    seed: int,
+    resamples: int = 10_000,
+    level: float = 0.95,
+    chunk_elements: int = BOOTSTRAP_CHUNK,
+) -> tuple[float, float]:
     """Percentile interval of the mean of per-task values, resampling tasks (seed 000/001:
     "resample problems, not attempts"); same quantile rule and chunked draws as the paired bootstrap."""
     v = np.asarray(values, dtype=np.float64)
@@ -148,6 +171,7 @@ def bootstrap_mean(values: Sequence[float], *, seed: int, resamples: int = 10_00
 @dataclass(frozen=True)
 class McNemar:
     """Exact McNemar test on the discordant tasks of two paired arms."""
+
     only_a: int
     only_b: int
     p_value: float
@@ -183,13 +207,14 @@ def mcnemar_exact(a: Sequence[int], b: Sequence[int]) -> McNemar:
 def min_discordant_to_reject(alpha: float) -> int:
     """The fewest discordant tasks with which the exact McNemar test can reject at `alpha`:
     with all k on one side p = 2 · 0.5^k, so k = 6 at α = 0.05 (2 · 0.5^6 < 0.05 < 2 · 0.5^5)."""
-    return next(k for k in range(1, 1100) if 2 * 0.5 ** k < alpha)
+    return next(k for k in range(1, 1100) if 2 * 0.5**k < alpha)
 
 
 @dataclass(frozen=True)
 class PairedInterval:
     """Tango's score interval for the paired gap b - a (seed 000's paired question, done so it
     keeps its coverage at small n and never collapses to a point)."""
+
     gap: float
     lo: float
     hi: float
@@ -241,8 +266,7 @@ def tango_interval(only_a: int, only_b: int, n: int, alpha: float = 0.05) -> Pai
     return PairedInterval(gap=gap, lo=lower, hi=upper, n=n, only_a=only_a, only_b=only_b, level=1 - alpha)
 
 
-def tasks_needed_for_power(p1: float, p2: float, alpha: float = 0.05,
-                           power: float = 0.80) -> int | None:
+def tasks_needed_for_power(p1: float, p2: float, alpha: float = 0.05, power: float = 0.80) -> int | None:
     """Tasks per arm to detect p1 vs p2 with a two-sided test (seed 000's power check).
 
     The normal-approximation two-proportion formula seed 000 uses ("a 4-point difference near

@@ -9,6 +9,7 @@ solved task at the realized spend.
 Over decided tasks only (the same denominator as acceptance). An arm without a strategy counts
 each attempt as a candidate and its accepted attempt as the submission: Direct's operating point.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -22,6 +23,7 @@ from agent.strategy_spec import CANDIDATE_STAGES
 
 class RowLike(Protocol):
     """A ledger row as read by the report: a dict, or a store.Row."""
+
     def __getitem__(self, key: str, /) -> Any: ...
     def get(self, key: str, default: Any = None) -> Any: ...
 
@@ -32,7 +34,7 @@ TRANSITIONS = ("correct->correct", "correct->wrong", "wrong->correct", "wrong->w
 @dataclass(frozen=True)
 class StrategyFigures:
     arm: str
-    strategy: str            # direct (also: no strategy key), parallel@k, revise
+    strategy: str  # direct (also: no strategy key), parallel@k, revise
     select_rule: str | None
     decided: int
     covered: int
@@ -56,9 +58,14 @@ def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
 
-def strategy_figures(arm_row: Mapping[str, Any], attempts: Sequence[RowLike],
-                     submissions: Sequence[RowLike], outcomes: Sequence[TaskOutcome],
-                     stage_tokens: Mapping[str, int], cost_total: float | None) -> StrategyFigures:
+def strategy_figures(
+    arm_row: Mapping[str, Any],
+    attempts: Sequence[RowLike],
+    submissions: Sequence[RowLike],
+    outcomes: Sequence[TaskOutcome],
+    stage_tokens: Mapping[str, int],
+    cost_total: float | None,
+) -> StrategyFigures:
     """One arm's figures from its attempts rows (stage, submitted, accepted), its submissions rows,
     its task outcomes (outcome.py), the tokens of its calls per stage, and its total cost (None: no price)."""
     by_task: dict[str, list[RowLike]] = defaultdict(list)
@@ -73,8 +80,11 @@ def strategy_figures(arm_row: Mapping[str, Any], attempts: Sequence[RowLike],
         if not o.decided:
             continue
         rows = by_task.get(o.task_id, [])
-        cands = [r for r in rows if (r["stage"] or "attempt") in CANDIDATE_STAGES
-                 and r["failure_class"] not in ("censored", "aborted")]
+        cands = [
+            r
+            for r in rows
+            if (r["stage"] or "attempt") in CANDIDATE_STAGES and r["failure_class"] not in ("censored", "aborted")
+        ]
         hit = any(r["accepted"] for r in cands)
         sub = subs.get(o.task_id)
         covered += hit
@@ -99,14 +109,26 @@ def strategy_figures(arm_row: Mapping[str, Any], attempts: Sequence[RowLike],
     decided = sum(o.decided for o in outcomes)
     tokens = sum(stage_tokens.values())
     return StrategyFigures(
-        arm=arm_row["name"], strategy=arm_row.get("strategy") or "direct", select_rule=arm_row.get("select_rule"),
-        decided=decided, covered=covered, submitted_correct=correct, coverage=_ratio(covered, decided),
-        conversion=_ratio(correct, covered), lost_no_selection=no_sel, lost_wrong_choice=wrong, fallback=fb,
-        fallback_correct=fb_ok, no_submission=nothing,
+        arm=arm_row["name"],
+        strategy=arm_row.get("strategy") or "direct",
+        select_rule=arm_row.get("select_rule"),
+        decided=decided,
+        covered=covered,
+        submitted_correct=correct,
+        coverage=_ratio(covered, decided),
+        conversion=_ratio(correct, covered),
+        lost_no_selection=no_sel,
+        lost_wrong_choice=wrong,
+        fallback=fb,
+        fallback_correct=fb_ok,
+        no_submission=nothing,
         transitions={t: transitions.get(t, 0) for t in TRANSITIONS} if revise else None,
-        parse_routes=dict(routes), stage_tokens=dict(stage_tokens), tokens_per_task=_ratio(tokens, decided),
+        parse_routes=dict(routes),
+        stage_tokens=dict(stage_tokens),
+        tokens_per_task=_ratio(tokens, decided),
         cost_per_task=None if cost_total is None else _ratio(cost_total, decided),
-        cost_per_solved=None if cost_total is None else _ratio(cost_total, correct))
+        cost_per_solved=None if cost_total is None else _ratio(cost_total, correct),
+    )
 
 
 def stage_tokens_of(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:

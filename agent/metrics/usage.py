@@ -4,6 +4,7 @@ accounting), how long each endpoint was busy (the union of its call intervals, s
 parallel are not counted twice) and how long the grader ran (seed 000: grading compute belongs
 in the cost numerator). Pure functions over sums and rows the report streams from the ledger.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -22,6 +23,7 @@ SAME_KIND_SHARE = 0.95
 @dataclass(frozen=True)
 class Accounting:
     """How one arm's call tokens were counted."""
+
     reported: int
     estimated: int
     reserved: int
@@ -66,14 +68,17 @@ def _epoch_s(utc: str) -> float:
 class Spans:
     """Call intervals as two float arrays, seconds since the epoch (400k calls: 6 MB, not 45 MB
     of tuples)."""
+
     starts: np.ndarray
     ends: np.ndarray
 
     @classmethod
     def join(cls, parts: Iterable[Spans]) -> Spans:
         parts = list(parts)
-        return cls(np.concatenate([p.starts for p in parts] or [np.empty(0)]),
-                   np.concatenate([p.ends for p in parts] or [np.empty(0)]))
+        return cls(
+            np.concatenate([p.starts for p in parts] or [np.empty(0)]),
+            np.concatenate([p.ends for p in parts] or [np.empty(0)]),
+        )
 
 
 def call_usage(rows: Iterable[tuple[Any, ...]]) -> tuple[dict[str, Spans], dict[str, Accounting]]:
@@ -117,6 +122,7 @@ def union_ms(s: Spans) -> int:
 @dataclass(frozen=True)
 class Grading:
     """The grader's compute for one arm: hidden-test runs (grades.duration_ms) at a CPU price."""
+
     runs: int
     cpu_s: float
     cpu_hour: float

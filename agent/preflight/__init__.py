@@ -8,20 +8,35 @@ probes.py  the tiny requests: reply, calibration, context near/over the limit an
 run.py     every arm of a run: probe, conclude, record (calls of kind 'preflight'), table,
            the one-line refusal; `quotabench preflight CONFIG`
 """
+
 from agent.preflight.checks import Check, Observed, Outcome
 from agent.preflight.run import (
-                                 WOULD_REFUSE,
-                                 ArmPreflight,
-                                 largest_first_request,
-                                 preflight_arms,
-                                 preflight_for_run,
-                                 preflight_standalone,
-                                 recorded_differences,
-                                 recorded_refusal,
-                                 refusal,
-                                 spent_line,
-                                 table_lines,
+    WOULD_REFUSE,
+    ArmPreflight,
+    largest_first_request,
+    preflight_arms,
+    preflight_for_run,
+    preflight_standalone,
+    recorded_differences,
+    recorded_refusal,
+    refusal,
+    spent_line,
+    table_lines,
 )
 
-__all__ = ["WOULD_REFUSE", "ArmPreflight", "Check", "Observed", "Outcome", "largest_first_request", "preflight_arms",
-           "preflight_for_run", "preflight_standalone", "recorded_differences", "recorded_refusal", "refusal", "spent_line", "table_lines"]
+__all__ = [
+    "WOULD_REFUSE",
+    "ArmPreflight",
+    "Check",
+    "Observed",
+    "Outcome",
+    "largest_first_request",
+    "preflight_arms",
+    "preflight_for_run",
+    "preflight_standalone",
+    "recorded_differences",
+    "recorded_refusal",
+    "refusal",
+    "spent_line",
+    "table_lines",
+]

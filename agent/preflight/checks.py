@@ -6,6 +6,7 @@ invalidate the run (seed 003 part 4: a held constant nobody measures is not held
 `invalidating`: a different model than configured, a context smaller than the suite's largest
 first request, or a tools arm whose endpoint never returns native tool calls.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,24 +25,31 @@ _SNAPSHOT = re.compile(r"^-(\d{4}-?\d{2}-?\d{2}|\d{4}|v?\d+(\.\d+)*)$")
 @dataclass(frozen=True)
 class Check:
     name: str
-    status: str                # ok | differs | unknown
-    expected: str              # what the config says
-    observed: str              # what the endpoint did
-    fix: str = ""              # what to change; "" when nothing needs to
+    status: str  # ok | differs | unknown
+    expected: str  # what the config says
+    observed: str  # what the endpoint did
+    fix: str = ""  # what to change; "" when nothing needs to
     invalidating: bool = False  # the run would not measure what the config says
 
     def to_dict(self) -> dict[str, Any]:
-        return {"check": self.name, "status": self.status, "expected": self.expected, "observed": self.observed,
-                "fix": self.fix, "invalidating": self.invalidating}
+        return {
+            "check": self.name,
+            "status": self.status,
+            "expected": self.expected,
+            "observed": self.observed,
+            "fix": self.fix,
+            "invalidating": self.invalidating,
+        }
 
 
 @dataclass(frozen=True)
 class Outcome:
     """How one probe request ended: `ok`, `context_overflow`, or the failing try's status."""
+
     status: str
     error: str | None = None
     model: str | None = None
-    usage: str = "none"        # usage_source of the successful try
+    usage: str = "none"  # usage_source of the successful try
     prompt_tokens: int = 0
     tool_calls: int = 0
     latency_ms: int = 0
@@ -54,17 +62,18 @@ class Outcome:
 @dataclass
 class Observed:
     """What the probes of one arm saw (None: that probe did not run)."""
-    reply: Outcome | None = None                   # a tiny request at the arm's own settings
+
+    reply: Outcome | None = None  # a tiny request at the arm's own settings
     listed: list[str] = field(default_factory=list)  # GET /models
-    ratio: float | None = None                     # real tokens per estimated token (None: not calibrated)
-    need: int | None = None                        # real tokens of the suite's largest first request + max_tokens
-    need_probe: Outcome | None = None              # a prompt of `need` tokens
-    near: tuple[int, Outcome] | None = None        # (tokens, outcome) just under the configured limit
-    over: tuple[int, Outcome] | None = None        # (tokens, outcome) clearly over it
+    ratio: float | None = None  # real tokens per estimated token (None: not calibrated)
+    need: int | None = None  # real tokens of the suite's largest first request + max_tokens
+    need_probe: Outcome | None = None  # a prompt of `need` tokens
+    near: tuple[int, Outcome] | None = None  # (tokens, outcome) just under the configured limit
+    over: tuple[int, Outcome] | None = None  # (tokens, outcome) clearly over it
     tools: list[tuple[str, Outcome]] = field(default_factory=list)  # (tool_choice label, outcome), in order tried
     pairs: list[tuple[int, int, int]] = field(default_factory=list)  # (solo ms, faster ms, slower ms) of two at once
-    shared_with: str | None = None                 # the arm whose endpoint probes were reused
-    server_argv: list[str] | None = None           # the llama.cpp server's command line, as the process runs it
+    shared_with: str | None = None  # the arm whose endpoint probes were reused
+    server_argv: list[str] | None = None  # the llama.cpp server's command line, as the process runs it
 
 
 def _int(n: int | None) -> str:
@@ -75,7 +84,7 @@ def same_model(expected: str, reported: str) -> bool:
     """The reported model is the configured one, or a dated/versioned snapshot of it."""
     if reported == expected:
         return True
-    return reported.startswith(expected) and bool(_SNAPSHOT.match(reported[len(expected):]))
+    return reported.startswith(expected) and bool(_SNAPSHOT.match(reported[len(expected) :]))
 
 
 def _listing(model: str, listed: list[str]) -> str:
@@ -85,8 +94,16 @@ def _listing(model: str, listed: list[str]) -> str:
     return f"; /models does not list it (lists {', '.join(listed[:3])}{' ...' if len(listed) > 3 else ''})"
 
 
-_UNKNOWN = ("not found", "does not exist", "no such", "unknown model", "invalid model", "not available",
-            "not a valid model", "model_not_found")
+_UNKNOWN = (
+    "not found",
+    "does not exist",
+    "no such",
+    "unknown model",
+    "invalid model",
+    "not available",
+    "not a valid model",
+    "model_not_found",
+)
 
 
 def unknown_model(error: str) -> bool:
@@ -99,9 +116,10 @@ def unknown_model(error: str) -> bool:
 # A probe that ends so (after the client's own retries) means the run would measure nothing:
 # no server at base_url, or one that does not speak the chat protocol. A timeout, a 5xx or a
 # 429 may pass, and stays unknown.
-UNUSABLE = {"connect_error": "nothing answers at base_url: check it and that the server is up",
-            "malformed_json": "the replies are not OpenAI chat completions: check base_url (the /v1 path) "
-                              "and the server"}
+UNUSABLE = {
+    "connect_error": "nothing answers at base_url: check it and that the server is up",
+    "malformed_json": "the replies are not OpenAI chat completions: check base_url (the /v1 path) and the server",
+}
 
 
 def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None = None) -> Check:
@@ -111,28 +129,54 @@ def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None
             return Check("model", "unknown", gguf_path, "the server lists no model", "check the server log")
         if gguf_path in obs.listed:
             return Check("model", "ok", Path(gguf_path).name, "the server lists the file it was started with")
-        return Check("model", "differs", gguf_path, f"the server lists {', '.join(obs.listed[:3])}",
-                     "the server runs another model file: check model_path / model_package", invalidating=True)
+        return Check(
+            "model",
+            "differs",
+            gguf_path,
+            f"the server lists {', '.join(obs.listed[:3])}",
+            "the server runs another model file: check model_path / model_package",
+            invalidating=True,
+        )
     listed = _listing(model, obs.listed)
     reply = obs.reply
     if reply is not None and reply.status in UNUSABLE:  # every call of the run would end the same way
-        return Check("model", "differs", model, f"no usable reply ({reply.error}){listed}",
-                     UNUSABLE[reply.status], invalidating=True)
+        return Check(
+            "model",
+            "differs",
+            model,
+            f"no usable reply ({reply.error}){listed}",
+            UNUSABLE[reply.status],
+            invalidating=True,
+        )
     if reply is None or (not reply.ok and reply.status != "http_4xx"):
         why = reply.error if reply is not None else "not probed"
         return Check("model", "unknown", model, f"no reply ({why}){listed}", "check base_url and that the server is up")
     if not reply.ok:  # a 4xx: does the endpoint know this model at all?
         if unknown_model(reply.error or ""):
-            return Check("model", "differs", model, f"refused: {reply.error}{listed}",
-                         "set model to one the endpoint serves", invalidating=True)
-        return Check("model", "unknown", model, f"refused: {reply.error}{listed}", "check the api key and request settings")
+            return Check(
+                "model",
+                "differs",
+                model,
+                f"refused: {reply.error}{listed}",
+                "set model to one the endpoint serves",
+                invalidating=True,
+            )
+        return Check(
+            "model", "unknown", model, f"refused: {reply.error}{listed}", "check the api key and request settings"
+        )
     if not reply.model:
         return Check("model", "unknown", model, f"replies name no model{listed}")
     if same_model(model, reply.model):
         note = "" if reply.model == model else " (a snapshot of it)"
         return Check("model", "ok", model, f"reports {reply.model}{note}{listed}")
-    return Check("model", "differs", model, f"reports {reply.model}{listed}",
-                 "the endpoint runs another model: fix model or base_url (or the server)", invalidating=True)
+    return Check(
+        "model",
+        "differs",
+        model,
+        f"reports {reply.model}{listed}",
+        "the endpoint runs another model: fix model or base_url (or the server)",
+        invalidating=True,
+    )
 
 
 def _outcome_text(tokens: int, outcome: Outcome, where: str) -> str:
@@ -153,17 +197,34 @@ def context_check(arm: ArmConfig, obs: Observed) -> Check:
     expected = f"{_int(limit)} tokens" if limit else "not configured"
     estimated = "" if obs.ratio is not None else "; token counts estimated (no usage reported)"
     if limit is not None and need is not None and limit < need:
-        return Check("context", "differs", expected, f"below the suite's largest first request + max_tokens "
-                     f"({need:,})", "raise n_ctx / context_tokens, or lower max_tokens", True)
+        return Check(
+            "context",
+            "differs",
+            expected,
+            f"below the suite's largest first request + max_tokens ({need:,})",
+            "raise n_ctx / context_tokens, or lower max_tokens",
+            True,
+        )
     holds = obs.need_probe is not None and obs.need_probe.ok
     if obs.need_probe is not None and obs.need_probe.status == "context_overflow":
-        return Check("context", "differs", expected, f"refused the suite's largest first request + max_tokens "
-                     f"({need:,} tokens){estimated}", "the server's context is smaller than the run needs: restart it "
-                     "with a larger one (or fix n_ctx / context_tokens)", invalidating=True)
+        return Check(
+            "context",
+            "differs",
+            expected,
+            f"refused the suite's largest first request + max_tokens ({need:,} tokens){estimated}",
+            "the server's context is smaller than the run needs: restart it "
+            "with a larger one (or fix n_ctx / context_tokens)",
+            invalidating=True,
+        )
     if limit is None:
         if holds:
-            return Check("context", "unknown", expected, f"holds the suite's largest first request + max_tokens "
-                         f"({need:,}){estimated}", "add context_tokens = N to check the limit itself")
+            return Check(
+                "context",
+                "unknown",
+                expected,
+                f"holds the suite's largest first request + max_tokens ({need:,}){estimated}",
+                "add context_tokens = N to check the limit itself",
+            )
         return Check("context", "unknown", expected, "not probed", "add context_tokens = N to check it")
     if obs.near is None:
         return Check("context", "unknown", expected, "not probed (no reply to the first probe)")
@@ -171,19 +232,42 @@ def context_check(arm: ArmConfig, obs: Observed) -> Check:
     if near.status == "context_overflow":
         seen = _outcome_text(near_n, near, "just under the limit")
         seen += f"; holds what the suite needs ({need:,})" if holds else ""
-        return Check("context", "differs", expected, seen + estimated, "the server runs a smaller context than "
-                     "configured: set n_ctx / context_tokens to what it runs, or restart it with the configured one")
+        return Check(
+            "context",
+            "differs",
+            expected,
+            seen + estimated,
+            "the server runs a smaller context than "
+            "configured: set n_ctx / context_tokens to what it runs, or restart it with the configured one",
+        )
     if not near.ok or obs.over is None:
-        return Check("context", "unknown", expected, _outcome_text(near_n, near, "just under the limit") + estimated,
-                     "the near-limit probe failed for another reason: see the error")
+        return Check(
+            "context",
+            "unknown",
+            expected,
+            _outcome_text(near_n, near, "just under the limit") + estimated,
+            "the near-limit probe failed for another reason: see the error",
+        )
     over_n, over = obs.over
     seen = f"{_outcome_text(near_n, near, 'just under')}; {_outcome_text(over_n, over, 'clearly over')}{estimated}"
     if over.ok:
-        return Check("context", "differs", expected, seen, "the server accepts more than configured: set n_ctx / "
-                     "context_tokens to what it runs (the ledger would record the wrong limit)")
+        return Check(
+            "context",
+            "differs",
+            expected,
+            seen,
+            "the server accepts more than configured: set n_ctx / "
+            "context_tokens to what it runs (the ledger would record the wrong limit)",
+        )
     if over.status != "context_overflow":
-        return Check("context", "differs", expected, seen, "an over-long prompt is not refused as a context overflow: "
-                     "the run would retry it and end the attempt as a harness error")
+        return Check(
+            "context",
+            "differs",
+            expected,
+            seen,
+            "an over-long prompt is not refused as a context overflow: "
+            "the run would retry it and end the attempt as a harness error",
+        )
     return Check("context", "ok", expected, seen)
 
 
@@ -195,8 +279,13 @@ def usage_check(arm: ArmConfig, obs: Observed) -> Check:
         return Check("stream usage", "unknown", "stream = true", "no reply to the streamed probe")
     if reply.usage == "reported":
         return Check("stream usage", "ok", "stream = true", "usage comes in the stream")
-    return Check("stream usage", "differs", "stream = true", "no usage in the stream: tokens will be estimated",
-                 "set stream = false for reported counts, or accept estimated ones")
+    return Check(
+        "stream usage",
+        "differs",
+        "stream = true",
+        "no usage in the stream: tokens will be estimated",
+        "set stream = false for reported counts, or accept estimated ones",
+    )
 
 
 def choice_label(choice: object) -> str:
@@ -221,19 +310,30 @@ def tools_check(arm: ArmConfig, obs: Observed) -> Check:
     if working and working[0] == obs.tools[0][0]:
         return Check("tool calls", "ok", expected, f"tool calls come back with {working[0]}")
     if working:
-        return Check("tool calls", "differs", expected, f"none with {obs.tools[0][0]}; they come back with {working[0]}",
-                     f"set tool_choice to {working[0]} (or keep it: the run then measures a model that answers in prose)")
-    return Check("tool calls", "differs", expected, f"never returned native tool calls (tried {tried})",
-                 'use protocol = "text" for this endpoint', invalidating=True)
+        return Check(
+            "tool calls",
+            "differs",
+            expected,
+            f"none with {obs.tools[0][0]}; they come back with {working[0]}",
+            f"set tool_choice to {working[0]} (or keep it: the run then measures a model that answers in prose)",
+        )
+    return Check(
+        "tool calls",
+        "differs",
+        expected,
+        f"never returned native tool calls (tried {tried})",
+        'use protocol = "text" for this endpoint',
+        invalidating=True,
+    )
 
 
-QUEUED = 0.5    # the slower of two simultaneous calls ends this many single-call times after the faster: queued
-OVERLAP = 0.3   # ... at most this many: they ran side by side (in between: cannot tell)
+QUEUED = 0.5  # the slower of two simultaneous calls ends this many single-call times after the faster: queued
+OVERLAP = 0.3  # ... at most this many: they ran side by side (in between: cannot tell)
 TOO_FAST_MS = 20
 
 
 def slots_verdict(pairs: list[tuple[int, int, int]]) -> str | None:
-    """"queues", "overlaps", or None (too fast to tell, or unclear). Per pair, how much later the
+    """ "queues", "overlaps", or None (too fast to tell, or unclear). Per pair, how much later the
     slower of two simultaneous calls ended, in units of one call alone; the median over the
     pairs decides, so one pair disturbed by a busy machine does not."""
     if not pairs or any(max(solo, faster) < TOO_FAST_MS for solo, faster, _ in pairs):
@@ -255,8 +355,14 @@ def slots_check(arm: ArmConfig, obs: Observed) -> Check:
         return Check("parallel slots", "unknown", expected, f"cannot tell ({timings})")
     seen = f"two calls at once {'queue' if verdict == 'queues' else 'overlap'} ({timings})"
     if verdict == "queues" and arm.max_concurrency > 1:
-        return Check("parallel slots", "differs", expected, seen, "the server serves one call at a time: set "
-                     "max_concurrency = 1, or give the server more slots (queued calls eat the attempt's time)")
+        return Check(
+            "parallel slots",
+            "differs",
+            expected,
+            seen,
+            "the server serves one call at a time: set "
+            "max_concurrency = 1, or give the server more slots (queued calls eat the attempt's time)",
+        )
     return Check("parallel slots", "ok", expected, seen)
 
 
@@ -268,8 +374,14 @@ def gguf_check(constants: dict[str, Any], pinned: str | None) -> Check:
         return Check("gguf sha256", "ok", "not pinned", f"{sha} (recorded)", f'pin it: gguf_sha256 = "{sha}"')
     if sha == pinned:
         return Check("gguf sha256", "ok", pinned[:16] + "…", sha[:16] + "…")
-    return Check("gguf sha256", "differs", pinned, sha, "a different model file than pinned: fix model_path / "
-                 "model_package or gguf_sha256", invalidating=True)
+    return Check(
+        "gguf sha256",
+        "differs",
+        pinned,
+        sha,
+        "a different model file than pinned: fix model_path / model_package or gguf_sha256",
+        invalidating=True,
+    )
 
 
 def effective_flags(argv: list[str]) -> dict[str, str]:
@@ -289,6 +401,11 @@ def flags_check(want: dict[str, str], running: list[str] | None) -> Check:
     have = effective_flags(running)
     diffs = [f"{k} {have.get(k, '(absent)')}" for k, v in want.items() if have.get(k) != v]
     if diffs:
-        return Check("server flags", "differs", shown, f"the server runs {', '.join(diffs)}",
-                     "extra_args overrides a configured setting: remove it from extra_args or set the setting itself")
+        return Check(
+            "server flags",
+            "differs",
+            shown,
+            f"the server runs {', '.join(diffs)}",
+            "extra_args overrides a configured setting: remove it from extra_args or set the setting itself",
+        )
     return Check("server flags", "ok", shown, "the server runs them")

@@ -6,6 +6,7 @@ exactly the way the run would see it). Every HTTP try is handed to `record` as i
 ledger keeps it as a call of kind `preflight`. Nothing here raises: a probe that fails is an
 outcome (its status and error), and a check built on it says `unknown`.
 """
+
 from __future__ import annotations
 
 import math
@@ -64,11 +65,17 @@ class Prober:
 
     def __init__(self, arm: ArmConfig, base_url: str, model: str, record: Record):
         self.arm, self.record = arm, record
-        self.settings = replace(settings_for(arm, base_url, model), max_tokens=PROBE_MAX_TOKENS,
-                                max_retries=min(arm.max_retries, MAX_PROBE_RETRIES), max_concurrency=1,
-                                request_deadline_s=min(arm.request_deadline_s, PROBE_DEADLINE_S))
+        self.settings = replace(
+            settings_for(arm, base_url, model),
+            max_tokens=PROBE_MAX_TOKENS,
+            max_retries=min(arm.max_retries, MAX_PROBE_RETRIES),
+            max_concurrency=1,
+            request_deadline_s=min(arm.request_deadline_s, PROBE_DEADLINE_S),
+        )
 
-    async def ask(self, probe: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **changes: Any) -> Outcome:
+    async def ask(
+        self, probe: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **changes: Any
+    ) -> Outcome:
         """One request; its outcome (never raises)."""
         client: ChatClient | None = None
         started = time.monotonic()
@@ -79,15 +86,23 @@ class Prober:
         try:
             client = ChatClient(replace(self.settings, **changes))
             done = await client.complete(messages, tools, on_try=on_try)
-            return Outcome("ok", model=done.model_reported, usage=done.usage_source, prompt_tokens=done.prompt_tokens,
-                           tool_calls=len(done.tool_calls), latency_ms=_ms(started))
+            return Outcome(
+                "ok",
+                model=done.model_reported,
+                usage=done.usage_source,
+                prompt_tokens=done.prompt_tokens,
+                tool_calls=len(done.tool_calls),
+                latency_ms=_ms(started),
+            )
         except ContextOverflow as exc:
             return Outcome("context_overflow", _last_error(exc), latency_ms=_ms(started))
         except EndpointError as exc:
             status = exc.tries[-1].status if exc.tries else "error"
             return Outcome(status, _last_error(exc), latency_ms=_ms(started))
         except Exception as exc:  # noqa: BLE001 — a probe never ends the run: its check says unknown
-            return Outcome("error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}", latency_ms=_ms(started))
+            return Outcome(
+                "error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}", latency_ms=_ms(started)
+            )
         finally:
             if client is not None:
                 with anyio.CancelScope(shield=True):
@@ -168,8 +183,13 @@ async def observe(prober: Prober, arm: ArmConfig, need_estimate: int, shared: Ob
     if reply.status in ("connect_error", "read_timeout", "error"):
         return obs  # nothing answers: every check says unknown, no more tries spent
     if shared is not None:
-        obs.listed, obs.ratio, obs.near, obs.over, obs.pairs = (shared.listed, shared.ratio, shared.near,
-                                                                shared.over, shared.pairs)
+        obs.listed, obs.ratio, obs.near, obs.over, obs.pairs = (
+            shared.listed,
+            shared.ratio,
+            shared.near,
+            shared.over,
+            shared.pairs,
+        )
         obs.shared_with = shared.shared_with
     else:
         obs.listed = await prober.listed()

@@ -5,6 +5,7 @@ calibration, context and parallel slots once. Each arm gets a `preflights` row a
 tries are calls rows of kind `preflight`, written as each try ends: never charged to the arm's
 cap and never part of an attempt's tokens.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -48,6 +49,7 @@ FORCE_HINT = "`quotabench run --force` runs anyway"
 @dataclass
 class ArmPreflight:
     """One arm's preflight: its checks and what the probes cost."""
+
     arm: str
     kind: str
     protocol: str
@@ -85,6 +87,7 @@ def largest_first_request(tasks: list[Task], protocol: str) -> int:
             return Workspace(task.workspace).list_files()
         except ToolError:  # the attempt will say so; the estimate goes without the list
             return ""
+
     return max((estimate_messages_tokens(initial_messages(t, protocol, files(t)), tools) for t in tasks), default=0)
 
 
@@ -94,19 +97,32 @@ def checks_for(arm: ArmRuntime, obs: Observed) -> list[Check]:
     listed_as = None
     if llama is not None:  # the server lists its file's path, or the alias extra_args gave it
         listed_as = effective_flags(constants.get("server_args") or []).get("--model_alias", constants.get("gguf_path"))
-    checks = [model_check(cfg, arm.client.settings.model, obs, listed_as),
-              context_check(cfg, obs), usage_check(cfg, obs), tools_check(cfg, obs), slots_check(cfg, obs)]
+    checks = [
+        model_check(cfg, arm.client.settings.model, obs, listed_as),
+        context_check(cfg, obs),
+        usage_check(cfg, obs),
+        tools_check(cfg, obs),
+        slots_check(cfg, obs),
+    ]
     if llama is not None:
         pid = constants.get("server_pid")
         checks.append(gguf_check(constants, llama.gguf_sha256))
-        checks.append(flags_check(configured_flags(constants.get("gguf_path", ""), llama),
-                                  process_argv(pid) if pid else None))
+        checks.append(
+            flags_check(configured_flags(constants.get("gguf_path", ""), llama), process_argv(pid) if pid else None)
+        )
     return checks
 
 
-async def preflight_arms(arms: list[ArmRuntime], tasks: list[Task], ledger: AsyncLedger, run_id: str | None, *,
-                         forced: bool = False, log: Callable[[str, str], None] | None = None,
-                         stop: Callable[[], bool] = lambda: False) -> list[ArmPreflight]:
+async def preflight_arms(
+    arms: list[ArmRuntime],
+    tasks: list[Task],
+    ledger: AsyncLedger,
+    run_id: str | None,
+    *,
+    forced: bool = False,
+    log: Callable[[str, str], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
+) -> list[ArmPreflight]:
     """Preflight each arm in turn (until `stop()` says the run is being aborted); `log(arm,
     line)` gets each arm's table as soon as it is done."""
     shared: dict[tuple[Any, ...], Observed] = {}
@@ -122,29 +138,63 @@ async def preflight_arms(arms: list[ArmRuntime], tasks: list[Task], ledger: Asyn
     return results
 
 
-async def _preflight_arm(arm: ArmRuntime, tasks: list[Task], ledger: AsyncLedger, run_id: str | None, forced: bool,
-                         shared: dict[tuple[Any, ...], Observed]) -> ArmPreflight:
+async def _preflight_arm(
+    arm: ArmRuntime,
+    tasks: list[Task],
+    ledger: AsyncLedger,
+    run_id: str | None,
+    forced: bool,
+    shared: dict[tuple[Any, ...], Observed],
+) -> ArmPreflight:
     cfg, model = arm.config, arm.client.settings.model
     result = ArmPreflight(arm.name, cfg.kind, cfg.protocol, arm.endpoint_url, model)
     preflight_id, started = new_id(), time.monotonic()
-    await ledger.insert("preflights", {
-        "id": preflight_id, "run_id": run_id, "arm": arm.name, "created_utc": utc_now(), "endpoint_url": arm.endpoint_url,
-        "model": model, "verdict": "running", "forced": int(forced), "prompt_tokens": 0, "completion_tokens": 0, "calls": 0})
+    await ledger.insert(
+        "preflights",
+        {
+            "id": preflight_id,
+            "run_id": run_id,
+            "arm": arm.name,
+            "created_utc": utc_now(),
+            "endpoint_url": arm.endpoint_url,
+            "model": model,
+            "verdict": "running",
+            "forced": int(forced),
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "calls": 0,
+        },
+    )
 
     async def record(probe: str, t: CallTry) -> None:
         result.calls += 1
         result.prompt_tokens += t.prompt_tokens
         result.completion_tokens += t.completion_tokens
-        await ledger.insert("calls", {
-            "id": new_id(), "attempt_id": None, "run_id": run_id, "arm": arm.name, "kind": "preflight",
-            "preflight_id": preflight_id, "probe": probe, "reserved_tokens": 0, "server_session_id": arm.session_id,
-            **call_columns(t)})
+        await ledger.insert(
+            "calls",
+            {
+                "id": new_id(),
+                "attempt_id": None,
+                "run_id": run_id,
+                "arm": arm.name,
+                "kind": "preflight",
+                "preflight_id": preflight_id,
+                "probe": probe,
+                "reserved_tokens": 0,
+                "server_session_id": arm.session_id,
+                **call_columns(t),
+            },
+        )
 
     key = (arm.endpoint_url, model, cfg.context_limit)
     verdict = "stopped"  # what the row says when a stop-now cancels the probes
     try:
-        obs = await observe(Prober(cfg, arm.endpoint_url, model, record), cfg,
-                            largest_first_request(tasks, cfg.protocol), shared.get(key))
+        obs = await observe(
+            Prober(cfg, arm.endpoint_url, model, record),
+            cfg,
+            largest_first_request(tasks, cfg.protocol),
+            shared.get(key),
+        )
         if key not in shared and obs.reply is not None and obs.reply.ok:
             obs.shared_with = arm.name
             shared[key] = obs
@@ -154,10 +204,18 @@ async def _preflight_arm(arm: ArmRuntime, tasks: list[Task], ledger: AsyncLedger
     finally:
         result.duration_ms = int((time.monotonic() - started) * 1000)
         with anyio.CancelScope(shield=True):
-            await ledger.update("preflights", preflight_id, {
-                "verdict": verdict, "checks_json": to_json([c.to_dict() for c in result.checks]),
-                "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
-                "calls": result.calls, "duration_ms": result.duration_ms})
+            await ledger.update(
+                "preflights",
+                preflight_id,
+                {
+                    "verdict": verdict,
+                    "checks_json": to_json([c.to_dict() for c in result.checks]),
+                    "prompt_tokens": result.prompt_tokens,
+                    "completion_tokens": result.completion_tokens,
+                    "calls": result.calls,
+                    "duration_ms": result.duration_ms,
+                },
+            )
     return result
 
 
@@ -168,16 +226,19 @@ def _aligned(rows: list[list[str]]) -> list[str]:
 
 def table_lines(result: ArmPreflight) -> list[str]:
     """The arm's table: one line per check (ok / differs / unknown), what to change, the cost."""
-    head = (f"preflight arm {result.arm} ({result.kind}, {result.protocol}) at {result.endpoint_url}, "
-            f"model {result.model}:")
+    head = (
+        f"preflight arm {result.arm} ({result.kind}, {result.protocol}) at {result.endpoint_url}, model {result.model}:"
+    )
     rows = [["check", "status", "config", "endpoint", "what to change"]]
     for c in result.checks:
         status = c.status + ("!" if c.invalidating else "")
         rows.append([c.name, status, c.expected, c.observed, c.fix])
     reuse = f"; endpoint measurements shared with arm {result.shared_with}" if result.shared_with else ""
-    foot = (f"  {result.calls} calls, {result.tokens:,} tokens ({result.prompt_tokens:,} prompt + "
-            f"{result.completion_tokens:,} completion), not charged to the cap, {result.duration_ms / 1000:.1f} s"
-            f"{reuse}; verdict: {result.verdict}" + (" (! = invalidates the run)" if result.invalidating else ""))
+    foot = (
+        f"  {result.calls} calls, {result.tokens:,} tokens ({result.prompt_tokens:,} prompt + "
+        f"{result.completion_tokens:,} completion), not charged to the cap, {result.duration_ms / 1000:.1f} s"
+        f"{reuse}; verdict: {result.verdict}" + (" (! = invalidates the run)" if result.invalidating else "")
+    )
     return [head, *_aligned(rows), foot]
 
 
@@ -203,7 +264,9 @@ def recorded_refusal(rows: list[dict[str, Any]]) -> str | None:
     for row in rows:
         for c in json.loads(row.get("checks_json") or "[]"):
             if c.get("invalidating"):
-                invalid.append((row["arm"], Check(c["check"], c["status"], c["expected"], c["observed"], c["fix"], True)))
+                invalid.append(
+                    (row["arm"], Check(c["check"], c["status"], c["expected"], c["observed"], c["fix"], True))
+                )
     return refusal_line(invalid)
 
 
@@ -225,25 +288,42 @@ def spent_line(results: list[ArmPreflight]) -> str:
     return f"preflight spent {tokens:,} tokens in {calls} calls (recorded as calls of kind 'preflight', not charged to any cap)"
 
 
-async def preflight_standalone(config: RunConfig, tasks: list[Task], ledger: AsyncLedger, log: Callable[[str, str], None]
-                               ) -> list[ArmPreflight]:
+async def preflight_standalone(
+    config: RunConfig, tasks: list[Task], ledger: AsyncLedger, log: Callable[[str, str], None]
+) -> list[ArmPreflight]:
     """`quotabench preflight CONFIG`: start the arms' endpoints as a run would, probe, stop them."""
     async with contextlib.AsyncExitStack() as stack:
-        arms = [await stack.enter_async_context(open_arm(a, [Path(s) for s in config.suites], a.cap_tokens))
-                for a in config.arms]
+        arms = [
+            await stack.enter_async_context(open_arm(a, [Path(s) for s in config.suites], a.cap_tokens))
+            for a in config.arms
+        ]
         return await preflight_arms(arms, tasks, ledger, None, log=log)
 
 
-async def preflight_for_run(mode: str, arms: list[ArmRuntime], tasks: list[Task], ledger: AsyncLedger,
-                            run_id: str, *, log: Callable[[str, str, str | None], None],
-                            stop: Callable[[], bool]) -> str | None:
+async def preflight_for_run(
+    mode: str,
+    arms: list[ArmRuntime],
+    tasks: list[Task],
+    ledger: AsyncLedger,
+    run_id: str,
+    *,
+    log: Callable[[str, str, str | None], None],
+    stop: Callable[[], bool],
+) -> str | None:
     """The checks at the start of a run (run.preflight: on / force / off), logged as they come;
     the one-line refusal when the run must not start, else None (`force` logs it and runs)."""
     if mode == "off":
         return None
     log("tiny requests to each endpoint, compared with its config (not charged to the caps)", "preflight", None)
-    results = await preflight_arms(arms, tasks, ledger, run_id, forced=mode == "force",
-                                   log=lambda arm, line: log(line, "preflight", arm), stop=stop)
+    results = await preflight_arms(
+        arms,
+        tasks,
+        ledger,
+        run_id,
+        forced=mode == "force",
+        log=lambda arm, line: log(line, "preflight", arm),
+        stop=stop,
+    )
     log(spent_line(results), "preflight", None)
     line = refusal(results)
     if line is not None and mode == "force":

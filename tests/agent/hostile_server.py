@@ -7,6 +7,7 @@ Tool-call payloads (a valid body whose tool call is hostile) and their text-prot
 (a valid reply with unbelievable usage), `trickle` (a keep-alive byte every 2 s, never a reply),
 `many_calls` (40 run_tests in one turn) and `echo_key_*` (the bearer key echoed past character 200).
 """
+
 from __future__ import annotations
 
 import json
@@ -38,12 +39,32 @@ TEXT_PAYLOADS = {
 _CHOICE = {"index": 0, "finish_reason": "stop"}
 BODY_PAYLOADS = {
     "message_str": {"choices": [{**_CHOICE, "message": "hi"}]},
-    "tool_calls_str": {"choices": [{**_CHOICE, "message": {"role": "assistant", "content": None, "tool_calls": "list_files"}}]},
+    "tool_calls_str": {
+        "choices": [{**_CHOICE, "message": {"role": "assistant", "content": None, "tool_calls": "list_files"}}]
+    },
     "call_list": {"choices": [{**_CHOICE, "message": {"role": "assistant", "tool_calls": [["list_files", "{}"]]}}]},
-    "function_str": {"choices": [{**_CHOICE, "message": {"role": "assistant", "tool_calls": [
-        {"id": "c1", "type": "function", "function": "list_files"}]}}]},
-    "name_int": {"choices": [{**_CHOICE, "message": {"role": "assistant", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": 5, "arguments": "{}"}}]}}]},
+    "function_str": {
+        "choices": [
+            {
+                **_CHOICE,
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c1", "type": "function", "function": "list_files"}],
+                },
+            }
+        ]
+    },
+    "name_int": {
+        "choices": [
+            {
+                **_CHOICE,
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": 5, "arguments": "{}"}}],
+                },
+            }
+        ]
+    },
     "delta_str": {"choices": [{**_CHOICE, "delta": "hi"}]},
     "content_int": {"choices": [{**_CHOICE, "message": {"role": "assistant", "content": 12}}]},
     "choices_dict": {"choices": {"0": {"message": {"content": "hi"}}}},
@@ -95,11 +116,17 @@ class HostileServer:
 def _message(content: str | None, calls: list[tuple[str, str]]) -> dict:
     message: dict = {"role": "assistant", "content": content}
     if calls:
-        message["tool_calls"] = [{"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-                                 for i, (n, a) in enumerate(calls)]
-    return {"id": "x", "object": "chat.completion", "model": "hostile",
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+        message["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+            for i, (n, a) in enumerate(calls)
+        ]
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "hostile",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -2,6 +2,7 @@
 whose reservation would reach auto_pause_share or not fit — before anything is censored — the
 line printer states it, and run.auto_pause_policy decides: continue (censored at the cap, as
 before), stop-arm, or abort. Real engine, the in-package scripted server, a real ledger."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,9 +15,14 @@ CAP = 3_000  # the solver's third call on py-word-count reserves more than is le
 
 
 def config(tmp_path, policy: str | None, share: float = 1.0):
-    extra = f'auto_pause_share = {share}\n' + (f'auto_pause_policy = "{policy}"\n' if policy else "")
-    return write_config(tmp_path, [arm_toml("A", "solver", cap=CAP), arm_toml("B", "solver", protocol="text")],
-                        tasks=["py-word-count", "js-clamp-range"], max_attempts=1, run_extra=extra)
+    extra = f"auto_pause_share = {share}\n" + (f'auto_pause_policy = "{policy}"\n' if policy else "")
+    return write_config(
+        tmp_path,
+        [arm_toml("A", "solver", cap=CAP), arm_toml("B", "solver", protocol="text")],
+        tasks=["py-word-count", "js-clamp-range"],
+        max_attempts=1,
+        run_extra=extra,
+    )
 
 
 def choice_points(events) -> list[ev.AutoPaused]:

@@ -2,6 +2,7 @@
 what used to grow with every request — the token estimator's cache of tools lists (the server
 parses a fresh list per request) and the scripted server's log of request bodies — stays at
 its bound."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,8 +15,18 @@ from verifiers.grading import GradeResult
 
 pytestmark = pytest.mark.slow
 
-TASKS = ["py-config-layering", "py-duration-millis", "py-env-settings", "py-free-slots", "py-http-byte-range",
-         "py-inventory-tags", "py-json-path-get", "py-ledger-transfers", "py-retry-decorator", "py-tail-lines"]
+TASKS = [
+    "py-config-layering",
+    "py-duration-millis",
+    "py-env-settings",
+    "py-free-slots",
+    "py-http-byte-range",
+    "py-inventory-tags",
+    "py-json-path-get",
+    "py-ledger-transfers",
+    "py-retry-decorator",
+    "py-tail-lines",
+]
 
 
 class FailingGrader:
@@ -30,13 +41,19 @@ class FailingGrader:
 
 def test_a_thousand_scripted_attempts_keep_the_caches_and_the_request_log_bounded(tmp_path):
     with ScriptedServer([FIXTURES / "core"]) as server:
-        config = write_config(tmp_path, [arm_toml("A", "wrong", base_url=server.base_url, cap=10**9)],
-                              suites=("core",), tasks=TASKS, max_attempts=100, max_turns=4)
+        config = write_config(
+            tmp_path,
+            [arm_toml("A", "wrong", base_url=server.base_url, cap=10**9)],
+            suites=("core",),
+            tasks=TASKS,
+            max_attempts=100,
+            max_turns=4,
+        )
         engine, _, _ = run_sync(config, tmp_path / "l.sqlite", grader=FailingGrader())
         attempts = engine.ledger_sync.query("select count(*) as n, sum(calls) as calls from attempts")[0]
         assert attempts["n"] == 1000
-        assert server.served == attempts["calls"] >= 2000          # every request counted ...
-        assert len(server.requests) == len(server.request_headers) == REQUEST_LOG   # ... only the last kept
+        assert server.served == attempts["calls"] >= 2000  # every request counted ...
+        assert len(server.requests) == len(server.request_headers) == REQUEST_LOG  # ... only the last kept
         assert len(server.usage_log) == REQUEST_LOG
     sizes = tokens.cache_sizes()
     assert sizes["tools"] <= tokens.CACHE_SIZE and sizes["conversations"] <= tokens.CACHE_SIZE, sizes

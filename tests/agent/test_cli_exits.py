@@ -2,6 +2,7 @@
 crashed 1 with one line and a log file holding the traceback, an unexpected error inside an
 attempt is that attempt's harness_error (traceback in the ledger), a full disk and a damaged
 ledger are one line each — never a traceback on the terminal."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,16 @@ from tests.conftest import ROOT
 
 def _run(args, env_extra=None, preexec_fn=None, **kw):
     env = dict(os.environ, **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "tuiapp.cli", *map(str, args)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300, preexec_fn=preexec_fn, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=preexec_fn,
+        **kw,
+    )
 
 
 def _one_line(stderr: str) -> str:
@@ -34,8 +43,10 @@ def _one_line(stderr: str) -> str:
 @pytest.mark.slow
 def test_a_crash_is_one_line_with_the_log_path_and_exit_1(tmp_path):
     cfg = write_config(tmp_path, [arm_toml("A", "solver")], tasks=["py-word-count"], max_attempts=1)
-    done = _run(["run", cfg, "--db", tmp_path / "l.sqlite", "--headless"],
-                {"QUOTABENCH_FAIL_AT": "arms_open", "XDG_STATE_HOME": str(tmp_path / "state")})
+    done = _run(
+        ["run", cfg, "--db", tmp_path / "l.sqlite", "--headless"],
+        {"QUOTABENCH_FAIL_AT": "arms_open", "XDG_STATE_HOME": str(tmp_path / "state")},
+    )
     assert done.returncode == 1, done.stderr
     line = _one_line(done.stderr)
     assert "crashed: RuntimeError: test hook" in line
@@ -49,8 +60,9 @@ def test_a_crash_is_one_line_with_the_log_path_and_exit_1(tmp_path):
 
 @pytest.mark.slow
 def test_an_unexpected_error_in_an_attempt_is_its_harness_error_and_the_run_finishes(tmp_path):
-    cfg = write_config(tmp_path, [arm_toml("A", "solver"), arm_toml("B", "solver")], tasks=["py-word-count"],
-                       max_attempts=1)
+    cfg = write_config(
+        tmp_path, [arm_toml("A", "solver"), arm_toml("B", "solver")], tasks=["py-word-count"], max_attempts=1
+    )
     done = _run(["run", cfg, "--db", tmp_path / "l.sqlite", "--headless"], {"QUOTABENCH_FAIL_AT": "call_row"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
@@ -61,8 +73,9 @@ def test_an_unexpected_error_in_an_attempt_is_its_harness_error_and_the_run_fini
         assert (attempt["end_reason"], attempt["failure_class"]) == ("harness_error", "harness_error")
         assert "RuntimeError: test hook" in attempt["end_detail"]
         assert "Traceback" in attempt["error_traceback"] and "kill_point" in attempt["error_traceback"]
-    lost = ledger.query("select status, prompt_tokens, reserved_tokens from calls where run_id = ? and kind = 'attempt'",
-                        [run["id"]])
+    lost = ledger.query(
+        "select status, prompt_tokens, reserved_tokens from calls where run_id = ? and kind = 'attempt'", [run["id"]]
+    )
     assert lost and all(c["status"] == "lost" and c["prompt_tokens"] == c["reserved_tokens"] for c in lost)
 
 
@@ -80,8 +93,8 @@ def test_a_damaged_ledger_is_one_line(tmp_path):
     db = _finished_ledger(tmp_path)
     data = bytearray(db.read_bytes())
     page = 4096
-    for offset in range(page, len(data), page):               # every page but the header page
-        data[offset:offset + 64] = b"\xde\xad\xbe\xef" * 16
+    for offset in range(page, len(data), page):  # every page but the header page
+        data[offset : offset + 64] = b"\xde\xad\xbe\xef" * 16
     db.write_bytes(bytes(data))
     for args in (["report", "--db", db], ["export", "--db", db]):
         done = _run(args)
@@ -101,7 +114,7 @@ def test_a_file_that_is_not_a_ledger_is_one_line(tmp_path):
 
 def _small_files():
     resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a write past the limit fails with EFBIG, as on a full disk
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
 
 
 @pytest.mark.slow

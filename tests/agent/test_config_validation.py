@@ -1,5 +1,6 @@
 """Bad config and bad task input: one line naming the file, the key, the value and the fix,
 exit 2, nothing written to the ledger; a broken task folder breaks only itself."""
+
 from __future__ import annotations
 
 import os
@@ -20,12 +21,21 @@ CASES = [
     ("tasks is a string", RUN + 'tasks = "py-add"\n' + ARM, "run.tasks", "array"),
     ("stream is a word", RUN + ARM + 'stream = "yes"\n', "arms[0].stream", "bool"),
     ("temperature is a word", RUN + ARM + 'temperature = "hot"\n', "arms[0].temperature", "float"),
-    ("extra_args is a string", RUN + ARM + '[arms.llamacpp]\nmodel_path = "m.gguf"\nextra_args = "--foo"\n',
-     "arms[0].llamacpp.extra_args", "array"),
+    (
+        "extra_args is a string",
+        RUN + ARM + '[arms.llamacpp]\nmodel_path = "m.gguf"\nextra_args = "--foo"\n',
+        "arms[0].llamacpp.extra_args",
+        "array",
+    ),
     ("max_turns zero", RUN + "[run.limits]\nmax_turns = 0\n" + ARM, "run.limits.max_turns", ">= 1"),
     ("max_turns negative", RUN + "[run.limits]\nmax_turns = -5\n" + ARM, "run.limits.max_turns", ">= 1"),
     ("cap_tokens a float", RUN + ARM + "cap_tokens = 1.5e3\n", "arms[0].cap_tokens", "int"),
-    ("max_concurrency huge", RUN + ARM + "max_concurrency = 1000000\n", "arms[0].max_concurrency", f"<= {MAX_CONCURRENCY}"),
+    (
+        "max_concurrency huge",
+        RUN + ARM + "max_concurrency = 1000000\n",
+        "arms[0].max_concurrency",
+        f"<= {MAX_CONCURRENCY}",
+    ),
     ("cap past 2**63", RUN + ARM + "cap_tokens = 9223372036854775808\n", "arms[0].cap_tokens", "<="),
     ("seed past 2**64", RUN + ARM + "seed = 36893488147419103232\n", "arms[0].seed", "<="),
     ("header value an int", RUN + ARM + "headers = {X = 5}\n", "arms[0].headers", "str"),
@@ -36,21 +46,47 @@ CASES = [
     ("timeout nan", RUN + "[run.limits]\nattempt_timeout_s = nan\n" + ARM, "run.limits.attempt_timeout_s", "> 0"),
     ("max_attempts a bool", RUN + "max_attempts = true\n" + ARM, "run.max_attempts", "int"),
     ("price a word", RUN + ARM + 'price = { input_per_mtok = "cheap" }\n', "arms[0].price", "float"),
-    ("a name with a newline", RUN + '[[arms]]\nname = "A\\nB"\nkind = "scripted"\nmodel = "solver"\n', "arms[0].name", "regex"),
-    ("base_url without scheme", RUN + '[[arms]]\nname = "A"\nmodel = "m"\nbase_url = "localhost:8000"\n',
-     "arms[0].base_url", "regex"),
+    (
+        "a name with a newline",
+        RUN + '[[arms]]\nname = "A\\nB"\nkind = "scripted"\nmodel = "solver"\n',
+        "arms[0].name",
+        "regex",
+    ),
+    (
+        "base_url without scheme",
+        RUN + '[[arms]]\nname = "A"\nmodel = "m"\nbase_url = "localhost:8000"\n',
+        "arms[0].base_url",
+        "regex",
+    ),
     ("unknown key", RUN + ARM + "temprature = 0.2\n", "arms[0].temprature", "unknown key"),
     ("preflight mode unknown", RUN + 'preflight = "maybe"\n' + ARM, "run.preflight", "not a preflight mode"),
     ("preflight a bool", RUN + "preflight = true\n" + ARM, "run.preflight", "str"),
     ("context_tokens tiny", RUN + ARM + "context_tokens = 10\n", "arms[0].context_tokens", ">= 256"),
-    ("gguf_sha256 not hex", RUN + ARM.replace('"scripted"', '"llamacpp"') + '[arms.llamacpp]\nmodel_path = "m.gguf"\n'
-     'gguf_sha256 = "abc"\n', "arms[0].llamacpp.gguf_sha256", "regex"),
-    ("context twice", RUN + ARM.replace('"scripted"', '"llamacpp"') + "context_tokens = 4096\n[arms.llamacpp]\n"
-     'model_path = "m.gguf"\nn_ctx = 2048\n', "arms[0].context_tokens", "differs from llamacpp.n_ctx"),
-    ("scripted switches on an openai arm", RUN + '[[arms]]\nname = "A"\nmodel = "m"\nbase_url = "http://x/v1"\n'
-     "[arms.scripted]\ntool_calls = false\n", "arms[0].scripted", "only a scripted arm"),
-    ("session_seeds of words", RUN + ARM + '[arms.scripted]\nsession_seeds = ["a"]\n',
-     "arms[0].scripted.session_seeds", "int"),
+    (
+        "gguf_sha256 not hex",
+        RUN + ARM.replace('"scripted"', '"llamacpp"') + '[arms.llamacpp]\nmodel_path = "m.gguf"\ngguf_sha256 = "abc"\n',
+        "arms[0].llamacpp.gguf_sha256",
+        "regex",
+    ),
+    (
+        "context twice",
+        RUN + ARM.replace('"scripted"', '"llamacpp"') + "context_tokens = 4096\n[arms.llamacpp]\n"
+        'model_path = "m.gguf"\nn_ctx = 2048\n',
+        "arms[0].context_tokens",
+        "differs from llamacpp.n_ctx",
+    ),
+    (
+        "scripted switches on an openai arm",
+        RUN + '[[arms]]\nname = "A"\nmodel = "m"\nbase_url = "http://x/v1"\n[arms.scripted]\ntool_calls = false\n',
+        "arms[0].scripted",
+        "only a scripted arm",
+    ),
+    (
+        "session_seeds of words",
+        RUN + ARM + '[arms.scripted]\nsession_seeds = ["a"]\n',
+        "arms[0].scripted.session_seeds",
+        "int",
+    ),
     ("prompt template unknown", RUN + 'prompt_template = "v2"\n' + ARM, "run.prompt_template", "not a prompt template"),
 ]
 
@@ -69,7 +105,7 @@ def test_bad_config_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, cas
 
 def test_a_config_that_is_not_utf8_is_one_line(tmp_path, capsys):
     cfg = tmp_path / "latin1.toml"
-    cfg.write_bytes((RUN + ARM).encode() + b'# caf\xe9\n')
+    cfg.write_bytes((RUN + ARM).encode() + b"# caf\xe9\n")
     assert main(["run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--headless"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "UTF-8" in err and not (tmp_path / "l.sqlite").exists()
@@ -77,8 +113,12 @@ def test_a_config_that_is_not_utf8_is_one_line(tmp_path, capsys):
 
 def test_a_good_config_still_loads_with_its_types(tmp_path):
     cfg = tmp_path / "ok.toml"
-    cfg.write_text(RUN + 'tasks = ["py-word-count"]\n[run.limits]\nattempt_timeout_s = 30\n' + ARM
-                   + 'headers = { "X-Team" = "qb" }\nprice = { input_per_mtok = 1, output_per_mtok = 2.5 }\n')
+    cfg.write_text(
+        RUN
+        + 'tasks = ["py-word-count"]\n[run.limits]\nattempt_timeout_s = 30\n'
+        + ARM
+        + 'headers = { "X-Team" = "qb" }\nprice = { input_per_mtok = 1, output_per_mtok = 2.5 }\n'
+    )
     config = load_config(cfg)
     assert config.tasks == ("py-word-count",) and config.limits.attempt_timeout_s == 30.0
     assert config.arms[0].headers == {"X-Team": "qb"} and config.arms[0].price["input_per_mtok"] == 1.0
@@ -98,9 +138,14 @@ def test_db_in_a_config_is_relative_to_its_folder_and_the_default_to_the_working
 
 def _task(root, name, **files):
     folder = root / name
-    for rel, content in {"task.toml": f'id = "{name}"\nlanguage = "python"\nkind = "bugfix"\n'
-                         'visible_cmd = "true"\nhidden_cmd = "true"\n', "workspace/a.py": "x = 1\n",
-                         "hidden/test_a.py": "def test(): pass\n", "reference/a.py": "x = 2\n", **files}.items():
+    for rel, content in {
+        "task.toml": f'id = "{name}"\nlanguage = "python"\nkind = "bugfix"\n'
+        'visible_cmd = "true"\nhidden_cmd = "true"\n',
+        "workspace/a.py": "x = 1\n",
+        "hidden/test_a.py": "def test(): pass\n",
+        "reference/a.py": "x = 2\n",
+        **files,
+    }.items():
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):
@@ -132,8 +177,15 @@ def test_broken_task_folders_break_only_themselves(tmp_path):
 
 def test_validate_lists_broken_tasks_as_broken_lines(tmp_path, capsys):
     suite = tmp_path / "suite"
-    _task(suite, "latin1", **{"task.toml": 'id = "latin1"\nlanguage = "python"\nkind = "bugfix"\n'
-                               'visible_cmd = "true"\nhidden_cmd = "true"\n', "prompt.md": b"\xff\xfe\n"})
+    _task(
+        suite,
+        "latin1",
+        **{
+            "task.toml": 'id = "latin1"\nlanguage = "python"\nkind = "bugfix"\n'
+            'visible_cmd = "true"\nhidden_cmd = "true"\n',
+            "prompt.md": b"\xff\xfe\n",
+        },
+    )
     assert main(["validate", str(suite)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("BROKEN ") and "UTF-8" in err and "Traceback" not in err
@@ -141,6 +193,7 @@ def test_validate_lists_broken_tasks_as_broken_lines(tmp_path, capsys):
 
 def test_percent_and_underscore_in_a_run_id_prefix_are_literal(tmp_path):
     from agent.ledger import Ledger
+
     ledger = Ledger(tmp_path / "l.sqlite")
     ledger.insert("runs", {"id": "01ABC", "created_utc": "2026-01-01", "status": "finished"})
     ledger.insert("runs", {"id": "01ABD", "created_utc": "2026-01-02", "status": "finished"})
@@ -157,15 +210,35 @@ def test_each_endpoint_knob_is_documented_reaches_the_client_and_sampling_is_rec
 
     from agent.arms import settings_for
     from agent.config import ArmConfig, EndpointKnobs
+
     doc = (FIXTURES.parent / "docs" / "config.md").read_text()
     keys = " ".join(line.split("|")[1] for line in doc.splitlines() if line.startswith("| `"))  # first cells
     assert [f.name for f in fields(EndpointKnobs) if f"`{f.name}`" not in keys] == []
-    arm = ArmConfig(name="A", base_url="http://x/v1", model="m", temperature=0.3, top_p=0.9, max_tokens=77, seed=5,
-                    headers={"X": "y"}, request_timeout_s=9.0, max_concurrency=3, max_retries=1, stream=False,
-                    tool_choice="auto")
+    arm = ArmConfig(
+        name="A",
+        base_url="http://x/v1",
+        model="m",
+        temperature=0.3,
+        top_p=0.9,
+        max_tokens=77,
+        seed=5,
+        headers={"X": "y"},
+        request_timeout_s=9.0,
+        max_concurrency=3,
+        max_retries=1,
+        stream=False,
+        tool_choice="auto",
+    )
     settings = settings_for(arm, "http://y/v1")
-    assert {f.name: getattr(settings, f.name) for f in fields(EndpointKnobs)} == \
-        {f.name: getattr(arm, f.name) for f in fields(EndpointKnobs)}
+    assert {f.name: getattr(settings, f.name) for f in fields(EndpointKnobs)} == {
+        f.name: getattr(arm, f.name) for f in fields(EndpointKnobs)
+    }
     assert (settings.base_url, settings.model) == ("http://y/v1", "m")
-    assert arm.sampling() == {"temperature": 0.3, "top_p": 0.9, "max_tokens": 77, "seed": 5, "stream": False,
-                              "tool_choice": "auto"}
+    assert arm.sampling() == {
+        "temperature": 0.3,
+        "top_p": 0.9,
+        "max_tokens": 77,
+        "seed": 5,
+        "stream": False,
+        "tool_choice": "auto",
+    }

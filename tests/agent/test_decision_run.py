@@ -2,6 +2,7 @@
 fixtures/core decides and stops both arms with `stop_when_decided`; two identical solvers run
 to the end undecided; without the flag the run goes on and the report says where it could have
 stopped. Real engine, scripted server on loopback, the sandbox, a SQLite ledger."""
+
 from __future__ import annotations
 
 import json
@@ -14,14 +15,29 @@ from agent.metrics.report import build_report, render_report
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 
 pytestmark = pytest.mark.slow
-CORE_TEN = ["py-free-slots", "py-word-count", "js-clamp-range", "py-tail-lines", "py-json-path-get",
-            "py-duration-millis", "py-inventory-tags", "py-config-layering", "py-semver-precedence", "js-format-bytes"]
+CORE_TEN = [
+    "py-free-slots",
+    "py-word-count",
+    "js-clamp-range",
+    "py-tail-lines",
+    "py-json-path-get",
+    "py-duration-millis",
+    "py-inventory-tags",
+    "py-config-layering",
+    "py-semver-precedence",
+    "js-format-bytes",
+]
 
 
 def _run(tmp_path, b_model: str, *, stop: bool, tasks: list[str] | None = None):
-    config = write_config(tmp_path, [arm_toml("A", "solver"), arm_toml("B", b_model, protocol="text")],
-                          suites=("core", "smoke"), tasks=tasks, max_attempts=1,
-                          run_extra=f"stop_when_decided = {'true' if stop else 'false'}\n")
+    config = write_config(
+        tmp_path,
+        [arm_toml("A", "solver"), arm_toml("B", b_model, protocol="text")],
+        suites=("core", "smoke"),
+        tasks=tasks,
+        max_attempts=1,
+        run_extra=f"stop_when_decided = {'true' if stop else 'false'}\n",
+    )
     engine, run_id, events = run_sync(config, tmp_path / "l.sqlite")
     ledger = Ledger(tmp_path / "l.sqlite")
     return engine, run_id, events, ledger
@@ -37,8 +53,9 @@ def test_a_settled_comparison_stops_both_arms(tmp_path):
     first_decided = next(e for e in decisions if e.decided)
     assert first_decided.stopping and first_decided.winner == "A" and first_decided.e_value >= 20
     assert first_decided.saved["A"] > 0 and first_decided.saved["B"] > 0
-    assert "stopping both arms, saving ~" in next(e.text for e in events if isinstance(e, ev.LogMessage)
-                                                   and "stopping both arms" in e.text)
+    assert "stopping both arms, saving ~" in next(
+        e.text for e in events if isinstance(e, ev.LogMessage) and "stopping both arms" in e.text
+    )
     not_run = json.loads(arms["A"]["unfinished_json"])
     tasks = ledger.tasks(run_id)
     assert len(not_run) >= len(tasks) - 12  # it stopped long before the suite's end
@@ -50,7 +67,7 @@ def test_a_settled_comparison_stops_both_arms(tmp_path):
     assert d["decided"] and d["winner"] == "A" and d["after_tasks"] == 8 and d["stopped_early"]
     assert d["method"].startswith("Beta(1, 1)-mixture") and d["alpha"] == 0.05
     for arm in section["arms"]:
-        assert arm["comparable"], arm["not_comparable"]          # a decided stop is not censoring
+        assert arm["comparable"], arm["not_comparable"]  # a decided stop is not censoring
         assert arm["metrics"]["taxonomy"].get("not_run", 0) >= len(tasks) - 12
     text = render_report(report, "text")
     assert "decided after 8 tasks: A better" in text and "the run stopped here (stop_when_decided)" in text

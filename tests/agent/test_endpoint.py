@@ -1,6 +1,7 @@
 """ChatClient against the real scripted server on 127.0.0.1: streaming and not, tool-call
 delta assembly, every injected fault with its CallTry status, retries and token accounting,
 Retry-After and backoff (a fake sleep records the delays), context overflow, the api key."""
+
 from __future__ import annotations
 
 import contextlib
@@ -21,11 +22,26 @@ SMOKE = Path(__file__).resolve().parents[2] / "fixtures" / "smoke"
 REFERENCE = SMOKE / "py-word-count" / "reference" / "words.py"
 SECRET = "sk-quotabench-SECRET-7f3a9c"
 TOOLS = [
-    {"type": "function", "function": {"name": name, "description": f"{name} tool",
-                                      "parameters": {"type": "object", "properties": {k: {"type": "string"} for k in args},
-                                                     "required": list(args)}}}
-    for name, args in (("list_files", ()), ("read_file", ("path",)), ("write_file", ("path", "content")),
-                       ("edit_file", ("path", "old", "new")), ("run_tests", ()), ("finish", ()))
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"{name} tool",
+            "parameters": {
+                "type": "object",
+                "properties": {k: {"type": "string"} for k in args},
+                "required": list(args),
+            },
+        },
+    }
+    for name, args in (
+        ("list_files", ()),
+        ("read_file", ("path",)),
+        ("write_file", ("path", "content")),
+        ("edit_file", ("path", "old", "new")),
+        ("run_tests", ()),
+        ("finish", ()),
+    )
 ]
 
 
@@ -61,12 +77,16 @@ async def client_for(base_url: str, sleep: Sleeps | None = None, model: str = "s
 
 def conversation(turns: int = 1) -> list[dict]:
     """A native-tools conversation with `turns` assistant turns already taken (list_files each)."""
-    messages = [{"role": "system", "content": "You are a coding agent."},
-                {"role": "user", "content": "Implement top_words.\nTask id: py-word-count"}]
+    messages = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Implement top_words.\nTask id: py-word-count"},
+    ]
     for i in range(turns):
         call = {"id": f"call_{i}", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}
-        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
-                     {"role": "tool", "tool_call_id": f"call_{i}", "content": "words.py\ntest_visible.py"}]
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": "words.py\ntest_visible.py"},
+        ]
     return messages
 
 
@@ -105,8 +125,9 @@ async def test_solver_turn_assembles_text_tool_calls_and_reported_usage(server, 
 
 @pytest.mark.anyio
 async def test_request_settings_pass_through(server):
-    async with client_for(server.base_url, temperature=None, top_p=0.9, seed=11, max_tokens=77,
-                          tool_choice="auto", headers={"X-Arm": "A"}) as client:
+    async with client_for(
+        server.base_url, temperature=None, top_p=0.9, seed=11, max_tokens=77, tool_choice="auto", headers={"X-Arm": "A"}
+    ) as client:
         await client.complete(conversation(0), TOOLS)
         await client.complete(conversation(0))
     with_tools, without_tools = server.requests
@@ -129,7 +150,10 @@ async def test_usage_is_estimated_when_the_server_omits_it(server, stream):
     assert estimated.prompt_tokens == estimate_messages_tokens(conversation(1), TOOLS)
     assert estimated.completion_tokens == estimate_reply_tokens(estimated.text, calls)
     # the scripted server reports with the same estimator, so both agree exactly
-    assert (estimated.prompt_tokens, estimated.completion_tokens) == (reported.prompt_tokens, reported.completion_tokens)
+    assert (estimated.prompt_tokens, estimated.completion_tokens) == (
+        reported.prompt_tokens,
+        reported.completion_tokens,
+    )
 
 
 @pytest.mark.anyio
@@ -190,7 +214,12 @@ async def test_read_timeout_before_output_costs_nothing_and_is_retried(server):
     async with client_for(server.base_url, request_timeout_s=0.3) as client:
         result = await client.complete(conversation(0), TOOLS)
     first = result.tries[0]
-    assert (first.status, first.http_status, first.usage_source, first.prompt_tokens) == ("read_timeout", None, "none", 0)
+    assert (first.status, first.http_status, first.usage_source, first.prompt_tokens) == (
+        "read_timeout",
+        None,
+        "none",
+        0,
+    )
     assert 250 <= first.latency_ms < 2000
     assert result.tries[1].status == "ok"
 
@@ -202,8 +231,9 @@ async def test_connect_error_retries_with_capped_full_jitter_then_gives_up():
     async def on_try(call: CallTry) -> None:
         seen.append(call.status)
 
-    async with client_for(f"http://127.0.0.1:{free_port()}/v1", sleeps, max_retries=3,
-                          backoff_base_s=1.0, backoff_cap_s=3.0) as client:
+    async with client_for(
+        f"http://127.0.0.1:{free_port()}/v1", sleeps, max_retries=3, backoff_base_s=1.0, backoff_cap_s=3.0
+    ) as client:
         with pytest.raises(EndpointError) as info:
             await client.complete(conversation(0), TOOLS, on_try=on_try)
     assert not isinstance(info.value, ContextOverflow)
@@ -212,7 +242,7 @@ async def test_connect_error_retries_with_capped_full_jitter_then_gives_up():
     assert all(t.usage_source == "none" and t.http_status is None for t in info.value.tries)
     assert len(sleeps.delays) == 3
     for i, delay in enumerate(sleeps.delays):
-        assert 0.0 <= delay <= min(3.0, 1.0 * 2 ** i)
+        assert 0.0 <= delay <= min(3.0, 1.0 * 2**i)
     message = str(info.value)
     assert "solver" in message and "4 tries" in message and "connect_error" in message
 
@@ -297,8 +327,15 @@ async def test_api_key_is_sent_but_never_shown(server, monkeypatch):
     assert server.request_headers[0]["Authorization"] == f"Bearer {SECRET}"
     (only,) = info.value.tries
     assert only.status == "http_4xx" and "Incorrect API key provided: ***" in only.error
-    shown = [repr(client), str(client), repr(settings), str(info.value), repr(info.value),
-             repr(info.value.tries), repr(info.value.args)]
+    shown = [
+        repr(client),
+        str(client),
+        repr(settings),
+        str(info.value),
+        repr(info.value),
+        repr(info.value.tries),
+        repr(info.value.args),
+    ]
     assert all(SECRET not in text for text in shown)
 
 
@@ -312,8 +349,19 @@ def test_missing_api_key_env_fails_at_construction(monkeypatch):
 @pytest.mark.anyio
 async def test_list_models(server):
     async with client_for(server.base_url) as client:
-        assert await client.list_models() == ["chatty", "coin", "critique-breaks", "garbled-judge", "malformed", "never-finish",
-                                          "saboteur", "second-passes", "solver", "unparseable", "wrong"]
+        assert await client.list_models() == [
+            "chatty",
+            "coin",
+            "critique-breaks",
+            "garbled-judge",
+            "malformed",
+            "never-finish",
+            "saboteur",
+            "second-passes",
+            "solver",
+            "unparseable",
+            "wrong",
+        ]
     async with client_for(f"http://127.0.0.1:{free_port()}/v1") as dead:
         assert await dead.list_models() == []
 

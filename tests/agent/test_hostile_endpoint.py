@@ -1,6 +1,7 @@
 """No model or endpoint output ends a run: every hostile payload of issue 12, sent by a real
 loopback server, ends only its own attempt (mechanics or harness_error) while a healthy arm
 beside it solves its task; token counts stay non-negative and bounded; deadlines hold."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,10 @@ def servers():
 
 def _run(tmp_path, hostile, healthy, names, *, protocol="tools", limits=None, arm_extra="", preflight="force"):
     arms = [arm_toml("healthy", "solver", base_url=healthy.base_url)]
-    arms += [arm_toml(name, name, base_url=hostile.base_url, protocol=protocol, extra=arm_extra + "stream = false\n")
-             for name in names]
+    arms += [
+        arm_toml(name, name, base_url=hostile.base_url, protocol=protocol, extra=arm_extra + "stream = false\n")
+        for name in names
+    ]
     # preflight forced: its probes meet the hostile payloads too, and the run goes on whatever they find
     cfg = write_config(tmp_path, arms, tasks=[TASK], max_attempts=1, run_extra=f'preflight = "{preflight}"\n')
     text = cfg.read_text()
@@ -45,14 +48,14 @@ def _run(tmp_path, hostile, healthy, names, *, protocol="tools", limits=None, ar
     attempts = ledger.attempts(run_id)
     assert ledger.run(run_id)["status"] == "finished"
     healthy_rows = [a for a in attempts if a["arm"] == "healthy"]
-    assert [a["failure_class"] for a in healthy_rows] == ["accepted"]          # the paired healthy arm goes on
+    assert [a["failure_class"] for a in healthy_rows] == ["accepted"]  # the paired healthy arm goes on
     calls = ledger.query("select prompt_tokens p, completion_tokens c from calls where run_id = ?", [run_id])
     assert all(0 <= c["p"] < MAX_USAGE and 0 <= c["c"] < MAX_USAGE for c in calls)
     for arm in ledger.arms(run_id):
         assert arm["state"] == "finished" and 0 <= arm["tokens_used"] < MAX_USAGE * 100
         assert json.loads(arm["unfinished_json"]) == []
     size = sum(f.stat().st_size for f in tmp_path.glob("l.sqlite*"))
-    assert size < 8 * 1024 * 1024, size                                   # huge payloads are not stored whole
+    assert size < 8 * 1024 * 1024, size  # huge payloads are not stored whole
     by_arm = {a["arm"]: a for a in attempts if a["arm"] != "healthy"}
     assert set(by_arm) == set(names)
     for name, row in by_arm.items():
@@ -89,7 +92,7 @@ def test_bodies_of_the_wrong_shape_are_malformed_tries_then_harness_error(tmp_pa
     for name, row in by_arm.items():
         assert (row["end_reason"], row["failure_class"]) == ("harness_error", "harness_error"), name
         statuses = [c["status"] for c in ledger.calls(row["id"])]
-        assert statuses == ["malformed_json"] * 3, (name, statuses)                # retried like a malformed try
+        assert statuses == ["malformed_json"] * 3, (name, statuses)  # retried like a malformed try
     errors = " ".join(c["error"] for c in ledger.calls(by_arm["huge_body"]["id"]))
     assert "bytes" in errors
     assert max(len(c["error"]) for c in ledger.query("select error from calls where error is not null")) <= 300
@@ -111,11 +114,17 @@ def test_unbelievable_usage_is_estimated_never_negative_or_huge(tmp_path, server
 @pytest.mark.slow
 def test_a_trickling_endpoint_cannot_hold_an_attempt_past_its_limit(tmp_path, servers):
     # without preflight: its probes would wait out their own deadline first (test_preflight bounds that)
-    ledger, _, by_arm = _run(tmp_path, *servers, ["trickle"], limits={"attempt_timeout_s": 10},
-                             arm_extra="request_timeout_s = 3\n", preflight="off")
+    ledger, _, by_arm = _run(
+        tmp_path,
+        *servers,
+        ["trickle"],
+        limits={"attempt_timeout_s": 10},
+        arm_extra="request_timeout_s = 3\n",
+        preflight="off",
+    )
     row = by_arm["trickle"]
     assert row["end_reason"] == "time_limit", row["end_detail"]
-    assert row["duration_ms"] < 12_000                                   # ended within its 10 s limit
+    assert row["duration_ms"] < 12_000  # ended within its 10 s limit
     assert all(c["status"] == "read_timeout" for c in ledger.calls(row["id"]))
 
 
@@ -124,13 +133,14 @@ def test_forty_run_tests_in_one_turn_stop_at_the_attempt_limit(tmp_path, servers
     ledger, _, by_arm = _run(tmp_path, *servers, ["many_calls"], limits={"attempt_timeout_s": 5})
     row = by_arm["many_calls"]
     assert row["end_reason"] == "time_limit"
-    assert row["duration_ms"] < 8_000                                    # not 65 s past the limit
+    assert row["duration_ms"] < 8_000  # not 65 s past the limit
     results = [t["result"] for t in ledger.tool_calls(row["id"])]
     assert len(results) < 40
 
 
 def test_bounded_reads_and_shape_checks_in_isolation():
     from agent.response import Reply, TryFailed, checked_usage, json_object
+
     assert json_object('{"a":' * 5_000 + "1" + "}" * 5_000) is None
     assert checked_usage({"prompt_tokens": -1, "completion_tokens": 1}) is None
     assert checked_usage({"prompt_tokens": 10**30}) is None
@@ -151,6 +161,7 @@ async def test_the_attempt_deadline_bounds_a_trickling_try_even_without_retries(
     import time
 
     from agent.endpoint import ChatClient, DeadlinePassed, EndpointSettings
+
     with HostileServer() as server:
         client = ChatClient(EndpointSettings(server.base_url, "trickle", request_timeout_s=3, max_retries=0))
         started = time.monotonic()

@@ -1,6 +1,7 @@
 """The api key never reaches the ledger or the printed lines, even when an endpoint echoes it
 past character 200 (where the old code cut before masking) — in an error body, a plain-text
 500, an unparseable body, a stream error event, or the reply's own content and tool arguments."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,7 +18,7 @@ ECHOES = ["echo_key_401", "echo_key_text", "echo_key_garbage", "echo_key_stream"
 
 
 def _fragments(key: str, size: int = 8) -> set[str]:
-    return {key[i:i + size] for i in range(len(key) - size + 1)}
+    return {key[i : i + size] for i in range(len(key) - size + 1)}
 
 
 @pytest.mark.parametrize("padding", [250, 195])
@@ -26,18 +27,28 @@ def test_an_echoed_key_is_masked_before_any_cut(tmp_path, monkeypatch, padding):
     assert len(key) == 41
     monkeypatch.setenv("QB_ECHO_KEY", key)
     with HostileServer(key_padding=padding) as server:
-        arms = [arm_toml(name, name, base_url=server.base_url, max_retries=1,
-                         extra='api_key_env = "QB_ECHO_KEY"\n' + ("" if name == "echo_key_stream" else "stream = false\n"))
-                for name in ECHOES]
+        arms = [
+            arm_toml(
+                name,
+                name,
+                base_url=server.base_url,
+                max_retries=1,
+                extra='api_key_env = "QB_ECHO_KEY"\n' + ("" if name == "echo_key_stream" else "stream = false\n"),
+            )
+            for name in ECHOES
+        ]
         # preflight forced: its probes meet the echoed key too, and the run goes on whatever they find
-        cfg = write_config(tmp_path, arms, tasks=["py-word-count"], max_attempts=1, max_turns=2,
-                           run_extra='preflight = "force"\n')
+        cfg = write_config(
+            tmp_path, arms, tasks=["py-word-count"], max_attempts=1, max_turns=2, run_extra='preflight = "force"\n'
+        )
         _, run_id, events = run_sync(cfg, tmp_path / "l.sqlite")
-        assert f"Bearer {key}" in server.authorizations                    # it was sent, though
+        assert f"Bearer {key}" in server.authorizations  # it was sent, though
     ledger = Ledger(tmp_path / "l.sqlite")
     assert ledger.run(run_id)["status"] == "finished"
-    errors = [c["error"] for c in ledger.query("select error from calls where run_id = ? and error is not null", [run_id])]
-    assert any("***" in e for e in errors)                                # the echo was there, masked
+    errors = [
+        c["error"] for c in ledger.query("select error from calls where run_id = ? and error is not null", [run_id])
+    ]
+    assert any("***" in e for e in errors)  # the echo was there, masked
     pieces = _fragments(key)
     for path in tmp_path.glob("l.sqlite*"):
         blob = path.read_bytes().decode("utf-8", "replace")

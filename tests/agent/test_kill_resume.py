@@ -2,6 +2,7 @@
 resume until the run finishes: the accepted set is the uninterrupted run's, every token the
 arms and attempts report is the sum of their calls rows, nothing is counted twice, and the
 killed processes' scratch folders are gone."""
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,14 @@ pytestmark = pytest.mark.slow
 
 
 def cli(*args, env=None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tuiapp.cli", *map(str, args)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tuiapp.cli", *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +52,11 @@ def clean(tmp_path_factory, server):
 
 
 def _config(folder, server):
-    return write_config(folder, [arm_toml("A", "solver", base_url=server.base_url),
-                                 arm_toml("B", "wrong", base_url=server.base_url)], max_attempts=2)
+    return write_config(
+        folder,
+        [arm_toml("A", "solver", base_url=server.base_url), arm_toml("B", "wrong", base_url=server.base_url)],
+        max_attempts=2,
+    )
 
 
 def _accepted(ledger: Ledger, run_id: str) -> set:
@@ -90,21 +100,26 @@ def _check(db, expected_accepted: set, killed: list[int]) -> None:
     for r in rows:
         if r["failure_class"] not in ("aborted", "censored"):
             counted[(r["arm"], r["task_id"])] = counted.get((r["arm"], r["task_id"]), 0) + 1
-    assert max(counted.values()) <= 2                                      # no attempt counted twice
+    assert max(counted.values()) <= 2  # no attempt counted twice
     assert not ledger.query("select id from calls where status = 'in_flight'")
     for r in rows:
-        summed = ledger.query("select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
-                              "where attempt_id = ?", [r["id"]])[0]["n"]
+        summed = ledger.query(
+            "select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls where attempt_id = ?", [r["id"]]
+        )[0]["n"]
         assert r["total_tokens"] == summed, r
     for arm in ledger.arms(run_id):
-        summed = ledger.query("select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
-                              "where run_id = ? and arm = ? and kind = 'attempt'", [run_id, arm["name"]])[0]["n"]
+        summed = ledger.query(
+            "select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
+            "where run_id = ? and arm = ? and kind = 'attempt'",
+            [run_id, arm["name"]],
+        )[0]["n"]
         assert arm["tokens_used"] == summed, arm
         assert arm["state"] == "finished"
-    assert len(ledger.query("select id from grades g where attempt_id in (select id from attempts where run_id = ?)",
-                            [run_id])) == len([r for r in rows if r["verdict"]])
+    assert len(
+        ledger.query("select id from grades g where attempt_id in (select id from attempts where run_id = ?)", [run_id])
+    ) == len([r for r in rows if r["verdict"]])
     leftovers = [p.name for p in scratch.root().iterdir() if p.name.split(".")[0] in {str(k) for k in killed}]
-    assert not leftovers                                                    # cleaned on the next start
+    assert not leftovers  # cleaned on the next start
 
 
 @pytest.mark.parametrize("point", ["run_row", "call_row:3", "attempt_ended:2", "graded:2", "graded:5"])
@@ -116,7 +131,7 @@ def test_kill_at_a_named_window_then_resume(tmp_path, clean, point):
     assert proc.returncode == -signal.SIGKILL, out
     assert _status(db) == "running"
     if point == "run_row":
-        assert not Ledger(db).query("select id from arms")                 # the window: a run without arms rows
+        assert not Ledger(db).query("select id from arms")  # the window: a run without arms rows
     killed = [proc.pid]
     _resume_until_finished(db, killed)
     _check(db, expected, killed)
@@ -145,7 +160,9 @@ def test_a_ledger_graded_before_the_attempt_update_resumes(tmp_path, clean):
     assert proc.returncode == 0, out
     ledger = Ledger(db)
     run_id = ledger.resolve_run_id(None)
-    graded = ledger.query("select a.id from attempts a join grades g on g.attempt_id = a.id where a.run_id = ?", [run_id])
+    graded = ledger.query(
+        "select a.id from attempts a join grades g on g.attempt_id = a.id where a.run_id = ?", [run_id]
+    )
     for row in graded[:3]:
         ledger.update("attempts", row["id"], {"status": "ended", "failure_class": None, "accepted": 0, "verdict": None})
     ledger.update("runs", run_id, {"status": "running"})

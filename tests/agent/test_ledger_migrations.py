@@ -1,5 +1,6 @@
 """The ledger schema: m012 (preflight) and m013 (replicates) on an empty ledger and up from one written
 before them; and from every older schema, step by step, up to head with every row kept."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -17,9 +18,23 @@ def _columns(db: Database, table: str) -> set[str]:
 
 def test_an_empty_ledger_gets_the_preflight_and_replicate_columns(tmp_path):
     db = Ledger(tmp_path / "l.sqlite").db
-    assert {"id", "run_id", "arm", "endpoint_url", "model", "verdict", "forced", "checks_json", "prompt_tokens",
-            "completion_tokens", "calls", "duration_ms"} <= _columns(db, "preflights")
-    assert {"kind", "preflight_id", "probe", "server_session_id", "request_sha256", "response_sha256"} <= _columns(db, "calls")
+    assert {
+        "id",
+        "run_id",
+        "arm",
+        "endpoint_url",
+        "model",
+        "verdict",
+        "forced",
+        "checks_json",
+        "prompt_tokens",
+        "completion_tokens",
+        "calls",
+        "duration_ms",
+    } <= _columns(db, "preflights")
+    assert {"kind", "preflight_id", "probe", "server_session_id", "request_sha256", "response_sha256"} <= _columns(
+        db, "calls"
+    )
     assert {"replicate", "replicates", "replicate_set"} <= _columns(db, "runs")
     assert "server_session_id" in _columns(db, "arms")
 
@@ -35,9 +50,10 @@ def test_a_ledger_from_before_issue_17_migrates_and_its_calls_are_attempts(tmp_p
     old.conn.close()
     ledger = Ledger(path)
     assert ledger.query("select kind, preflight_id, request_sha256 from calls") == [
-        {"kind": "attempt", "preflight_id": None, "request_sha256": None}]
+        {"kind": "attempt", "preflight_id": None, "request_sha256": None}
+    ]
     assert ledger.query("select replicate, replicate_set from runs") == [{"replicate": None, "replicate_set": None}]
-    ledger.insert("calls", {"id": "C2", "run_id": "R1", "arm": "A"})      # a new row without a kind is an attempt's
+    ledger.insert("calls", {"id": "C2", "run_id": "R1", "arm": "A"})  # a new row without a kind is an attempt's
     assert ledger.query("select kind from calls where id = 'C2'") == [{"kind": "attempt"}]
 
 

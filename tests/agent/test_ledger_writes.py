@@ -1,4 +1,5 @@
 """Ledger writes that nothing a model sends can break, and that several writers share."""
+
 from __future__ import annotations
 
 import hashlib
@@ -43,12 +44,12 @@ def test_a_writer_waits_for_another_instead_of_failing(tmp_path):
         with first.transaction() as db:
             db["runs"].insert({"id": "R1", "status": "running"})
             held.set()
-            threading.Event().wait(0.5)   # the write lock is held across this read-then-write
+            threading.Event().wait(0.5)  # the write lock is held across this read-then-write
 
     thread = threading.Thread(target=hold)
     thread.start()
     held.wait()
-    second.insert("runs", {"id": "R2", "status": "running"})     # waits on the busy timeout, then writes
+    second.insert("runs", {"id": "R2", "status": "running"})  # waits on the busy timeout, then writes
     done.append(True)
     thread.join()
     assert {r["id"] for r in second.runs()} == {"R1", "R2"} and done
@@ -65,11 +66,19 @@ def test_a_damaged_file_is_a_ledger_error_with_a_fix(tmp_path):
 
 # -- the writer thread (issue 15: one awaited write per model call) ------------------------------
 
+
 def _attempt(ledger: Ledger) -> None:
-    ledger.batch([("insert", "runs", {"id": "R", "status": "running"}),
-                  ("insert", "arms", {"id": "A", "run_id": "R", "name": "A"}),
-                  ("insert", "attempts", {"id": "T", "run_id": "R", "arm_id": "A", "arm": "A", "task_id": "t",
-                                          "attempt_no": 1, "calls": 0})])
+    ledger.batch(
+        [
+            ("insert", "runs", {"id": "R", "status": "running"}),
+            ("insert", "arms", {"id": "A", "run_id": "R", "name": "A"}),
+            (
+                "insert",
+                "attempts",
+                {"id": "T", "run_id": "R", "arm_id": "A", "arm": "A", "task_id": "t", "attempt_no": 1, "calls": 0},
+            ),
+        ]
+    )
 
 
 @pytest.mark.anyio
@@ -78,11 +87,17 @@ async def test_queued_writes_commit_in_order_before_the_next_awaited_write(tmp_p
     _attempt(ledger)
     writer = AsyncLedger(ledger)
     for n in range(1, 201):
-        writer.batch_queued([("insert", "calls", {"id": f"C{n:03d}", "attempt_id": "T", "turn": n}),
-                             ("update", "attempts", "T", {"calls": n})])
+        writer.batch_queued(
+            [
+                ("insert", "calls", {"id": f"C{n:03d}", "attempt_id": "T", "turn": n}),
+                ("update", "attempts", "T", {"calls": n}),
+            ]
+        )
     await writer.insert("calls", {"id": "LAST", "attempt_id": "T", "turn": 201})  # returns once all before it are in
     assert ledger.query("select calls from attempts")[0]["calls"] == 200
-    assert [r["id"] for r in ledger.query("select id from calls order by rowid")] == [f"C{n:03d}" for n in range(1, 201)] + ["LAST"]
+    assert [r["id"] for r in ledger.query("select id from calls order by rowid")] == [
+        f"C{n:03d}" for n in range(1, 201)
+    ] + ["LAST"]
 
 
 @pytest.mark.anyio
@@ -109,7 +124,7 @@ async def test_an_awaited_write_whose_task_is_cancelled_still_lands(tmp_path):
     with anyio.CancelScope() as scope:
         scope.cancel()
         await writer.insert("calls", {"id": "IN-FLIGHT", "attempt_id": "T", "status": "in_flight"})
-        reached_after_the_write = True   # like the in-flight registration right after the insert
+        reached_after_the_write = True  # like the in-flight registration right after the insert
         await anyio.lowlevel.checkpoint()  # the cancellation lands here, after the write
     assert reached_after_the_write and scope.cancelled_caught
     assert ledger.query("select status from calls")[0]["status"] == "in_flight"
@@ -118,12 +133,14 @@ async def test_an_awaited_write_whose_task_is_cancelled_still_lands(tmp_path):
 def test_a_process_that_ends_normally_commits_what_it_queued(tmp_path):
     path = tmp_path / "l.sqlite"
     _attempt(Ledger(path))
-    code = (f"import anyio; from agent.ledger import Ledger; from agent.ledger.writer import AsyncLedger\n"
-            f"async def main():\n"
-            f"    writer = AsyncLedger(Ledger({str(path)!r}))\n"
-            f"    for n in range(300):\n"
-            f"        writer.batch_queued([('insert', 'calls', {{'id': f'C{{n}}', 'attempt_id': 'T'}})])\n"
-            f"anyio.run(main)\n")
+    code = (
+        f"import anyio; from agent.ledger import Ledger; from agent.ledger.writer import AsyncLedger\n"
+        f"async def main():\n"
+        f"    writer = AsyncLedger(Ledger({str(path)!r}))\n"
+        f"    for n in range(300):\n"
+        f"        writer.batch_queued([('insert', 'calls', {{'id': f'C{{n}}', 'attempt_id': 'T'}})])\n"
+        f"anyio.run(main)\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     assert Ledger(path).query("select count(*) as n from calls")[0]["n"] == 300
 
@@ -134,7 +151,9 @@ def test_update_of_a_missing_row_is_an_error_and_insert_many_fills_missing_keys(
         ledger.update("runs", "NOPE", {"status": "finished"})
     ledger.insert_many("runs", [{"id": "R1", "status": "running"}, {"id": "R2", "host": "h"}])
     assert ledger.query("select id, status, host from runs order by id") == [
-        {"id": "R1", "status": "running", "host": None}, {"id": "R2", "status": None, "host": "h"}]
+        {"id": "R1", "status": "running", "host": None},
+        {"id": "R2", "status": None, "host": "h"},
+    ]
 
 
 def test_the_migrations_read_from_schema_py_are_the_registered_ones(tmp_path):
@@ -146,6 +165,7 @@ def test_the_migrations_read_from_schema_py_are_the_registered_ones(tmp_path):
 
     from agent.ledger import schema
     from agent.ledger.store import _migration_names
+
     registered = {m.name for m in schema.migrations.pending(Database(sqlite3.connect(":memory:")))}
     assert _migration_names() == registered and len(registered) >= 11
     ledger = Ledger(tmp_path / "l.sqlite")

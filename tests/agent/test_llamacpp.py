@@ -1,4 +1,5 @@
 """The llamacpp arm: quotabench starts and stops a real llama.cpp server (the [local] extra)."""
+
 import importlib.util
 import json
 import os
@@ -41,7 +42,7 @@ def test_server_command_carries_the_measured_flags(tmp_path):
 def _config(tmp_path, cap=6000, max_turns=2):
     text = textwrap.dedent(f"""
         [run]
-        suites = ["{FIXTURES / 'controls'}"]
+        suites = ["{FIXTURES / "controls"}"]
         tasks = ["py-floor-off-by-one"]
         max_attempts = 1
         [run.limits]
@@ -100,13 +101,27 @@ def test_real_local_model_run_records_reported_and_estimated_usage(tmp_path):
     assert constants["gguf_size"] > 200_000_000 and constants["llama_cpp_python_version"]
     assert constants["n_ctx"] == 2048 and constants["chat_format"] == "gemma" and constants["server_model_id"]
     assert json.loads(arms["B"]["constants_json"])["server_pid"] == constants["server_pid"]  # one shared server
-    sources = {arm: {c["usage_source"] for c in ledger.query("select usage_source from calls where arm = ? and status = 'ok' and kind = 'attempt'", [arm])}
-               for arm in ("A", "B")}
-    assert sources["A"] == {"reported"}      # non-streamed: the server reports usage
-    assert sources["B"] == {"estimated"}     # streamed: llama-cpp-python sends no usage
+    sources = {
+        arm: {
+            c["usage_source"]
+            for c in ledger.query(
+                "select usage_source from calls where arm = ? and status = 'ok' and kind = 'attempt'", [arm]
+            )
+        }
+        for arm in ("A", "B")
+    }
+    assert sources["A"] == {"reported"}  # non-streamed: the server reports usage
+    assert sources["B"] == {"estimated"}  # streamed: llama-cpp-python sends no usage
     for attempt in ledger.attempts(run_id):
-        assert attempt["failure_class"] in ("accepted", "reasoning", "mechanics", "timeout", "environment",
-                                            "harness_error", "censored")
+        assert attempt["failure_class"] in (
+            "accepted",
+            "reasoning",
+            "mechanics",
+            "timeout",
+            "environment",
+            "harness_error",
+            "censored",
+        )
         assert attempt["total_tokens"] > 0
     assert arms["A"]["busy_ms"] > 0
     _check_preflight(ledger, run_id, arms)
@@ -125,14 +140,15 @@ def _check_preflight(ledger: Ledger, run_id: str, arms: dict) -> None:
         for name in ("model", "context", "gguf sha256", "server flags"):
             assert checks[arm][name]["status"] == "ok", (arm, checks[arm][name])
         assert checks[arm]["parallel slots"]["status"] == "ok" and "queue" in checks[arm]["parallel slots"]["observed"]
-        assert arms[arm]["server_session_id"] == arms["A"]["server_session_id"]   # one shared server session
+        assert arms[arm]["server_session_id"] == arms["A"]["server_session_id"]  # one shared server session
     assert "accepted" in checks["A"]["context"]["observed"] and "refused" in checks["A"]["context"]["observed"]
     assert checks["A"]["tool calls"]["status"] == "ok" and "write_file" in checks["A"]["tool calls"]["observed"]
-    assert checks["A"]["stream usage"]["status"] == "ok"          # not streamed
-    assert checks["B"]["stream usage"]["status"] == "differs"     # llama-cpp-python sends no usage in streams
-    assert rows["B"]["calls"] < rows["A"]["calls"]                # the shared server's measurements taken once
-    spent = ledger.query("select sum(prompt_tokens + completion_tokens) n from calls where run_id = ? and kind = "
-                         "'preflight'", [run_id])[0]["n"]
+    assert checks["A"]["stream usage"]["status"] == "ok"  # not streamed
+    assert checks["B"]["stream usage"]["status"] == "differs"  # llama-cpp-python sends no usage in streams
+    assert rows["B"]["calls"] < rows["A"]["calls"]  # the shared server's measurements taken once
+    spent = ledger.query(
+        "select sum(prompt_tokens + completion_tokens) n from calls where run_id = ? and kind = 'preflight'", [run_id]
+    )[0]["n"]
     assert spent == sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows.values()) > 0
     attempts = {a: sum(r["total_tokens"] for r in ledger.attempts(run_id) if r["arm"] == a) for a in ("A", "B")}
     assert all(arms[a]["tokens_used"] == attempts[a] for a in ("A", "B"))  # preflight not charged to the caps
@@ -148,11 +164,15 @@ def test_preflight_finds_a_server_started_with_another_context(tmp_path):
     from agent.engine import load_tasks
     from agent.ledger.writer import AsyncLedger
     from agent.preflight import preflight_standalone
+
     path = tmp_path / "ctx.toml"
     path.write_text(_override_ctx(_config(tmp_path).read_text()))
     config = load_config(path)
-    results = anyio.run(lambda: preflight_standalone(config, load_tasks(config), AsyncLedger(Ledger(tmp_path / "l.sqlite")),
-                                                     lambda arm, line: None))
+    results = anyio.run(
+        lambda: preflight_standalone(
+            config, load_tasks(config), AsyncLedger(Ledger(tmp_path / "l.sqlite")), lambda arm, line: None
+        )
+    )
     checks = {c.name: c for c in results[0].checks}
     assert checks["server flags"].status == "differs" and "--n_ctx 1024" in checks["server flags"].observed
     assert checks["context"].status == "differs" and "refused" in checks["context"].observed
@@ -169,8 +189,21 @@ def _override_ctx(text: str) -> str:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_no_orphan_server_when_quotabench_is_killed(tmp_path, sig):
     db = tmp_path / "l.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "tuiapp.cli", "run", str(_config(tmp_path, cap=100000, max_turns=60)), "--db", str(db),
-                             "--headless"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tuiapp.cli",
+            "run",
+            str(_config(tmp_path, cap=100000, max_turns=60)),
+            "--db",
+            str(db),
+            "--headless",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     pid = None
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and pid is None:
@@ -196,6 +229,7 @@ def test_a_server_that_never_gets_ready_is_a_clear_error_with_its_log(tmp_path):
     import anyio
 
     from agent.llamacpp import llama_server
+
     bogus = tmp_path / "not-a-model.gguf"
     bogus.write_bytes(b"this is not a gguf file\n" * 10)
 
@@ -208,4 +242,4 @@ def test_a_server_that_never_gets_ready_is_a_clear_error_with_its_log(tmp_path):
     message = str(caught.value)
     assert "exited with status" in message or "did not answer" in message
     assert "last log lines" in message
-    assert "load model" in message.lower() or "gguf" in message.lower()   # the server's own complaint
+    assert "load model" in message.lower() or "gguf" in message.lower()  # the server's own complaint

@@ -1,5 +1,6 @@
 """Preflight end to end: scripted servers that misreport (started by quotabench, real loopback HTTP),
 a real SQLite ledger, the engine and the CLI (issue 17)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -40,12 +41,17 @@ def _checks(result) -> dict:
 
 
 def test_preflight_names_each_difference_of_a_misreporting_server(tmp_path):
-    cfg = write_config(tmp_path, [scripted_arm(name, *spec) for name, spec in SCRIPTED.items()], tasks=["py-word-count"])
+    cfg = write_config(
+        tmp_path, [scripted_arm(name, *spec) for name, spec in SCRIPTED.items()], tasks=["py-word-count"]
+    )
     config = load_config(cfg)
     db = tmp_path / "l.sqlite"
     lines: list[str] = []
-    results = anyio.run(lambda: preflight_standalone(config, load_tasks(config), AsyncLedger(Ledger(db)),
-                                                     lambda arm, line: lines.append(line)))
+    results = anyio.run(
+        lambda: preflight_standalone(
+            config, load_tasks(config), AsyncLedger(Ledger(db)), lambda arm, line: lines.append(line)
+        )
+    )
     by_arm = {r.arm: r for r in results}
 
     assert by_arm["clean"].verdict == "ok" and not by_arm["clean"].invalidating
@@ -61,7 +67,7 @@ def test_preflight_names_each_difference_of_a_misreporting_server(tmp_path):
     assert (usage.status, usage.invalidating) == ("differs", False)
     slots = _checks(by_arm["serial"])["parallel slots"]
     assert slots.status == "differs" and "queue" in slots.observed
-    for name in ("ctx", "nousage", "serial"):                               # differences, not invalidating
+    for name in ("ctx", "nousage", "serial"):  # differences, not invalidating
         assert by_arm[name].verdict == "differs"
     assert {r.arm for r in results if r.invalidating} == {"model", "small", "notools"}
 
@@ -80,13 +86,17 @@ def test_preflight_names_each_difference_of_a_misreporting_server(tmp_path):
 
 
 def _cli(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tuiapp.cli", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_run_refuses_an_invalidating_mismatch_with_one_line_and_exit_2(tmp_path):
-    cfg = write_config(tmp_path, [scripted_arm("A", "solver", "", 'report_model = "gpt-4o"'),
-                                  scripted_arm("B", "solver")], tasks=["py-word-count"])
+    cfg = write_config(
+        tmp_path,
+        [scripted_arm("A", "solver", "", 'report_model = "gpt-4o"'), scripted_arm("B", "solver")],
+        tasks=["py-word-count"],
+    )
     db = tmp_path / "l.sqlite"
     done = _cli("run", cfg, "--db", db, "--headless")
     assert done.returncode == 2, done.stdout + done.stderr
@@ -97,13 +107,16 @@ def test_run_refuses_an_invalidating_mismatch_with_one_line_and_exit_2(tmp_path)
     (run,) = ledger.runs()
     assert run["status"] == "refused" and not ledger.attempts(run["id"])
     assert {a["state"] for a in ledger.arms(run["id"])} == {"refused"}
-    assert all(a["tokens_used"] == 0 for a in ledger.arms(run["id"]))       # preflight is not charged
-    spent = ledger.query("select count(*) n, sum(prompt_tokens + completion_tokens) t from calls "
-                         "where run_id = ? and kind = 'preflight'", [run["id"]])[0]
+    assert all(a["tokens_used"] == 0 for a in ledger.arms(run["id"]))  # preflight is not charged
+    spent = ledger.query(
+        "select count(*) n, sum(prompt_tokens + completion_tokens) t from calls "
+        "where run_id = ? and kind = 'preflight'",
+        [run["id"]],
+    )[0]
     assert spent["n"] > 0 and spent["t"] > 0
     alone = _cli("preflight", cfg, "--db", db)
     assert alone.returncode == 2 and alone.stderr.count("\n") == 1 and "would invalidate a run" in alone.stderr
-    assert _cli("run", cfg, "--db", db, "--force", "--no-preflight").returncode == 2   # one or the other
+    assert _cli("run", cfg, "--db", db, "--force", "--no-preflight").returncode == 2  # one or the other
 
 
 def test_preflight_tokens_are_recorded_but_never_charged_to_the_cap(tmp_path):
@@ -112,13 +125,20 @@ def test_preflight_tokens_are_recorded_but_never_charged_to_the_cap(tmp_path):
     ledger = Ledger(tmp_path / "l.sqlite")
     (arm,) = ledger.arms(run_id)
     attempts = sum(a["total_tokens"] for a in ledger.attempts(run_id))
-    by_kind = {r["kind"]: r["n"] for r in ledger.query(
-        "select kind, sum(prompt_tokens + completion_tokens) n from calls where run_id = ? group by kind", [run_id])}
+    by_kind = {
+        r["kind"]: r["n"]
+        for r in ledger.query(
+            "select kind, sum(prompt_tokens + completion_tokens) n from calls where run_id = ? group by kind", [run_id]
+        )
+    }
     assert arm["censored"] == 0 and arm["state"] == "finished" and ledger.attempts(run_id)[0]["accepted"] == 1
     assert arm["tokens_used"] == attempts == by_kind["attempt"]
     assert by_kind["preflight"] > 0 and by_kind["preflight"] + attempts > arm["cap_tokens"]  # charged, it would censor
-    assert arm["server_session_id"] and ledger.query("select count(distinct server_session_id) n from calls "
-                                                     "where run_id = ?", [run_id])[0]["n"] == 1
+    assert (
+        arm["server_session_id"]
+        and ledger.query("select count(distinct server_session_id) n from calls where run_id = ?", [run_id])[0]["n"]
+        == 1
+    )
     assert any("preflight spent" in getattr(e, "text", "") for e in events)
 
 
@@ -129,7 +149,8 @@ def test_force_runs_anyway_off_skips_and_a_refused_run_resumes_with_force(tmp_pa
     ledger = Ledger(tmp_path / "l.sqlite")
     assert ledger.run(run_id)["status"] == "finished" and ledger.attempts(run_id)
     assert ledger.query("select forced, verdict from preflights where run_id = ?", [run_id]) == [
-        {"forced": 1, "verdict": "invalidating"}]
+        {"forced": 1, "verdict": "invalidating"}
+    ]
     assert any("running anyway" in getattr(e, "text", "") for e in events)
 
     off = write_config(tmp_path, arms, tasks=["py-word-count"], max_attempts=1, run_extra='preflight = "off"\n')
@@ -145,9 +166,11 @@ def test_force_runs_anyway_off_skips_and_a_refused_run_resumes_with_force(tmp_pa
 
     async def resume():
         async with anyio.create_task_group() as tg:
+
             async def drain():
                 async for _ in engine.events:
                     pass
+
             tg.start_soon(drain)
             await resume_run(engine)
 
@@ -158,8 +181,9 @@ def test_force_runs_anyway_off_skips_and_a_refused_run_resumes_with_force(tmp_pa
 
 @pytest.mark.slow
 def test_cli_force_runs_despite_the_mismatch(tmp_path):
-    cfg = write_config(tmp_path, [scripted_arm("A", "solver", "", 'report_model = "gpt-4o"')], tasks=["py-word-count"],
-                       max_attempts=1)
+    cfg = write_config(
+        tmp_path, [scripted_arm("A", "solver", "", 'report_model = "gpt-4o"')], tasks=["py-word-count"], max_attempts=1
+    )
     done = _cli("run", cfg, "--db", tmp_path / "l.sqlite", "--headless", "--force")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "--force: running anyway" in done.stdout and "ACCEPTED" in done.stdout
@@ -170,13 +194,14 @@ def test_cli_force_runs_despite_the_mismatch(tmp_path):
 def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
     from agent.engine import RunEngine
     from agent.scripted_server import ScriptedServer
+
     with ScriptedServer(delay_s=30) as server:
         cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url)], tasks=["py-word-count"])
         engine = RunEngine(load_config(cfg), Ledger(tmp_path / "l.sqlite"))
 
         async def main():
             async def watch():
-                while not server.probes:                                 # the first probe is at the server
+                while not server.probes:  # the first probe is at the server
                     await anyio.sleep(0.01)
                 engine.stop_now()
 
@@ -192,18 +217,32 @@ def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
         run_id = anyio.run(main)
     ledger = Ledger(tmp_path / "l.sqlite")
     assert ledger.run(run_id)["status"] == "aborted" and not ledger.attempts(run_id)
-    assert [r["verdict"] for r in ledger.query("select verdict from preflights where run_id = ?", [run_id])] == ["stopped"]
+    assert [r["verdict"] for r in ledger.query("select verdict from preflights where run_id = ?", [run_id])] == [
+        "stopped"
+    ]
     assert {a["state"] for a in ledger.arms(run_id)} == {"aborted"}
 
 
 def test_a_trickling_endpoint_cannot_hold_the_preflight(tmp_path):
     from tests.agent.hostile_server import HostileServer
+
     with HostileServer() as server:
-        cfg = write_config(tmp_path, [arm_toml("A", "trickle", base_url=server.base_url,
-                                               extra="request_timeout_s = 3\nrequest_deadline_s = 2\n")],
-                           tasks=["py-word-count"])
+        cfg = write_config(
+            tmp_path,
+            [
+                arm_toml(
+                    "A", "trickle", base_url=server.base_url, extra="request_timeout_s = 3\nrequest_deadline_s = 2\n"
+                )
+            ],
+            tasks=["py-word-count"],
+        )
         config = load_config(cfg)
-        (result,) = anyio.run(lambda: preflight_standalone(config, load_tasks(config),
-                                                           AsyncLedger(Ledger(tmp_path / "l.sqlite")), lambda *_: None))
-    assert result.calls == 2                                               # the first probe's two tries, then stop and {c.status for c in result.checks} == {"unknown"}
+        (result,) = anyio.run(
+            lambda: preflight_standalone(
+                config, load_tasks(config), AsyncLedger(Ledger(tmp_path / "l.sqlite")), lambda *_: None
+            )
+        )
+    assert (
+        result.calls == 2
+    )  # the first probe's two tries, then stop and {c.status for c in result.checks} == {"unknown"}
     assert not result.invalidating and "no reply" in _checks(result)["model"].observed

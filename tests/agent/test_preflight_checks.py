@@ -1,4 +1,5 @@
 """Preflight's conclusions from observations: each rule, without a server (agent/preflight/checks.py)."""
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,7 @@ def test_a_dated_snapshot_is_the_same_model_and_a_sibling_is_not():
     assert same_model("gpt-4.1-mini", "gpt-4.1-mini")
     assert same_model("gpt-4.1-mini", "gpt-4.1-mini-2025-04-14")
     assert same_model("qwen3-coder", "qwen3-coder-v1.5")
-    assert not same_model("gpt-4.1-mini", "gpt-4.1-mini-high")           # a sibling, not a snapshot
+    assert not same_model("gpt-4.1-mini", "gpt-4.1-mini-high")  # a sibling, not a snapshot
     assert not same_model("qwen3.6-35b-a3b-mtp", "qwen3.6-35b-a3b-mtp@iq3_s")  # seed 003's fuzzy match
     assert not same_model("gpt-4.1", "gpt-4o")
 
@@ -101,8 +102,8 @@ def test_two_calls_at_once_queue_or_overlap():
     assert slots_verdict([(200, 205, 410), (210, 200, 405), (190, 200, 390)]) == "queues"
     assert slots_verdict([(200, 205, 230), (210, 200, 260), (200, 200, 210)]) == "overlaps"
     assert slots_verdict([(200, 205, 410), (210, 200, 405), (200, 200, 230)]) == "queues"  # one disturbed pair
-    assert slots_verdict([(200, 205, 290), (210, 200, 280), (200, 200, 285)]) is None      # in between: unclear
-    assert slots_verdict([(3, 4, 9)]) is None                                              # too fast to tell
+    assert slots_verdict([(200, 205, 290), (210, 200, 280), (200, 200, 285)]) is None  # in between: unclear
+    assert slots_verdict([(3, 4, 9)]) is None  # too fast to tell
     assert slots_verdict([]) is None
     serial = [(200, 205, 410), (210, 200, 405), (190, 200, 390)]
     queued = slots_check(arm(max_concurrency=2), Observed(pairs=serial))
@@ -117,7 +118,7 @@ def test_gguf_hash_and_server_flags():
     assert gguf_check({"gguf_sha256": sha}, "b" * 64).invalidating
     settings = LlamaCppSettings(model_path="m.gguf", n_ctx=2048, extra_args=("--n_ctx", "1024"))
     argv = server_command(Path("m.gguf"), 1234, settings)
-    assert effective_flags(argv)["--n_ctx"] == "1024"                    # the last occurrence wins
+    assert effective_flags(argv)["--n_ctx"] == "1024"  # the last occurrence wins
     overridden = flags_check(configured_flags("m.gguf", settings), argv)
     assert overridden.status == "differs" and "--n_ctx 1024" in overridden.observed
     clean = LlamaCppSettings(model_path="m.gguf", n_ctx=2048)
@@ -132,6 +133,7 @@ def test_a_llama_server_listed_under_its_alias_is_the_configured_file():
     from agent.endpoint import ChatClient, EndpointSettings
     from agent.preflight.run import checks_for
     from agent.quota import Quota
+
     settings = LlamaCppSettings(model_path="m.gguf", extra_args=("--model_alias", "local"))
     cfg = ArmConfig(name="A", kind="llamacpp", llamacpp=settings)
     argv = server_command(Path("/x/m.gguf"), 1, settings)
@@ -145,8 +147,10 @@ def test_a_llama_server_listed_under_its_alias_is_the_configured_file():
 
 
 def test_after_a_refused_live_run_every_difference_is_one_line_marked_when_it_invalidates():
-    checks = [model_check(arm(), "m", Observed(reply=Outcome("ok", model="gpt-4o"))),
-              model_check(arm(), "m", Observed(reply=OK))]
+    checks = [
+        model_check(arm(), "m", Observed(reply=Outcome("ok", model="gpt-4o"))),
+        model_check(arm(), "m", Observed(reply=OK)),
+    ]
     rows = [{"arm": "A", "checks_json": json.dumps([c.to_dict() for c in checks])}, {"arm": "B", "checks_json": None}]
     assert recorded_differences(rows) == [f"preflight arm A model differs!: {checks[0].observed} — {checks[0].fix}"]
     assert recorded_differences([]) == ["preflight: no check differed"]

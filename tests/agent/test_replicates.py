@@ -1,6 +1,7 @@
 """Replicates end to end: one manifest run N times against scripted servers quotabench starts (and
 restarts between replicates), a real ledger, and the report's error bars, rotation and
 determinism flag (issue 17, seed 003 results 4-6)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -45,9 +46,11 @@ def test_replicates_restart_servers_and_the_report_flags_within_session_determin
     assert [(r["replicate"], r["replicates"]) for r in runs] == [(1, 2), (2, 2)]
     assert runs[0]["replicate_set"] and runs[0]["replicate_set"] == runs[1]["replicate_set"]
     sessions = {(a["run_id"], a["name"]): a["server_session_id"] for r in run_ids for a in ledger.arms(r)}
-    assert len(set(sessions.values())) == 4                                 # every arm's server restarted
+    assert len(set(sessions.values())) == 4  # every arm's server restarted
     for (run_id, arm), session in sessions.items():
-        seen = ledger.query("select distinct server_session_id s from calls where run_id = ? and arm = ?", [run_id, arm])
+        seen = ledger.query(
+            "select distinct server_session_id s from calls where run_id = ? and arm = ?", [run_id, arm]
+        )
         assert [row["s"] for row in seen] == [session]
 
     report = build_report(ledger, run_ids, with_cost=False, resamples=2000)
@@ -58,8 +61,9 @@ def test_replicates_restart_servers_and_the_report_flags_within_session_determin
     assert b["determinism"]["flag"] == "identical across restarts; within a session unknown"
     expected_rotation = {t: v for t, v in tosses.items() if len(set(v)) == 2}
     assert {r["task_id"]: r["accepted"] for r in a["rotation"]["rotating"]} == expected_rotation
-    assert a["error_bar"]["acceptance"] == pytest.approx([sum(tosses[t][i] for t in TASKS) / len(TASKS)
-                                                          for i in range(len(SEEDS))])
+    assert a["error_bar"]["acceptance"] == pytest.approx(
+        [sum(tosses[t][i] for t in TASKS) / len(TASKS) for i in range(len(SEEDS))]
+    )
     assert b["error_bar"]["acceptance"] == [1.0, 1.0] and not b["rotation"]["rotating"]
 
     text = render_report(report, "text")
@@ -75,13 +79,23 @@ def test_replicates_restart_servers_and_the_report_flags_within_session_determin
 @pytest.mark.slow
 def test_cli_runs_replicates_headless_and_prints_the_error_bars(tmp_path):
     cfg = _config(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(tmp_path / "l.sqlite"),
-                           "--replicates", "2"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--replicates", "2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 replicates of one manifest" in done.stdout and "Error bars per model over 2 replicates" in done.stdout
     assert "deterministic within a session, varies across restarts" in done.stdout
     runs = Ledger(tmp_path / "l.sqlite").runs()
     assert sorted(r["replicate"] for r in runs) == [1, 2]
-    bad = subprocess.run([sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--replicates", "0"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--replicates", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "not at least 1" in bad.stderr

@@ -1,4 +1,5 @@
 """SIGKILL mid-run, then `quotabench resume`: same accepted set, nothing counted twice, no key leaked."""
+
 import json
 import os
 import signal
@@ -17,8 +18,15 @@ SECRET = "sk-live-QB7f3e9d2c1b0a"
 
 
 def cli(*args, env=None, **kw):
-    return subprocess.Popen([sys.executable, "-m", "tuiapp.cli", *map(str, args)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tuiapp.cli", *map(str, args)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        **kw,
+    )
 
 
 def _env():
@@ -35,8 +43,14 @@ def slow_server():
 
 def _config(tmp_path, server):
     extra = 'api_key_env = "QB_TEST_API_KEY"\n'
-    return write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url, extra=extra),
-                                   arm_toml("B", "wrong", base_url=server.base_url, extra=extra)], max_attempts=2)
+    return write_config(
+        tmp_path,
+        [
+            arm_toml("A", "solver", base_url=server.base_url, extra=extra),
+            arm_toml("B", "wrong", base_url=server.base_url, extra=extra),
+        ],
+        max_attempts=2,
+    )
 
 
 def _summary(ledger: Ledger, run_id: str):
@@ -73,7 +87,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path, slow_server)
 
     ledger = Ledger(killed_db)
     run_id = ledger.resolve_run_id(None)
-    assert ledger.run(run_id)["status"] == "running"          # the kill left a readable, unfinished ledger
+    assert ledger.run(run_id)["status"] == "running"  # the kill left a readable, unfinished ledger
     before = {r["id"]: r for r in ledger.attempts(run_id) if r["status"] == "done"}
 
     resumed = cli("resume", run_id[:12], "--db", killed_db, env=_env())
@@ -85,10 +99,10 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path, slow_server)
     accepted, counted, rows = _summary(ledger, run_id)
     clean_accepted, clean_counted, _ = _summary(clean_ledger, clean_ledger.resolve_run_id(None))
     assert accepted == clean_accepted
-    assert counted == clean_counted                            # no attempt counted twice
+    assert counted == clean_counted  # no attempt counted twice
     assert ledger.run(run_id)["status"] == "finished"
     after = {r["id"]: r for r in rows}
-    for attempt_id, row in before.items():                     # finished attempts were not re-run or re-charged
+    for attempt_id, row in before.items():  # finished attempts were not re-run or re-charged
         assert after[attempt_id]["total_tokens"] == row["total_tokens"]
         assert after[attempt_id]["verdict"] == row["verdict"]
     keys = [(r["arm"], r["task_id"], r["attempt_no"]) for r in rows]
@@ -110,11 +124,21 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path, slow_server)
 
 def test_resume_refuses_a_finished_run(tmp_path):
     cfg = write_config(tmp_path, [arm_toml("A", "solver")], tasks=["py-word-count"], max_attempts=1)
-    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--headless"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--headless"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    again = subprocess.run([sys.executable, "-m", "tuiapp.cli", "resume", "--db", str(tmp_path / "l.sqlite")],
-                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    again = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "resume", "--db", str(tmp_path / "l.sqlite")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert again.returncode == 2 and "already finished" in again.stderr and len(again.stderr.strip().splitlines()) == 1
 
 
@@ -125,15 +149,24 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
     for presses in (1, 2, "term"):
         folder = tmp_path / f"presses-{presses}"
         folder.mkdir()
-        cfg = write_config(folder, [arm_toml("A", "never-finish", base_url=slow_server.base_url),
-                                    arm_toml("B", "never-finish", base_url=slow_server.base_url)], max_turns=200)
+        cfg = write_config(
+            folder,
+            [
+                arm_toml("A", "never-finish", base_url=slow_server.base_url),
+                arm_toml("B", "never-finish", base_url=slow_server.base_url),
+            ],
+            max_turns=200,
+        )
         db = folder / "l.sqlite"
         proc = cli("run", cfg, "--db", db, "--headless")
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             time.sleep(0.2)
             try:
-                if Ledger(db).query("select count(*) n from calls where status = 'ok' and kind = 'attempt'")[0]["n"] >= 2:
+                if (
+                    Ledger(db).query("select count(*) n from calls where status = 'ok' and kind = 'attempt'")[0]["n"]
+                    >= 2
+                ):
                     break
             except Exception:
                 continue
@@ -158,18 +191,29 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
         task_ids = [t["task_id"] for t in ledger.tasks(run["id"])]
         for arm in ledger.arms(run["id"]):
             assert arm["state"] == "aborted", arm
-            assert json.loads(arm["unfinished_json"]) == task_ids          # the in-flight task included
-            calls = ledger.query("select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
-                                 "where run_id = ? and arm = ? and kind = 'attempt'", [run["id"], arm["name"]])[0]["n"]
+            assert json.loads(arm["unfinished_json"]) == task_ids  # the in-flight task included
+            calls = ledger.query(
+                "select coalesce(sum(prompt_tokens + completion_tokens), 0) n from calls "
+                "where run_id = ? and arm = ? and kind = 'attempt'",
+                [run["id"], arm["name"]],
+            )[0]["n"]
             assert arm["tokens_used"] == calls > 0 and arm["busy_ms"] > 0
 
 
 def test_unset_api_key_is_one_line_and_records_nothing(tmp_path):
-    cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url="http://127.0.0.1:9/v1",
-                                           extra='api_key_env = "QB_SURELY_UNSET_KEY"\n')])
+    cfg = write_config(
+        tmp_path,
+        [arm_toml("A", "solver", base_url="http://127.0.0.1:9/v1", extra='api_key_env = "QB_SURELY_UNSET_KEY"\n')],
+    )
     env = {k: v for k, v in os.environ.items() if k != "QB_SURELY_UNSET_KEY"}
-    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--headless"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--headless"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "QB_SURELY_UNSET_KEY is not set" in done.stderr
     assert not (tmp_path / "l.sqlite").exists() or not Ledger(tmp_path / "l.sqlite").runs()

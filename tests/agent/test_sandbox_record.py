@@ -1,5 +1,6 @@
 """Which sandbox graded is recorded per run and per grade, and a run without the full sandbox
 is flagged: in the line printer, the report, the live view; `--require-sandbox` refuses it."""
+
 import json
 import os
 import sqlite3
@@ -21,8 +22,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _config(tmp_path):
-    return write_config(tmp_path, [arm_toml("A", "solver"), arm_toml("B", "wrong")], tasks=["py-word-count"],
-                        max_attempts=1)
+    return write_config(
+        tmp_path, [arm_toml("A", "solver"), arm_toml("B", "wrong")], tasks=["py-word-count"], max_attempts=1
+    )
 
 
 def test_a_fallback_run_is_recorded_and_flagged(tmp_path):
@@ -37,8 +39,10 @@ def test_a_fallback_run_is_recorded_and_flagged(tmp_path):
     started = next(e for e in events if type(e).__name__ == "RunStarted")
     assert "WARNING: grading without the full sandbox: chosen explicitly" in format_event(started)
     text = render_report(build_report(ledger, [run_id]), "text")
-    assert "WARNING: graded without the full sandbox (run declared fallback: chosen explicitly; " \
-           "grades outside bubblewrap: 2 fallback)" in text
+    assert (
+        "WARNING: graded without the full sandbox (run declared fallback: chosen explicitly; "
+        "grades outside bubblewrap: 2 fallback)" in text
+    )
 
 
 @pytest.mark.skipif(not bwrap_status().usable, reason="needs bubblewrap")
@@ -58,27 +62,52 @@ def test_require_sandbox_refuses_to_start_without_it(tmp_path):
     config = _config(tmp_path)
     db = tmp_path / "never.sqlite"
     env = {**os.environ, "QUOTABENCH_NO_BWRAP": "1"}
-    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "run", str(config), "--headless", "--db", str(db),
-                           "--require-sandbox"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "run", str(config), "--headless", "--db", str(db), "--require-sandbox"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "quotabench: the bubblewrap sandbox is required but unavailable: disabled by QUOTABENCH_NO_BWRAP"]
+        "quotabench: the bubblewrap sandbox is required but unavailable: disabled by QUOTABENCH_NO_BWRAP"
+    ]
     assert not db.exists()
     config.write_text(config.read_text().replace("[run]\n", "[run]\nrequire_sandbox = true\n"))
     assert load_config(config).require_sandbox is True
-    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "run", str(config), "--headless", "--db", str(db)],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "run", str(config), "--headless", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert done.returncode == 2 and "bubblewrap sandbox is required" in done.stderr and not db.exists()
 
 
 def test_validate_says_which_sandbox_gates(tmp_path):
     suite = os.path.join(ROOT, "fixtures", "smoke", "py-word-count")
     env = {**os.environ, "QUOTABENCH_NO_BWRAP": "1"}
-    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "validate", suite], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "validate", suite],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert "WARNING: gating without the full sandbox (fallback): disabled by QUOTABENCH_NO_BWRAP" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "validate", suite, "--require-sandbox"],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "validate", suite, "--require-sandbox"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert done.returncode == 2 and "required but unavailable" in done.stderr
 
 
@@ -87,6 +116,7 @@ def test_the_reference_count_survives_in_the_ledger(tmp_path):
     db.close()
     ledger = Ledger(tmp_path / "x.sqlite")
     from agent.ledger.counts import LedgerCounts
+
     counts = LedgerCounts(ledger)
     assert counts.get("k") == (False, None)
     counts.put("k", "py-add", 3)

@@ -1,5 +1,6 @@
 """The scripted OpenAI-compatible server: wire format, usage reports, errors, the CLI, and
 each scripted model, over HTTP (with the real ChatClient) and as pure scripts on every task."""
+
 from __future__ import annotations
 
 import functools
@@ -22,8 +23,10 @@ from verifiers.tasks import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "fixtures" / "smoke"
-TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
-         for n in ("list_files", "read_file", "write_file", "edit_file", "run_tests", "finish")]
+TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
+    for n in ("list_files", "read_file", "write_file", "edit_file", "run_tests", "finish")
+]
 ALL_TASKS = [TaskFiles.from_task(t) for suite in default_suites() for t in load_suite(suite).tasks]
 
 
@@ -42,8 +45,9 @@ def first_user(task_id: str) -> dict:
     return {"role": "user", "content": f"Implement the feature described below.\n\nTask id: {task_id}\n"}
 
 
-async def drive(server: ScriptedServer, model: str, task_id: str, *, native: bool, stream: bool = True,
-                max_turns: int = 6) -> list[list[tuple[str, object]]]:
+async def drive(
+    server: ScriptedServer, model: str, task_id: str, *, native: bool, stream: bool = True, max_turns: int = 6
+) -> list[list[tuple[str, object]]]:
     """Play the conversation the agent loop would, returning each turn's actions."""
     client = ChatClient(EndpointSettings(server.base_url, model, stream=stream))
     messages, turns = [{"role": "system", "content": "You are a coding agent."}, first_user(task_id)], []
@@ -52,13 +56,23 @@ async def drive(server: ScriptedServer, model: str, task_id: str, *, native: boo
             result = await client.complete(messages, TOOLS if native else None)
             if native:
                 actions = [(c.name, c.arguments) for c in result.tool_calls]
-                messages.append({"role": "assistant", "content": result.text or None, "tool_calls": [
-                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                    for c in result.tool_calls]})
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": result.text or None,
+                        "tool_calls": [
+                            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                            for c in result.tool_calls
+                        ],
+                    }
+                )
                 messages += [{"role": "tool", "tool_call_id": c.id, "content": "done"} for c in result.tool_calls]
             else:
                 actions = [(a.tool, a.error or a.arguments) for a in parse_actions(result.text)]
-                messages += [{"role": "assistant", "content": result.text}, {"role": "user", "content": "Results:\ndone"}]
+                messages += [
+                    {"role": "assistant", "content": result.text},
+                    {"role": "user", "content": "Results:\ndone"},
+                ]
             turns.append(actions)
             if any(name == "finish" for name, _ in actions):
                 break
@@ -121,7 +135,7 @@ async def test_malformed_model_natively_and_in_text(server):
     text = await drive(server, "malformed", "py-word-count", native=False)
     edit, unknown, read = text[0]
     assert edit[0] == "edit_file" and "OLD" in edit[1]  # the parser's error for a body without markers
-    assert unknown[0] == "delete_file"                   # `name key=value` is an action: an unknown one
+    assert unknown[0] == "delete_file"  # `name key=value` is an action: an unknown one
     assert read == ("read_file", {})
     assert "delete_file" in server.requests[-1]["messages"][2]["content"]
 
@@ -140,13 +154,20 @@ async def test_never_finish_and_chatty(server):
 @pytest.mark.anyio
 async def test_wrong_in_text_protocol_writes_the_negative_patch(server):
     turns = await drive(server, "wrong", "rs-saturating-sum", native=False)
-    assert turns[0] == [("write_file", {"path": "src/lib.rs", "content": server.tasks["rs-saturating-sum"].negative["src/lib.rs"]})]
+    assert turns[0] == [
+        ("write_file", {"path": "src/lib.rs", "content": server.tasks["rs-saturating-sum"].negative["src/lib.rs"]})
+    ]
     assert turns[1] == [("finish", {})]
 
 
 def test_streamed_wire_format_and_reported_usage(server):
-    body = {"model": "solver", "messages": [first_user("py-word-count")], "tools": TOOLS, "stream": True,
-            "stream_options": {"include_usage": True}}
+    body = {
+        "model": "solver",
+        "messages": [first_user("py-word-count")],
+        "tools": TOOLS,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     with httpx.stream("POST", f"{server.base_url}/chat/completions", json=body) as response:
         assert response.headers["content-type"] == "text/event-stream"
         lines = [line for line in response.iter_lines() if line]
@@ -157,7 +178,9 @@ def test_streamed_wire_format_and_reported_usage(server):
     assert chunks[-1]["choices"] == [] and chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
     usage = chunks[-1]["usage"]
     assert usage["prompt_tokens"] == estimate_messages_tokens(body["messages"], TOOLS)
-    assert usage["completion_tokens"] == estimate_reply_tokens("Let me look at the workspace first.", [("list_files", "{}")])
+    assert usage["completion_tokens"] == estimate_reply_tokens(
+        "Let me look at the workspace first.", [("list_files", "{}")]
+    )
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
     assert list(server.usage_log) == [(usage["prompt_tokens"], usage["completion_tokens"])]
     assert list(server.requests) == [body] and server.served == 1
@@ -213,12 +236,21 @@ def test_default_suites_cover_the_fixtures():
 
 
 def test_cli_serves_in_the_foreground():
-    proc = subprocess.Popen([sys.executable, "-m", "agent.scripted_server", "--port", "0", "--suite", str(SMOKE)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent.scripted_server", "--port", "0", "--suite", str(SMOKE)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         base_url = line.split()[3]
-        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1") and f"{len(load_suite(SMOKE).tasks)} tasks" in line
+        assert (
+            base_url.startswith("http://127.0.0.1:")
+            and base_url.endswith("/v1")
+            and f"{len(load_suite(SMOKE).tasks)} tasks" in line
+        )
         assert [m["id"] for m in httpx.get(f"{base_url}/models").json()["data"]] == sorted(SCRIPTS)
     finally:
         proc.terminate()
@@ -226,6 +258,7 @@ def test_cli_serves_in_the_foreground():
 
 
 # -- misreport switches and session seeds (issue 17) ------------------------------------------------
+
 
 def _post(server: ScriptedServer, body: dict) -> httpx.Response:
     return httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=10)
@@ -247,12 +280,13 @@ def test_misreport_switches_each_change_what_the_server_says_or_does():
         with httpx.stream("POST", f"{s.base_url}/chat/completions", json=streamed) as response:
             chunks = [json.loads(line[6:]) for line in response.iter_lines() if line and line != "data: [DONE]"]
         assert chunks and all("usage" not in c for c in chunks)
-        assert "usage" in _post(s, body).json()                              # not streamed: still reported
+        assert "usage" in _post(s, body).json()  # not streamed: still reported
 
 
 @pytest.mark.anyio
 async def test_serial_slots_queue_concurrent_requests():
     import anyio
+
     body = {"model": "solver", "messages": [first_user("py-word-count")]}
     for slots, peak in ((1, 1), (None, 2)):
         with ScriptedServer([SMOKE], slots=slots, delay_s=0.2) as s:
@@ -268,48 +302,74 @@ def test_a_session_seed_repeats_within_a_session_and_varies_after_a_restart():
     for seed in (1, 2, 3):
         with ScriptedServer([SMOKE], session_seed=seed) as s:
             first, again = (_post(s, body).json()["choices"][0]["message"] for _ in range(2))
-            assert first["content"] == again["content"]                      # deterministic within the session
+            assert first["content"] == again["content"]  # deterministic within the session
             assert [c["function"] for c in first["tool_calls"]] == [c["function"] for c in again["tool_calls"]]
             replies[seed] = first["content"]
             seeds[seed] = s.session_seed
-    assert seeds == {1: 1, 2: 2, 3: 3} and len(set(replies.values())) > 1   # a new session, another wording
+    assert seeds == {1: 1, 2: 2, 3: 3} and len(set(replies.values())) > 1  # a new session, another wording
     with ScriptedServer([SMOKE], session_seed="random") as s:
         drawn = s.session_seed
         s.stop()
         s.start()
-        assert s.session_seed != drawn                                      # "random": a new seed at every start
-    with ScriptedServer([SMOKE]) as s:                                       # no seed: the canonical replies
+        assert s.session_seed != drawn  # "random": a new seed at every start
+    with ScriptedServer([SMOKE]) as s:  # no seed: the canonical replies
         assert _post(s, body).json()["choices"][0]["message"]["content"] == "Let me look at the workspace first."
 
 
 def test_coin_solves_or_answers_wrong_by_the_session_seed():
     from agent.scripted_models import coin, coin_accepts, play
+
     task = next(t for t in ALL_TASKS if t.id == "py-word-count")
     for seed in range(8):
         writes = play("coin", task, 1, seed).actions
         expected = (solver if coin_accepts(seed, task.id) else wrong)(task, 1).actions
         assert writes == expected
     assert {coin_accepts(s, "py-word-count") for s in range(16)} == {True, False}
-    assert coin(task, 1) == play("coin", task, 1)                         # seed None = seed 0's toss, canonical text
+    assert coin(task, 1) == play("coin", task, 1)  # seed None = seed 0's toss, canonical text
 
 
 def test_a_preflight_probe_gets_a_short_reply_and_never_a_fault(server):
     server.inject("500")
-    probe = {"model": "solver", "messages": [{"role": "user", "content": "quotabench preflight: reply OK"}],
-             "tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "write_file"}}}
+    probe = {
+        "model": "solver",
+        "messages": [{"role": "user", "content": "quotabench preflight: reply OK"}],
+        "tools": TOOLS,
+        "tool_choice": {"type": "function", "function": {"name": "write_file"}},
+    }
     reply = _post(server, probe).json()
     assert reply["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "write_file"
     untooled = {k: v for k, v in probe.items() if k != "tools"}
     assert _post(server, untooled).json()["choices"][0]["message"]["content"] == "OK"
-    assert _post(server, {"model": "solver", "messages": [first_user("py-word-count")]}).status_code == 500  # the task got it
+    assert (
+        _post(server, {"model": "solver", "messages": [first_user("py-word-count")]}).status_code == 500
+    )  # the task got it
     assert not server.usage_log and len(server.probe_log) == 2
     assert len(server.probes) == 2 and len(server.requests) == 1
 
 
 def test_cli_takes_the_misreport_switches():
-    proc = subprocess.Popen([sys.executable, "-m", "agent.scripted_server", "--port", "0", "--suite", str(SMOKE),
-                             "--report-model", "other", "--no-tool-calls", "--slots", "1", "--session-seed", "7"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agent.scripted_server",
+            "--port",
+            "0",
+            "--suite",
+            str(SMOKE),
+            "--report-model",
+            "other",
+            "--no-tool-calls",
+            "--slots",
+            "1",
+            "--session-seed",
+            "7",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert "session seed 7" in line
@@ -320,6 +380,11 @@ def test_cli_takes_the_misreport_switches():
     finally:
         proc.terminate()
         proc.wait(timeout=5)
-    bad = subprocess.run([sys.executable, "-m", "agent.scripted_server", "--session-seed", "x"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=30)
+    bad = subprocess.run(
+        [sys.executable, "-m", "agent.scripted_server", "--session-seed", "x"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert bad.returncode == 2 and "'x' is not an integer or 'random'" in bad.stderr

@@ -1,6 +1,7 @@
 """Server-sent events as the spec defines them, from a real loopback server: a JSON chunk split
 over several `data:` lines is one event; comments and other fields are skipped; a server that
 omits the blank line between events still gets its chunks read one by one."""
+
 from __future__ import annotations
 
 import json
@@ -13,10 +14,14 @@ import pytest
 
 from agent.endpoint import ChatClient, EndpointSettings
 
-CHUNKS = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello"}}]},
-          {"choices": [{"index": 0, "delta": {"content": ", world"}}]},
-          {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-           "usage": {"prompt_tokens": 11, "completion_tokens": 3}}]
+CHUNKS = [
+    {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello"}}]},
+    {"choices": [{"index": 0, "delta": {"content": ", world"}}]},
+    {
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 3},
+    },
+]
 
 
 def _multi_line(chunk: dict) -> str:  # one event, its JSON pretty-printed over several data: lines
@@ -26,7 +31,7 @@ def _multi_line(chunk: dict) -> str:  # one event, its JSON pretty-printed over 
 STREAMS = {
     "multi_line": ": keep-alive\n\n" + "".join(_multi_line(c) for c in CHUNKS) + "data: [DONE]\n\n",
     "fields": "".join(f"event: chunk\nid: {i}\nretry: 10\ndata:{json.dumps(c)}\n\n" for i, c in enumerate(CHUNKS))
-              + "data: [DONE]\n\n",
+    + "data: [DONE]\n\n",
     "no_blank_lines": "".join(f"data: {json.dumps(c)}\n" for c in CHUNKS) + "data: [DONE]\n\n",
     "crlf": "".join(f"data: {json.dumps(c)}\r\n\r\n" for c in CHUNKS) + "data: [DONE]\r\n\r\n",
 }

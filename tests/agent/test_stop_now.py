@@ -1,5 +1,6 @@
 """Stop now with calls in flight, in-process: the lost calls are rows charged at their
 reservation, every reservation is settled, and both arms' final rows are written."""
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,10 @@ async def _run_and_stop(cfg, db):
             events.append(event)
 
     async def stop_when_both_in_flight():
-        while True:   # waits on ledger state: both arms have a call row in flight
+        while True:  # waits on ledger state: both arms have a call row in flight
             rows = await anyio.to_thread.run_sync(
-                reader.query, "select distinct arm from calls where status = 'in_flight'")
+                reader.query, "select distinct arm from calls where status = 'in_flight'"
+            )
             if len(rows) == 2:
                 engine.stop_now()
                 return
@@ -41,8 +43,14 @@ async def _run_and_stop(cfg, db):
 
 def test_stop_now_mid_call_settles_and_finalizes(tmp_path):
     with ScriptedServer([FIXTURES / "smoke"], delay_s=3.0) as server:
-        cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url),   # 3 s a call: no probes
-                                      arm_toml("B", "solver", base_url=server.base_url)], run_extra='preflight = "off"\n')
+        cfg = write_config(
+            tmp_path,
+            [
+                arm_toml("A", "solver", base_url=server.base_url),  # 3 s a call: no probes
+                arm_toml("B", "solver", base_url=server.base_url),
+            ],
+            run_extra='preflight = "off"\n',
+        )
         engine, run_id, events = anyio.run(_run_and_stop, cfg, tmp_path / "l.sqlite")
     ledger = Ledger(tmp_path / "l.sqlite")
     assert ledger.run(run_id)["status"] == "aborted"
@@ -53,10 +61,10 @@ def test_stop_now_mid_call_settles_and_finalizes(tmp_path):
     tasks = [t["task_id"] for t in ledger.tasks(run_id)]
     for arm in ledger.arms(run_id):
         assert arm["state"] == "aborted"
-        assert json.loads(arm["unfinished_json"]) == tasks                   # the in-flight task included
+        assert json.loads(arm["unfinished_json"]) == tasks  # the in-flight task included
         assert arm["tokens_used"] == sum(c["prompt_tokens"] for c in lost if c["arm"] == arm["name"])
         runtime = engine.arms[arm["name"]]
-        assert runtime.quota.reserved == 0 and runtime.quota.used == arm["tokens_used"]   # settled
+        assert runtime.quota.reserved == 0 and runtime.quota.used == arm["tokens_used"]  # settled
     attempts = ledger.attempts(run_id)
     assert {(a["end_reason"], a["failure_class"], a["status"]) for a in attempts} == {("aborted", "aborted", "done")}
     assert [e.status for e in events if isinstance(e, ev.RunFinished)] == ["aborted"]

@@ -1,11 +1,17 @@
 """The text action protocol: fenced blocks in, actions out; format_action round-trips."""
+
 from agent.text_protocol import format_action, parse_actions
 
 
 def test_round_trip_of_every_action():
-    actions = [("list_files", {}), ("read_file", {"path": "a.py"}),
-               ("write_file", {"path": "a.py", "content": "print('```')\nx = 1\n"}),
-               ("edit_file", {"path": "a.py", "old": "x = 1", "new": "x = 2"}), ("run_tests", {}), ("finish", {})]
+    actions = [
+        ("list_files", {}),
+        ("read_file", {"path": "a.py"}),
+        ("write_file", {"path": "a.py", "content": "print('```')\nx = 1\n"}),
+        ("edit_file", {"path": "a.py", "old": "x = 1", "new": "x = 2"}),
+        ("run_tests", {}),
+        ("finish", {}),
+    ]
     text = "Plan first.\n\n" + "\n\nthen\n\n".join(format_action(t, a) for t, a in actions)
     parsed = parse_actions(text)
     assert [(p.tool, p.arguments) for p in parsed] == actions

@@ -1,4 +1,5 @@
 """The agent's tools: every path stays inside the attempt's workspace; bad calls are clear errors."""
+
 import os
 
 import pytest
@@ -57,12 +58,15 @@ def test_missing_file_and_directory_errors(ws):
         ws.write_file("src", "x")
 
 
-@pytest.mark.parametrize("tool,raw,message", [
-    ("write_file", '{"path": "a.py", "content": "x\n', "not valid JSON"),     # raw newline, cut string
-    ("delete_file", '{"path": "a.py"}', "unknown tool"),
-    ("write_file", '{"path": "a.py"}', "content"),
-    ("edit_file", '["a.py"]', "JSON object"),
-])
+@pytest.mark.parametrize(
+    "tool,raw,message",
+    [
+        ("write_file", '{"path": "a.py", "content": "x\n', "not valid JSON"),  # raw newline, cut string
+        ("delete_file", '{"path": "a.py"}', "unknown tool"),
+        ("write_file", '{"path": "a.py"}', "content"),
+        ("edit_file", '["a.py"]', "JSON object"),
+    ],
+)
 def test_malformed_arguments(tool, raw, message):
     with pytest.raises(ToolError, match=message):
         parse_arguments(tool, raw)

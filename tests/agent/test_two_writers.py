@@ -1,6 +1,7 @@
 """Two `quotabench run` processes on one ledger, with a reader (what `browse` and `report` do)
 querying it all the while: every write transaction takes the lock up front (BEGIN IMMEDIATE)
 and waits its turn, so both runs finish and the reader never breaks a writer."""
+
 from __future__ import annotations
 
 import subprocess
@@ -26,8 +27,15 @@ def test_two_runs_and_a_reader_share_one_ledger(tmp_path, existing):
         configs = []
         for name in ("one", "two"):
             (tmp_path / name).mkdir()
-            configs.append(write_config(tmp_path / name, [arm_toml("A", "solver", base_url=server.base_url),
-                                                          arm_toml("B", "wrong", base_url=server.base_url)]))
+            configs.append(
+                write_config(
+                    tmp_path / name,
+                    [
+                        arm_toml("A", "solver", base_url=server.base_url),
+                        arm_toml("B", "wrong", base_url=server.base_url),
+                    ],
+                )
+            )
         stop, reads, failures = threading.Event(), [0], []
 
         def reader() -> None:
@@ -47,8 +55,16 @@ def test_two_runs_and_a_reader_share_one_ledger(tmp_path, existing):
 
         thread = threading.Thread(target=reader)
         thread.start()
-        procs = [subprocess.Popen([sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(db), "--headless"],
-                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for cfg in configs]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(db), "--headless"],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for cfg in configs
+        ]
         outs = [p.communicate(timeout=300)[0] for p in procs]
         stop.set()
         thread.join()
@@ -62,4 +78,5 @@ def test_two_runs_and_a_reader_share_one_ledger(tmp_path, existing):
     assert len(runs) == 2 and {r["status"] for r in runs} == {"finished"}
     for run in runs:
         assert {(a["arm"], a["task_id"]) for a in ledger.attempts(run["id"]) if a["accepted"]} == {
-            ("A", t) for t in ("js-clamp-range", "py-word-count", "rs-saturating-sum")}
+            ("A", t) for t in ("js-clamp-range", "py-word-count", "rs-saturating-sum")
+        }

@@ -5,6 +5,7 @@ screen and `y` aborts; `q` quits and the report printed after it fits the 80 col
 run stops at arm A's auto-pause window before its cap: every button is on screen, a mistyped
 cap gives the keys back, and `c` lets the run finish. The scripted server answers late, so the
 run is still live when the keys arrive."""
+
 from __future__ import annotations
 
 import os
@@ -26,9 +27,11 @@ SMOKE = ROOT / "fixtures" / "smoke"
 QUOTABENCH = Path(sys.executable).with_name("quotabench")
 COLS, ROWS = 80, 24
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
-              pytest.mark.skipif(not QUOTABENCH.exists(), reason="needs the quotabench script next to python")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
+    pytest.mark.skipif(not QUOTABENCH.exists(), reason="needs the quotabench script next to python"),
+]
 
 
 def tmux(*args: str) -> str:
@@ -56,8 +59,9 @@ def wait_for_text(session: str, *needles: str, timeout: float = 60.0) -> str:
         time.sleep(0.2)
 
 
-def write_config(tmp_path: Path, base_url: str, *, model_a: str, tasks: list[str], cap_a: int = 400_000,
-                 share: float = 0.9) -> Path:
+def write_config(
+    tmp_path: Path, base_url: str, *, model_a: str, tasks: list[str], cap_a: int = 400_000, share: float = 0.9
+) -> Path:
     config = tmp_path / "run.toml"
     task_list = ", ".join(f'"{t}"' for t in tasks)
     config.write_text(f"""
@@ -95,15 +99,20 @@ def start(tmp_path: Path, config: Path, db: Path) -> str:
     session = f"qb-live-{uuid.uuid4().hex[:8]}"
     command = f"{QUOTABENCH} run {config} --db {db}; echo QB-EXIT=$?; sleep 120"
     env = {**os.environ, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state")}
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(COLS), "-y", str(ROWS), "-c", str(tmp_path),
-                    command], check=True, env=env)
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", str(COLS), "-y", str(ROWS), "-c", str(tmp_path), command],
+        check=True,
+        env=env,
+    )
     return session
 
 
 def test_pause_then_abort_at_80x24(tmp_path):
     db = tmp_path / "ledger.sqlite"
     with ScriptedServer([SMOKE], delay_s=0.3) as server:
-        config = write_config(tmp_path, server.base_url, model_a="never-finish", tasks=["py-word-count", "js-clamp-range"])
+        config = write_config(
+            tmp_path, server.base_url, model_a="never-finish", tasks=["py-word-count", "js-clamp-range"]
+        )
         session = start(tmp_path, config, db)
         try:
             live = wait_for_text(session, "▶ running", "▶ attempt 1", "ETA", "/4")
@@ -126,9 +135,11 @@ def test_pause_then_abort_at_80x24(tmp_path):
             wait_for_text(session, "■ aborted", "q quit + report")
 
             tmux("send-keys", "-t", session, "q")
-            wait_for_text(session, "QB-EXIT=130")   # an aborted run exits 130 (issue 12)
+            wait_for_text(session, "QB-EXIT=130")  # an aborted run exits 130 (issue 12)
             lines = history(session)
-            start_at = next(i for i, line in enumerate(lines) if line.startswith("Run ") and "(aborted, created" in line)
+            start_at = next(
+                i for i, line in enumerate(lines) if line.startswith("Run ") and "(aborted, created" in line
+            )
             report = lines[start_at:]
             assert any("Next: quotabench browse" in line for line in report)
             too_wide = [line for line in report if len(line) > COLS]
@@ -148,8 +159,9 @@ def test_the_auto_pause_window_at_80x24(tmp_path):
     db = tmp_path / "ledger.sqlite"
     with ScriptedServer([SMOKE], delay_s=0.2) as server:
         # the solver's third call on py-word-count reserves more than is left under a 3,000 cap
-        config = write_config(tmp_path, server.base_url, model_a="solver", tasks=["py-word-count"], cap_a=3_000,
-                              share=1.0)
+        config = write_config(
+            tmp_path, server.base_url, model_a="solver", tasks=["py-word-count"], cap_a=3_000, share=1.0
+        )
         session = start(tmp_path, config, db)
         try:
             window = wait_for_text(session, "Auto-pause: arm A", "Its next call reserves", "past the")

@@ -8,6 +8,7 @@ aim at (the suite's own hidden tests, the ledger, a secret file, a host UNIX soc
 into the code. The honest answer to every task is `add(a, b) = a + b`; the workspace has
 `a - b` and the hostile solutions keep it, so only an escape could get them accepted.
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -42,20 +43,21 @@ HONEST = "def add(a, b):\n    return a + b\n"
 @dataclass(frozen=True)
 class Targets:
     """What the attacks aim at; all absolute host paths or values."""
+
     suite: Path
     ledger: Path
     secret: Path
     secret_text: str
     socket: Path
-    marker: str          # names the processes the attacks leave behind
-    key_env: str         # the API key's environment variable name
+    marker: str  # names the processes the attacks leave behind
+    key_env: str  # the API key's environment variable name
 
 
 def _attacks(t: Targets) -> dict[str, str]:
     """task id -> the hostile mod.py (the attack runs on import: under run_tests and grading)."""
     hidden_on_host = t.suite / "{task}" / "hidden" / "test_hidden.py"
     return {
-        "rewrite-hidden": f'''
+        "rewrite-hidden": f"""
             import os
             for target in [{str(hidden_on_host)!r}.format(task="rewrite-hidden"), os.path.join(os.getcwd(), "test_hidden.py")]:
                 try:
@@ -64,8 +66,8 @@ def _attacks(t: Targets) -> dict[str, str]:
                     print("WRO" + "TE", target)
                 except Exception as exc:
                     print("DENIED", target, type(exc).__name__)
-            ''',
-        "ledger-write": f'''
+            """,
+        "ledger-write": f"""
             import sqlite3
             try:
                 db = sqlite3.connect({str(t.ledger)!r}, timeout=1)
@@ -74,15 +76,15 @@ def _attacks(t: Targets) -> dict[str, str]:
                 print("LEDGER " + "WRITTEN")
             except Exception as exc:
                 print("DENIED ledger", type(exc).__name__)
-            ''',
-        "read-secrets": f'''
+            """,
+        "read-secrets": f"""
             for path in ({str(t.secret)!r}, {str(hidden_on_host)!r}.format(task="read-secrets"), "/etc/shadow"):
                 try:
                     print("READ", path, open(path).read())
                 except Exception as exc:
                     print("DENIED", path, type(exc).__name__)
-            ''',
-        "unix-socket": f'''
+            """,
+        "unix-socket": f"""
             import socket
             try:
                 s = socket.socket(socket.AF_UNIX)
@@ -91,8 +93,8 @@ def _attacks(t: Targets) -> dict[str, str]:
                 print("CONN" + "ECTED")
             except Exception as exc:
                 print("DENIED socket", type(exc).__name__)
-            ''',
-        "cgroup-escape": f'''
+            """,
+        "cgroup-escape": f"""
             import os, subprocess
             for procs in ("/sys/fs/cgroup/pids/cgroup.procs", "/sys/fs/cgroup/cgroup.procs"):
                 try:
@@ -111,12 +113,12 @@ def _attacks(t: Targets) -> dict[str, str]:
                 except Exception:
                     break
             print("FORKED", started)
-            ''',
-        "exit-zero": '''
+            """,
+        "exit-zero": """
             import os
             os._exit(0)
-            ''',
-        "plant-symlink": f'''
+            """,
+        "plant-symlink": f"""
             import glob, os, tempfile
             roots = {{"/tmp", tempfile.gettempdir()}}
             for root in roots:
@@ -131,7 +133,7 @@ def _attacks(t: Targets) -> dict[str, str]:
                 os.symlink("/", "rootdir")
             except Exception as exc:
                 print("DENIED local link", type(exc).__name__)
-            ''',
+            """,
         "environ-key": f'''
             import os
             for pid in os.listdir("/proc"):
@@ -144,7 +146,7 @@ def _attacks(t: Targets) -> dict[str, str]:
                         start = data.index(b"{t.key_env}=")
                         print("KEY " + "FOUND", data[start:start + 80])
             ''',
-        "big-writes": '''
+        "big-writes": """
             import os
             for folder in (os.getcwd(), "/tmp"):
                 for i in range(3):
@@ -154,11 +156,11 @@ def _attacks(t: Targets) -> dict[str, str]:
                         print("WROTE 250 MB", folder, i)
                     except Exception as exc:
                         print("FULL", folder, i, type(exc).__name__)
-            ''',
+            """,
     }
 
 
-CONFTEST = '''import pytest
+CONFTEST = """import pytest
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -166,7 +168,7 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     report.outcome = "passed"
-'''
+"""
 
 
 def _write(folder: Path, files: dict[str, str]) -> None:
@@ -178,12 +180,17 @@ def _write(folder: Path, files: dict[str, str]) -> None:
 
 def build_suite(t: Targets) -> list[str]:
     """Write the hostile suite into t.suite; returns the task ids."""
-    tasks = {name: {"mod.py": PRELUDE + textwrap.dedent(code).lstrip().replace("print(", "say(") + WRONG_ADD}
-             for name, code in _attacks(t).items()}
+    tasks = {
+        name: {"mod.py": PRELUDE + textwrap.dedent(code).lstrip().replace("print(", "say(") + WRONG_ADD}
+        for name, code in _attacks(t).items()
+    }
     tasks["conftest-force"] = {"mod.py": WORKSPACE["mod.py"], "conftest.py": CONFTEST}
     for task_id, reference in tasks.items():
         folder = t.suite / task_id
-        _write(folder, {"task.toml": textwrap.dedent(f'''
+        _write(
+            folder,
+            {
+                "task.toml": textwrap.dedent(f'''
             id = "{task_id}"
             language = "python"
             kind = "bugfix"
@@ -191,7 +198,9 @@ def build_suite(t: Targets) -> list[str]:
             visible_cmd = "python -m pytest -q -p no:cacheprovider test_visible.py"
             hidden_cmd = "python -m pytest -q -p no:cacheprovider test_hidden.py"
             timeout_s = 60
-            ''').lstrip()})
+            ''').lstrip()
+            },
+        )
         _write(folder / "workspace", WORKSPACE)
         _write(folder / "hidden", {"test_hidden.py": HIDDEN})
         _write(folder / "reference", {"mod.py": HONEST})

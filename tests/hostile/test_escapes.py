@@ -5,6 +5,7 @@ Each test asserts what the attack went for is intact: the suite's hidden tests b
 the ledger's rows, a secret file and the API key absent from everything recorded or shown to
 the model, no connection on a host UNIX socket, no process left alive, no forged pass.
 """
+
 from __future__ import annotations
 
 import json
@@ -61,9 +62,15 @@ def hostile(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text(secret_text)
     secret.chmod(0o600)
-    targets = Targets(suite=tmp_path / "suite", ledger=tmp_path / "ledger.sqlite", secret=secret,
-                      secret_text=secret_text, socket=tmp_path / "host.sock",
-                      marker=f"qbhostile{uuid.uuid4().hex[:8]}", key_env=KEY_ENV)
+    targets = Targets(
+        suite=tmp_path / "suite",
+        ledger=tmp_path / "ledger.sqlite",
+        secret=secret,
+        secret_text=secret_text,
+        socket=tmp_path / "host.sock",
+        marker=f"qbhostile{uuid.uuid4().hex[:8]}",
+        key_env=KEY_ENV,
+    )
     tasks = build_suite(targets)
     listener = UnixListener(targets.socket)
     yield targets, tasks, listener
@@ -87,7 +94,8 @@ def _alive(marker: str) -> list[int]:
 
 def _config(t: Targets, tasks: list[str]) -> Path:
     listed = ", ".join(f'"{task}"' for task in tasks)
-    arms = "".join(f'''
+    arms = "".join(
+        f'''
 [[arms]]
 name = "{name}"
 kind = "scripted"
@@ -97,18 +105,28 @@ api_key_env = "{KEY_ENV}"
 cap_tokens = 2000000
 max_retries = 1
 price = {{ input_per_mtok = 1.0, output_per_mtok = 2.0 }}
-''' for name, model in (("A", "saboteur"), ("B", "solver")))
+'''
+        for name, model in (("A", "saboteur"), ("B", "solver"))
+    )
     path = t.suite.parent / "hostile.toml"
-    path.write_text(f'[run]\nsuites = ["{t.suite}"]\nmax_attempts = 1\ntasks = [{listed}]\n\n'
-                    f'[run.limits]\nmax_turns = 8\nattempt_timeout_s = 240\n{arms}')
+    path.write_text(
+        f'[run]\nsuites = ["{t.suite}"]\nmax_attempts = 1\ntasks = [{listed}]\n\n'
+        f"[run.limits]\nmax_turns = 8\nattempt_timeout_s = 240\n{arms}"
+    )
     return path
 
 
 def _run(t: Targets, tasks: list[str], **env: str) -> subprocess.CompletedProcess:
     key = f"sk-KEY-CANARY-{uuid.uuid4().hex}"
     full_env = {**os.environ, KEY_ENV: key, **env}
-    done = subprocess.run([*QUOTABENCH, "run", str(_config(t, tasks)), "--headless", "--db", str(t.ledger)],
-                          capture_output=True, text=True, env=full_env, timeout=900, cwd=t.suite.parent)
+    done = subprocess.run(
+        [*QUOTABENCH, "run", str(_config(t, tasks)), "--headless", "--db", str(t.ledger)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=900,
+        cwd=t.suite.parent,
+    )
     done.key = key  # type: ignore[attr-defined]
     return done
 
@@ -137,28 +155,32 @@ def test_a_paired_run_on_the_hostile_suite_holds(hostile):
     db.row_factory = sqlite3.Row
     run = db.execute("select * from runs").fetchone()
     assert run["status"] == "finished" and run["isolation_sandbox"] == "bwrap"
-    attempts = {r["task_id"]: dict(r) for r in db.execute(
-        "select a.*, g.integrity, g.restored_json, g.output as grade_output, g.sandbox from attempts a "
-        "left join grades g on g.attempt_id = a.id where a.arm = 'A'")}
+    attempts = {
+        r["task_id"]: dict(r)
+        for r in db.execute(
+            "select a.*, g.integrity, g.restored_json, g.output as grade_output, g.sandbox from attempts a "
+            "left join grades g on g.attempt_id = a.id where a.arm = 'A'"
+        )
+    }
     assert set(attempts) == set(tasks)
-    assert [task for task, a in attempts.items() if a["accepted"]] == []       # no forged pass
+    assert [task for task, a in attempts.items() if a["accepted"]] == []  # no forged pass
     assert {a["sandbox"] for a in attempts.values()} == {"bwrap"}
 
-    for task in tasks:                                                          # suite intact
+    for task in tasks:  # suite intact
         assert (t.suite / task / "hidden" / "test_hidden.py").read_text() == HIDDEN
-    assert run["host"] != "PWNED"                                               # ledger intact
+    assert run["host"] != "PWNED"  # ledger intact
     recorded = _ledger_text(t.ledger)
     assert "PWNED" not in recorded
-    assert t.secret_text not in recorded                                        # no secret read
-    assert done.key not in recorded and done.key not in done.stdout + done.stderr   # no key read
+    assert t.secret_text not in recorded  # no secret read
+    assert done.key not in recorded and done.key not in done.stdout + done.stderr  # no key read
     shown = _model_saw(t.ledger)
     assert "DENIED" in shown  # the channel works: what an attack finds reaches the model ...
-    assert HIDDEN_CANARY not in shown                                           # ... hidden tests not shown
-    assert listener.connections == []                                           # no host socket
-    assert _alive(t.marker) == []                                               # nothing left running
+    assert HIDDEN_CANARY not in shown  # ... hidden tests not shown
+    assert listener.connections == []  # no host socket
+    assert _alive(t.marker) == []  # nothing left running
     for word in ("ESCAPED", "LEDGER WRITTEN", "CONNECTED", "PLANTED", "KEY FOUND"):
         assert word not in recorded
-    rewrite = attempts["rewrite-hidden"]["grade_output"]   # its own graded copy's hidden file is read-only
+    rewrite = attempts["rewrite-hidden"]["grade_output"]  # its own graded copy's hidden file is read-only
     assert "WROTE" not in rewrite and "DENIED /sandbox/work/test_hidden.py" in rewrite
 
     exit_zero = attempts["exit-zero"]
@@ -166,14 +188,15 @@ def test_a_paired_run_on_the_hostile_suite_holds(hostile):
     assert exit_zero["failure_class"] != "accepted"
     assert "conftest.py" in attempts["conftest-force"]["restored_json"]
     assert "FULL" in attempts["big-writes"]["grade_output"]
-    assert set(json.loads(attempts["plant-symlink"]["files_json"])) == {"mod.py"}   # no planted link
+    assert set(json.loads(attempts["plant-symlink"]["files_json"])) == {"mod.py"}  # no planted link
 
 
 @pytest.mark.skipif(not bwrap_status().usable, reason="needs the bubblewrap sandbox")
 def test_validate_on_the_hostile_suite_holds(hostile):
     t, tasks, listener = hostile
-    done = subprocess.run([*QUOTABENCH, "validate", str(t.suite), "--jobs", "2", "-v"],
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [*QUOTABENCH, "validate", str(t.suite), "--jobs", "2", "-v"], capture_output=True, text=True, timeout=900
+    )
     out = done.stdout + done.stderr
     assert done.returncode == 0, out  # every hostile answer is rejected; nothing else broke
     assert "sandbox: bubblewrap" in out
@@ -186,8 +209,13 @@ def test_validate_on_the_hostile_suite_holds(hostile):
 def test_the_fallback_keeps_the_key_and_reaps_daemons(hostile):
     # No bubblewrap, no unshare, no pids cgroup: the weakest machine the fallback runs on.
     t, _, listener = hostile
-    done = _run(t, ["environ-key", "cgroup-escape"], QUOTABENCH_NO_BWRAP="1", QUOTABENCH_NO_UNSHARE="1",
-                QUOTABENCH_NO_CGROUP="1")
+    done = _run(
+        t,
+        ["environ-key", "cgroup-escape"],
+        QUOTABENCH_NO_BWRAP="1",
+        QUOTABENCH_NO_UNSHARE="1",
+        QUOTABENCH_NO_CGROUP="1",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "WARNING: grading without the full sandbox" in done.stdout
     db = sqlite3.connect(t.ledger)

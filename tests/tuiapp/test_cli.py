@@ -2,6 +2,7 @@
 `browse` without a terminal, every missing key in one message, the line printer saying once
 why it is not the live view, a run remembering its ledger for the bare `report` / `export`
 after it, the after-run report fitted to the terminal, and a crashed live view exiting 1."""
+
 from __future__ import annotations
 
 import contextlib
@@ -29,8 +30,15 @@ COMMANDS = ("validate", "run", "resume", "report", "export", "browse", "import",
 def cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """`quotabench ARGS` in a child process with pipes (no terminal), state kept under cwd."""
     env = {**os.environ, "XDG_STATE_HOME": str(cwd / "state"), "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "tuiapp.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def help_of(*args: str) -> str:
@@ -93,7 +101,7 @@ def test_every_missing_key_is_named_in_one_message(tmp_path):
     config = tmp_path / "keys.toml"
     config.write_text(f"""
 [run]
-suites = ["{ROOT / 'fixtures' / 'smoke'}"]
+suites = ["{ROOT / "fixtures" / "smoke"}"]
 [[arms]]
 name = "A"
 base_url = "http://127.0.0.1:9/v1"
@@ -106,9 +114,14 @@ model = "m"
 api_key_env = "QB_TEST_UNSET_TWO"
 """)
     env = {k: v for k, v in os.environ.items() if not k.startswith("QB_TEST_UNSET")}
-    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "run", str(config), "--headless",
-                           "--db", str(tmp_path / "l.sqlite")], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "run", str(config), "--headless", "--db", str(tmp_path / "l.sqlite")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -122,9 +135,12 @@ def test_a_run_remembers_its_ledger_for_report_and_export(tmp_path):
     here.mkdir()
     elsewhere.mkdir()
     config = here / "run.toml"
-    config.write_text((ROOT / "examples" / "smoke-scripted.toml").read_text()
-                      .replace('"../fixtures/smoke"', f'"{ROOT / "fixtures" / "smoke"}"')
-                      .replace("max_attempts = 2", 'max_attempts = 1\ntasks = ["py-word-count"]'))
+    config.write_text(
+        (ROOT / "examples" / "smoke-scripted.toml")
+        .read_text()
+        .replace('"../fixtures/smoke"', f'"{ROOT / "fixtures" / "smoke"}"')
+        .replace("max_attempts = 2", 'max_attempts = 1\ntasks = ["py-word-count"]')
+    )
     done = cli("run", str(config), "--db", "mine.sqlite", cwd=here, timeout=300)  # stdout is a pipe: no live view
     assert done.returncode == 0, done.stderr
     notes = [line for line in done.stderr.splitlines() if "instead of the live view" in line]
@@ -144,9 +160,12 @@ def test_a_configs_db_is_beside_it_and_report_finds_it_with_config(tmp_path):
     project.mkdir()
     elsewhere.mkdir()
     config = project / "run.toml"
-    config.write_text((ROOT / "examples" / "smoke-scripted.toml").read_text()
-                      .replace('"../fixtures/smoke"', f'"{ROOT / "fixtures" / "smoke"}"')
-                      .replace("max_attempts = 2", 'max_attempts = 1\ntasks = ["py-word-count"]\ndb = "runs.sqlite"'))
+    config.write_text(
+        (ROOT / "examples" / "smoke-scripted.toml")
+        .read_text()
+        .replace('"../fixtures/smoke"', f'"{ROOT / "fixtures" / "smoke"}"')
+        .replace("max_attempts = 2", 'max_attempts = 1\ntasks = ["py-word-count"]\ndb = "runs.sqlite"')
+    )
     done = cli("run", str(config), "--no-preflight", cwd=elsewhere, timeout=300)
     assert done.returncode == 0, done.stderr
     assert (project / "runs.sqlite").is_file() and not (elsewhere / "runs.sqlite").exists()
@@ -166,6 +185,7 @@ def test_the_shipped_examples_and_fixtures_are_found_from_any_folder(tmp_path):
 def test_the_after_run_report_fits_the_terminal(tmp_path):
     from agent.metrics.report import build_report, render_report
     from tests.tuiapp.browse.fixed_ledger import build_fixed_ledger  # a finished two-arm run
+
     ledger = build_fixed_ledger(tmp_path / "fixed.sqlite")
     runs = [r["id"] for r in ledger.runs() if r["status"] == "finished"]
     text = render_report(build_report(ledger, runs[:1], with_cost=False), "text")
@@ -184,8 +204,11 @@ def test_a_crashed_live_view_exits_1_with_its_log(tmp_path):
         def on_mount(self) -> None:
             raise RuntimeError("a bug in the view")
 
-    config = RunConfig(path=Path("x.toml"), suites=(Path("."),),
-                       arms=(ArmConfig(name="A", kind="openai", base_url="http://a", model="a"),))
+    config = RunConfig(
+        path=Path("x.toml"),
+        suites=(Path("."),),
+        arms=(ArmConfig(name="A", kind="openai", base_url="http://a", model="a"),),
+    )
     logs: list[str] = []
 
     def crash_log(text: str) -> Path:
@@ -205,10 +228,15 @@ async def test_bad_input_found_while_the_view_starts_closes_it_with_the_error(tm
     from tuiapp.live.app import make_app
 
     def opener():
-        raise QuotabenchError("config run.toml: require_sandbox: bubblewrap is not installed — apt-get install bubblewrap")
+        raise QuotabenchError(
+            "config run.toml: require_sandbox: bubblewrap is not installed — apt-get install bubblewrap"
+        )
 
-    config = RunConfig(path=Path("x.toml"), suites=(Path("."),),
-                       arms=(ArmConfig(name="A", kind="openai", base_url="http://a", model="a", cap_tokens=5_000),))
+    config = RunConfig(
+        path=Path("x.toml"),
+        suites=(Path("."),),
+        arms=(ArmConfig(name="A", kind="openai", base_url="http://a", model="a", cap_tokens=5_000),),
+    )
     app = make_app(config, None, opener=opener)
     async with app.run_test(size=(80, 24)) as pilot:
         numbers = app.panels["A"].meter.numbers

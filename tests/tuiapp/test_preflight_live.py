@@ -1,6 +1,7 @@
 """The live view over a run that preflight refuses: the tables reach its event log, the run ends
 `refused` without a fatal modal, and q quits (issue 17). The live view itself is unchanged: the
 engine speaks through its usual events."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,8 +18,11 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_a_refused_run_shows_the_preflight_and_ends_refused(tmp_path):
-    cfg = write_config(tmp_path, [arm_toml("A", "solver", extra='[arms.scripted]\nreport_model = "gpt-4o"\n'),
-                                  arm_toml("B", "solver")], tasks=["py-word-count"])
+    cfg = write_config(
+        tmp_path,
+        [arm_toml("A", "solver", extra='[arms.scripted]\nreport_model = "gpt-4o"\n'), arm_toml("B", "solver")],
+        tasks=["py-word-count"],
+    )
     config, ledger = load_config(cfg), Ledger(tmp_path / "l.sqlite")
     engine = RunEngine(config, ledger, auto_pause=True)
     app = make_app(config, ledger, engine)

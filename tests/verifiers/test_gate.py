@@ -1,4 +1,5 @@
 """The gate, through the real `quotabench validate` command."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -14,13 +15,26 @@ HIDDEN = "import mod\n\ndef test_add():\n    assert mod.add(2, 3) == 5\n"
 
 
 def validate(*args):
-    return subprocess.run([sys.executable, "-m", "tuiapp.cli", "validate", *map(str, args)],
-                          capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[2])
+    return subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "validate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
 
 def test_good_task_passes_every_check(tmp_path):
-    gate = gate_task(load_task(python_task(tmp_path, HIDDEN, alternate={"mod.py": "def add(a, b):\n    return sum((a, b))\n"},
-                                           negative={"mod.py": "def add(a, b):\n    return a * b\n"})))
+    gate = gate_task(
+        load_task(
+            python_task(
+                tmp_path,
+                HIDDEN,
+                alternate={"mod.py": "def add(a, b):\n    return sum((a, b))\n"},
+                negative={"mod.py": "def add(a, b):\n    return a * b\n"},
+            )
+        )
+    )
     assert gate.ok, [(c.name, c.detail) for c in gate.checks]
     assert [c.ok for c in gate.checks] == [True] * 6
 
@@ -81,11 +95,17 @@ def test_shipped_smoke_and_controls_gate_cleanly():
 def test_the_docs_single_script_verifier_example_works(tmp_path):
     # docs/tasks.md: hidden/verify.sh lands at the workspace root, so the command is `bash verify.sh`
     from tests.verifiers.helpers import make_task
+
     docs = (Path(__file__).resolve().parents[2] / "docs" / "tasks.md").read_text()
     assert 'hidden_cmd = "bash verify.sh"' in docs and 'hidden_cmd = "bash hidden/verify.sh"' not in docs
     verify = "python -c 'import mod, sys; sys.exit(0 if mod.add(2, 3) == 5 else 1)'\n"
-    root = make_task(tmp_path, workspace={"mod.py": "def add(a, b):\n    return a - b\n"},
-                     hidden={"verify.sh": verify}, reference={"mod.py": "def add(a, b):\n    return a + b\n"},
-                     visible_cmd="python -c 'import mod'", hidden_cmd="bash verify.sh")
+    root = make_task(
+        tmp_path,
+        workspace={"mod.py": "def add(a, b):\n    return a - b\n"},
+        hidden={"verify.sh": verify},
+        reference={"mod.py": "def add(a, b):\n    return a + b\n"},
+        visible_cmd="python -c 'import mod'",
+        hidden_cmd="bash verify.sh",
+    )
     gate = gate_task(load_task(root))
     assert gate.ok, [(c.name, c.detail) for c in gate.checks]

@@ -1,4 +1,5 @@
 """The HumanEval importer: task files, stubs, visible-test fallback, and the gate on real problems."""
+
 from __future__ import annotations
 
 import ast
@@ -76,7 +77,7 @@ def test_task_files(built, problems):
 
 
 def test_stub_keeps_imports_and_helpers_and_raises(problems):
-    problem = problems["HumanEval/32"]          # imports math and defines a helper poly()
+    problem = problems["HumanEval/32"]  # imports math and defines a helper poly()
     stub = make_stub(problem["prompt"], "find_zero")
     tree = ast.parse(stub)
     assert any(isinstance(n, ast.Import) and n.names[0].name == "math" for n in tree.body)
@@ -101,9 +102,13 @@ def test_stub_without_the_entry_point_is_an_error():
 
 
 def fake_problem(number: int, prompt: str, solution: str, entry: str = "twice") -> dict:
-    return {"task_id": f"HumanEval/{number}", "entry_point": entry, "prompt": prompt,
-            "canonical_solution": solution,
-            "test": "def check(candidate):\n    assert candidate(3) == 6\n"}
+    return {
+        "task_id": f"HumanEval/{number}",
+        "entry_point": entry,
+        "prompt": prompt,
+        "canonical_solution": solution,
+        "test": "def check(candidate):\n    assert candidate(3) == 6\n",
+    }
 
 
 def test_wrong_docstring_example_falls_back_to_an_import_test(tmp_path):
@@ -141,7 +146,7 @@ def test_negative_limit_is_rejected(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("number", [0, 38, 47])   # plain; check() needs a prompt helper; wrong doctest
+@pytest.mark.parametrize("number", [0, 38, 47])  # plain; check() needs a prompt helper; wrong doctest
 def test_gate_on_real_problems(tmp_path, problems, number):
     task_id, _ = write_task(problems[f"HumanEval/{number}"], tmp_path / "suite")
     task = load_task(tmp_path / "suite" / task_id)

@@ -1,25 +1,36 @@
 """Tree-sitter edit-mechanics checks: every flag in each of the five languages."""
+
 import pytest
 
 from verifiers.mechanics import check_file, check_workspace
 
 # language extension -> (clean source, broken source with an ERROR node, source with a MISSING node)
 SOURCES = {
-    ".py": ("def add(a, b):\n    total = a + b\n    return total\n" * 12,
-            "def add(a, b):\n    total = a + (b\n    return total\n",
-            None),
-    ".mjs": ("export function add(a, b) {\n  const total = a + b;\n  return total;\n}\n" * 12,
-             "export function add(a, b) {\n  const total = a + ;\n  return total;\n}\n",
-             "export function add(a, b) {\n  return a + b;\n"),
-    ".ts": ("export function add(a: number, b: number): number {\n  const total = a + b;\n  return total;\n}\n" * 12,
-            "export function add(a: number, b: number): number {\n  const total: = a + b;\n  return total\n}\n",
-            "export function add(a: number, b: number): number {\n  return a + b;\n"),
-    ".rs": ("pub fn add(a: i32, b: i32) -> i32 {\n    let total = a + b;\n    total\n}\n" * 12,
-            "pub fn add(a: i32, b: i32) -> i32 {\n    let total = a + ;\n    total\n}\n",
-            "pub fn add(a: i32, b: i32) { let total = a + b }\n"),
-    ".sh": ("#!/bin/bash\nadd() {\n  local total=$(( $1 + $2 ))\n  echo \"$total\"\n}\n" * 12,
-            "#!/bin/bash\nif [ -n \"$1\" ]; then\n  echo (\nfi\n",
-            None),
+    ".py": (
+        "def add(a, b):\n    total = a + b\n    return total\n" * 12,
+        "def add(a, b):\n    total = a + (b\n    return total\n",
+        None,
+    ),
+    ".mjs": (
+        "export function add(a, b) {\n  const total = a + b;\n  return total;\n}\n" * 12,
+        "export function add(a, b) {\n  const total = a + ;\n  return total;\n}\n",
+        "export function add(a, b) {\n  return a + b;\n",
+    ),
+    ".ts": (
+        "export function add(a: number, b: number): number {\n  const total = a + b;\n  return total;\n}\n" * 12,
+        "export function add(a: number, b: number): number {\n  const total: = a + b;\n  return total\n}\n",
+        "export function add(a: number, b: number): number {\n  return a + b;\n",
+    ),
+    ".rs": (
+        "pub fn add(a: i32, b: i32) -> i32 {\n    let total = a + b;\n    total\n}\n" * 12,
+        "pub fn add(a: i32, b: i32) -> i32 {\n    let total = a + ;\n    total\n}\n",
+        "pub fn add(a: i32, b: i32) { let total = a + b }\n",
+    ),
+    ".sh": (
+        '#!/bin/bash\nadd() {\n  local total=$(( $1 + $2 ))\n  echo "$total"\n}\n' * 12,
+        '#!/bin/bash\nif [ -n "$1" ]; then\n  echo (\nfi\n',
+        None,
+    ),
 }
 ESCAPED = {
     ".py": "def add(a, b):\\n    total = a + b\\n    return total\\n",
@@ -114,20 +125,26 @@ def test_check_workspace_only_looks_at_changed_files(tmp_path):
 
 
 # -- a truncated file's finding points at the line where the parse breaks (issue 13) ----------
-TRUNCATED = [("core/rs-word-wrap/reference/src/lib.rs", 14), ("core/rs-semver-precedence/reference/src/lib.rs", 20),
-             ("core/js-format-bytes/reference/format.mjs", 14), ("core/ts-add-months/reference/dates.ts", 18),
-             ("core/ts-render-template/reference/template.ts", 9)]
+TRUNCATED = [
+    ("core/rs-word-wrap/reference/src/lib.rs", 14),
+    ("core/rs-semver-precedence/reference/src/lib.rs", 20),
+    ("core/js-format-bytes/reference/format.mjs", 14),
+    ("core/ts-add-months/reference/dates.ts", 18),
+    ("core/ts-render-template/reference/template.ts", 9),
+]
 
 
 @pytest.mark.parametrize("rel, keep", TRUNCATED)
 def test_truncated_file_points_where_it_breaks_not_at_the_enclosing_item(rel, keep):
     from tests.conftest import FIXTURES
+
     before = (FIXTURES / rel).read_bytes()
     lines = before.splitlines(keepends=True)
     assert len(lines) > keep + 3
     after = b"".join(lines[:keep]) + lines[keep][: len(lines[keep]) // 2]  # cut mid-line keep + 1
-    syntax = [f for f in check_file(rel.rsplit("/", 1)[-1], after, before)
-              if f.flag in ("syntax_error", "missing_node")]
+    syntax = [
+        f for f in check_file(rel.rsplit("/", 1)[-1], after, before) if f.flag in ("syntax_error", "missing_node")
+    ]
     assert syntax, "the cut file must not parse"
     assert syntax[0].line == keep + 1, (syntax[0], syntax[0].context)
     assert f"{keep + 1:>5}>" in syntax[0].context
@@ -140,7 +157,10 @@ def test_truncated_new_file_points_at_its_last_line():
 
 
 def test_broken_edit_inside_a_function_points_at_the_edit():
-    before = b"pub fn add(a: i32, b: i32) -> i32 {\n    let total = a + b;\n    let twice = total * 2;\n    twice - total\n}\n" * 3
+    before = (
+        b"pub fn add(a: i32, b: i32) -> i32 {\n    let total = a + b;\n    let twice = total * 2;\n    twice - total\n}\n"
+        * 3
+    )
     after = before.replace(b"let twice = total * 2;", b"let twice = (total * 2;", 1)
     syntax = [f for f in check_file("src/lib.rs", after, before) if f.flag in ("syntax_error", "missing_node")]
     assert syntax and syntax[0].line == 3
@@ -148,6 +168,7 @@ def test_broken_edit_inside_a_function_points_at_the_edit():
 
 def test_cut_short_says_so():
     from tests.conftest import FIXTURES
+
     before = (FIXTURES / "core/rs-word-wrap/reference/src/lib.rs").read_bytes()
     after = b"".join(before.splitlines(keepends=True)[:14])
     (finding,) = [f for f in check_file("lib.rs", after, before) if f.flag == "syntax_error"]
@@ -161,6 +182,7 @@ def test_the_incremental_clean_verdict_agrees_with_a_full_parse(ext):
     import random
 
     from verifiers.mechanics import grammar_for, parses_clean, parses_clean_edited
+
     grammar = grammar_for("f" + ext)
     before = SOURCES[ext][0].encode()
     rng = random.Random(ext)

@@ -1,13 +1,16 @@
 """A hidden pass must be earned: an exit 0 without the runner's own count of passed tests, or
 with fewer than the reference gets, is an error; runner configuration the model wrote is put
 back before grading."""
+
 import pytest
 
 from tests.verifiers.helpers import PYTEST, make_task, write
 from verifiers.grading import SandboxGrader, task_key
 from verifiers.tasks import load_task
 
-PY_HIDDEN = "import mod\n\ndef test_one():\n    assert mod.add(1, 2) == 3\n\ndef test_two():\n    assert mod.add(2, 2) == 4\n"
+PY_HIDDEN = (
+    "import mod\n\ndef test_one():\n    assert mod.add(1, 2) == 3\n\ndef test_two():\n    assert mod.add(2, 2) == 4\n"
+)
 PY_REFERENCE = {"mod.py": "def add(a, b):\n    return a + b\n"}
 
 
@@ -24,14 +27,21 @@ class CountingStore:
 
 
 def _python_task(tmp_path, hidden=PY_HIDDEN, hidden_cmd=f"{PYTEST} test_hidden.py"):
-    root = make_task(tmp_path / "suite", id="t-py", workspace={"mod.py": "def add(a, b):\n    return a - b\n"},
-                     hidden={"test_hidden.py": hidden}, reference=PY_REFERENCE,
-                     visible_cmd="true", hidden_cmd=hidden_cmd)
+    root = make_task(
+        tmp_path / "suite",
+        id="t-py",
+        workspace={"mod.py": "def add(a, b):\n    return a - b\n"},
+        hidden={"test_hidden.py": hidden},
+        reference=PY_REFERENCE,
+        visible_cmd="true",
+        hidden_cmd=hidden_cmd,
+    )
     return load_task(root)
 
 
 def _final(tmp_path, task, files: dict[str, str]):
     import shutil
+
     final = tmp_path / "final"
     shutil.copytree(task.workspace, final)
     write(final, files)
@@ -61,8 +71,9 @@ def test_exiting_0_on_import_is_not_a_pass(tmp_path):
 
 def test_skipping_the_tests_it_would_fail_is_not_a_pass(tmp_path):
     task = _python_task(tmp_path)
-    cheat = ("import pytest\n\ndef add(a, b):\n    if (a, b) == (2, 2):\n        pytest.skip('flaky')\n"
-             "    return a + b\n")
+    cheat = (
+        "import pytest\n\ndef add(a, b):\n    if (a, b) == (2, 2):\n        pytest.skip('flaky')\n    return a + b\n"
+    )
     grade = SandboxGrader().grade(task, _final(tmp_path, task, {"mod.py": cheat}))
     assert grade.exit_status == 0 and (grade.passed, grade.failed) == (1, 0)
     assert grade.verdict == "error" and grade.integrity == "the runner reported 1 of 2 tests"
@@ -70,43 +81,72 @@ def test_skipping_the_tests_it_would_fail_is_not_a_pass(tmp_path):
 
 def test_a_conftest_that_forces_passes_is_put_back(tmp_path):
     task = _python_task(tmp_path)
-    conftest = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
-                "    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n")
+    conftest = (
+        "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n"
+    )
     grade = SandboxGrader().grade(task, _final(tmp_path, task, {"conftest.py": conftest}))
     assert grade.restored == ("conftest.py",)
     assert grade.verdict == "fail", grade.output
 
 
 def test_runner_files_the_reference_changes_are_the_models_to_change(tmp_path):
-    root = make_task(tmp_path / "suite", id="t-cfg", workspace={"mod.py": "X = 0\n", "pytest.ini": "[pytest]\n"},
-                     hidden={"test_hidden.py": "import mod\n\ndef test_x():\n    assert mod.X == 1\n"},
-                     reference={"mod.py": "X = 1\n", "pytest.ini": "[pytest]\naddopts = -q\n"},
-                     visible_cmd="true", hidden_cmd=f"{PYTEST} test_hidden.py")
+    root = make_task(
+        tmp_path / "suite",
+        id="t-cfg",
+        workspace={"mod.py": "X = 0\n", "pytest.ini": "[pytest]\n"},
+        hidden={"test_hidden.py": "import mod\n\ndef test_x():\n    assert mod.X == 1\n"},
+        reference={"mod.py": "X = 1\n", "pytest.ini": "[pytest]\naddopts = -q\n"},
+        visible_cmd="true",
+        hidden_cmd=f"{PYTEST} test_hidden.py",
+    )
     task = load_task(root)
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, {"mod.py": "X = 1\n", "pytest.ini": "[pytest]\naddopts = -q\n"}))
+    grade = SandboxGrader().grade(
+        task, _final(tmp_path, task, {"mod.py": "X = 1\n", "pytest.ini": "[pytest]\naddopts = -q\n"})
+    )
     assert grade.restored == () and grade.verdict == "pass"
 
 
-RUST_FILES = {"Cargo.toml": '[package]\nname = "m"\nversion = "0.1.0"\nedition = "2021"\n',
-              "src/lib.rs": "pub fn one() -> i32 { 0 }\n"}
+RUST_FILES = {
+    "Cargo.toml": '[package]\nname = "m"\nversion = "0.1.0"\nedition = "2021"\n',
+    "src/lib.rs": "pub fn one() -> i32 { 0 }\n",
+}
 RUST_HIDDEN = "#[test]\nfn one() { assert_eq!(m::one(), 1); }\n#[test]\nfn two() { assert_eq!(m::one() + 1, 2); }\n"
 
 
 @pytest.mark.slow
 def test_rust_process_exit_mid_test_is_not_a_pass(tmp_path):
-    root = make_task(tmp_path / "suite", id="t-rs", language="rust", workspace=RUST_FILES,
-                     hidden={"tests/h.rs": RUST_HIDDEN}, reference={"src/lib.rs": "pub fn one() -> i32 { 1 }\n"},
-                     visible_cmd="true", hidden_cmd="cargo test --offline -q --test h", timeout_s=120)
+    root = make_task(
+        tmp_path / "suite",
+        id="t-rs",
+        language="rust",
+        workspace=RUST_FILES,
+        hidden={"tests/h.rs": RUST_HIDDEN},
+        reference={"src/lib.rs": "pub fn one() -> i32 { 1 }\n"},
+        visible_cmd="true",
+        hidden_cmd="cargo test --offline -q --test h",
+        timeout_s=120,
+    )
     task = load_task(root)
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, {"src/lib.rs": "pub fn one() -> i32 { std::process::exit(0) }\n"}))
+    grade = SandboxGrader().grade(
+        task, _final(tmp_path, task, {"src/lib.rs": "pub fn one() -> i32 { std::process::exit(0) }\n"})
+    )
     assert grade.verdict == "error" and grade.integrity and "of 2 tests" in grade.integrity, grade.output
 
 
 @pytest.mark.slow
 def test_a_rewritten_cargo_manifest_is_put_back(tmp_path):
-    root = make_task(tmp_path / "suite", id="t-rs2", language="rust", workspace=RUST_FILES,
-                     hidden={"tests/h.rs": RUST_HIDDEN}, reference={"src/lib.rs": "pub fn one() -> i32 { 1 }\n"},
-                     visible_cmd="true", hidden_cmd="cargo test --offline -q --test h", timeout_s=120)
+    root = make_task(
+        tmp_path / "suite",
+        id="t-rs2",
+        language="rust",
+        workspace=RUST_FILES,
+        hidden={"tests/h.rs": RUST_HIDDEN},
+        reference={"src/lib.rs": "pub fn one() -> i32 { 1 }\n"},
+        visible_cmd="true",
+        hidden_cmd="cargo test --offline -q --test h",
+        timeout_s=120,
+    )
     task = load_task(root)
     fake_manifest = RUST_FILES["Cargo.toml"] + '\n[[test]]\nname = "h"\npath = "fake.rs"\nharness = false\n'
     fake = 'fn main() { println!("test result: ok. 2 passed; 0 failed; 0 ignored"); }\n'
@@ -116,21 +156,38 @@ def test_a_rewritten_cargo_manifest_is_put_back(tmp_path):
 
 
 def test_javascript_exit_on_import_is_not_a_pass(tmp_path):
-    hidden = ("import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from './mod.mjs';\n"
-              "test('one', () => assert.equal(add(1, 2), 3));\ntest('two', () => assert.equal(add(2, 2), 4));\n")
-    root = make_task(tmp_path / "suite", id="t-js", language="javascript",
-                     workspace={"mod.mjs": "export const add = (a, b) => a - b;\n"}, hidden={"h.test.mjs": hidden},
-                     reference={"mod.mjs": "export const add = (a, b) => a + b;\n"},
-                     visible_cmd="true", hidden_cmd="node --test h.test.mjs")
+    hidden = (
+        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from './mod.mjs';\n"
+        "test('one', () => assert.equal(add(1, 2), 3));\ntest('two', () => assert.equal(add(2, 2), 4));\n"
+    )
+    root = make_task(
+        tmp_path / "suite",
+        id="t-js",
+        language="javascript",
+        workspace={"mod.mjs": "export const add = (a, b) => a - b;\n"},
+        hidden={"h.test.mjs": hidden},
+        reference={"mod.mjs": "export const add = (a, b) => a + b;\n"},
+        visible_cmd="true",
+        hidden_cmd="node --test h.test.mjs",
+    )
     task = load_task(root)
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, {"mod.mjs": "process.exit(0);\nexport const add = () => 0;\n"}))
+    grade = SandboxGrader().grade(
+        task, _final(tmp_path, task, {"mod.mjs": "process.exit(0);\nexport const add = () => 0;\n"})
+    )
     assert grade.verdict != "pass", grade.output
 
 
 def test_a_custom_verifier_script_keeps_exit_status_grading(tmp_path):
-    root = make_task(tmp_path / "suite", id="t-sh", language="shell", workspace={"out.txt": "no\n"},
-                     hidden={"check.sh": "grep -qx yes out.txt\n"}, reference={"out.txt": "yes\n"},
-                     visible_cmd="true", hidden_cmd="bash check.sh")
+    root = make_task(
+        tmp_path / "suite",
+        id="t-sh",
+        language="shell",
+        workspace={"out.txt": "no\n"},
+        hidden={"check.sh": "grep -qx yes out.txt\n"},
+        reference={"out.txt": "yes\n"},
+        visible_cmd="true",
+        hidden_cmd="bash check.sh",
+    )
     task = load_task(root)
     grade = SandboxGrader().grade(task, _final(tmp_path, task, {"out.txt": "yes\n"}))
     assert (grade.verdict, grade.expected_tests, grade.integrity) == ("pass", None, None)

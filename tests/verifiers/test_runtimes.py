@@ -1,5 +1,6 @@
 """The per-language runtime check, `validate` on a machine without tsx, and the environment
 class: what the machine lacks is `environment`, what the model broke is not."""
+
 from __future__ import annotations
 
 import os
@@ -53,8 +54,10 @@ def test_tools_come_from_the_commands_and_the_language():
 def test_what_is_missing_is_said_once_per_tool(tmp_path):
     missing, per_task = missing_runtimes(core_tasks(), Probe(path_with(tmp_path, "bash", "node", "python")))
     lines = sorted(map(str, missing))
-    assert lines == ["6 typescript tasks need `tsx` on PATH: npm install -g tsx",
-                     "9 rust tasks need `cargo` on PATH: install Rust (rustup, or apt-get install cargo)"]
+    assert lines == [
+        "6 typescript tasks need `tsx` on PATH: npm install -g tsx",
+        "9 rust tasks need `cargo` on PATH: install Rust (rustup, or apt-get install cargo)",
+    ]
     assert per_task["ts-add-months"] == "`tsx` is not on PATH — npm install -g tsx"
     assert "py-word-count" not in per_task and "js-clamp-range" not in per_task
 
@@ -63,8 +66,10 @@ def test_a_node_too_old_for_node_test_is_named(tmp_path):
     path = path_with(tmp_path, "bash", "python", fake={"node": "echo v16.20.0"})
     missing, _ = missing_runtimes([t for t in core_tasks() if t.language == "javascript"], Probe(path))
     (m,) = missing
-    assert str(m) == ("9 javascript tasks need a newer `node` (node v16.20.0 is older than 18): "
-                      "install Node.js 18 or newer (apt-get install nodejs, or nvm install --lts)")
+    assert str(m) == (
+        "9 javascript tasks need a newer `node` (node v16.20.0 is older than 18): "
+        "install Node.js 18 or newer (apt-get install nodejs, or nvm install --lts)"
+    )
 
 
 def test_nothing_missing_on_this_machine():
@@ -72,7 +77,10 @@ def test_nothing_missing_on_this_machine():
 
 
 def test_one_task_reads_in_the_singular():
-    assert str(MissingRuntime("tsx", "typescript", ("ts-a",))) == "1 typescript task needs `tsx` on PATH: npm install -g tsx"
+    assert (
+        str(MissingRuntime("tsx", "typescript", ("ts-a",)))
+        == "1 typescript task needs `tsx` on PATH: npm install -g tsx"
+    )
 
 
 def test_validate_without_tsx_says_so_once_and_skips_those_tasks(tmp_path):
@@ -81,8 +89,14 @@ def test_validate_without_tsx_says_so_once_and_skips_those_tasks(tmp_path):
     shutil.copytree(FIXTURES / "core" / "ts-add-months", suite / "ts-add-months")
     tools = ["bash", "node", "python"] + (["unshare"] if shutil.which("unshare") else [])
     env = dict(os.environ, PATH=path_with(tmp_path, *tools))
-    done = subprocess.run([sys.executable, "-m", "tuiapp.cli", "validate", str(suite)], capture_output=True,
-                          text=True, timeout=600, cwd=ROOT, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "validate", str(suite)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env=env,
+    )
     assert done.returncode == 1
     assert done.stderr.count("MISSING") == 1
     assert "MISSING 1 typescript task needs `tsx` on PATH: npm install -g tsx" in done.stderr
@@ -121,25 +135,32 @@ error: could not compile `saturating_sum` (lib) due to 1 previous error
 """
 
 
-@pytest.mark.parametrize("output, expected", [
-    (RENAMED_EXPORT, None),
-    (OWN_MODULE, None),
-    (MISSING_CRATE, "use of unresolved module or unlinked crate `rand`"),
-    ("error[E0463]: can't find crate for `serde`", "can't find crate for `serde`"),
-    ("# TypeError [ERR_UNKNOWN_FILE_EXTENSION]: Unknown file extension \".ts\" for /tmp/w/dates.ts",
-     "Unknown file extension \".ts\""),
-    ("# Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/tmp/w/clamp.mjs' imported from /tmp/w/h.test.mjs", None),
-    ("Error: Cannot find module './gone.js'", None),
-    ("# Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'lodash' imported from /tmp/w/h.test.mjs",
-     "Cannot find package 'lodash'"),
-    ("Error: Cannot find module 'left-pad'", "Cannot find module 'left-pad'"),
-    ("E   ModuleNotFoundError: No module named 'numpy'", "ModuleNotFoundError: No module named 'numpy'"),
-    ("E   ImportError: cannot import name 'top_words' from 'words'", None),
-    ("bash: line 1: tsx: command not found", "tsx: command not found"),
-    ("sh: 1: tsx: not found", "sh: 1: tsx: not found"),
-    ("config.yaml: not found", None),
-    ("FileNotFoundError: [Errno 2] No such file or directory: b'/tmp/w/data.bin'", None),  # the model's own bug
-])
+@pytest.mark.parametrize(
+    "output, expected",
+    [
+        (RENAMED_EXPORT, None),
+        (OWN_MODULE, None),
+        (MISSING_CRATE, "use of unresolved module or unlinked crate `rand`"),
+        ("error[E0463]: can't find crate for `serde`", "can't find crate for `serde`"),
+        (
+            '# TypeError [ERR_UNKNOWN_FILE_EXTENSION]: Unknown file extension ".ts" for /tmp/w/dates.ts',
+            'Unknown file extension ".ts"',
+        ),
+        ("# Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/tmp/w/clamp.mjs' imported from /tmp/w/h.test.mjs", None),
+        ("Error: Cannot find module './gone.js'", None),
+        (
+            "# Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'lodash' imported from /tmp/w/h.test.mjs",
+            "Cannot find package 'lodash'",
+        ),
+        ("Error: Cannot find module 'left-pad'", "Cannot find module 'left-pad'"),
+        ("E   ModuleNotFoundError: No module named 'numpy'", "ModuleNotFoundError: No module named 'numpy'"),
+        ("E   ImportError: cannot import name 'top_words' from 'words'", None),
+        ("bash: line 1: tsx: command not found", "tsx: command not found"),
+        ("sh: 1: tsx: not found", "sh: 1: tsx: not found"),
+        ("config.yaml: not found", None),
+        ("FileNotFoundError: [Errno 2] No such file or directory: b'/tmp/w/data.bin'", None),  # the model's own bug
+    ],
+)
 def test_environment_fault(output, expected):
     assert environment_fault(output) == expected
 
@@ -192,9 +213,13 @@ def test_node_without_a_typescript_loader_is_environment(tmp_path):
     (root / "hidden" / "hidden.test.mjs").write_text(
         "import test from 'node:test';\nimport assert from 'node:assert/strict';\n"
         "import { addMonths } from './dates.ts';\n\n"
-        "test('adds a month', () => assert.equal(addMonths('2024-01-31', 1), '2024-02-29'));\n")
-    toml = (root / "task.toml").read_text().replace('hidden_cmd = "tsx --test hidden.test.ts"',
-                                                    'hidden_cmd = "node --test hidden.test.mjs"')
+        "test('adds a month', () => assert.equal(addMonths('2024-01-31', 1), '2024-02-29'));\n"
+    )
+    toml = (
+        (root / "task.toml")
+        .read_text()
+        .replace('hidden_cmd = "tsx --test hidden.test.ts"', 'hidden_cmd = "node --test hidden.test.mjs"')
+    )
     (root / "task.toml").write_text(toml)
     cls, grade = classify_reference(root)
     assert grade.environment == 'Unknown file extension ".ts"'

@@ -1,5 +1,6 @@
 """The sandbox, both implementations: limits, kills, a scrubbed environment, no network, a
 private tree with protected files, and (bwrap) nothing of the host but the runtimes."""
+
 import os
 import socket
 import subprocess
@@ -78,8 +79,11 @@ def test_timeout_kills_everything_within_two_seconds(sandbox, tree):
 
 def test_a_setsid_daemon_does_not_outlive_the_command(sandbox, tree):
     marker = f"qb-daemon-{uuid.uuid4().hex[:8]}"
-    result = sandbox.run(f"setsid bash -c 'exec -a {marker} sleep 30' </dev/null >/dev/null 2>&1 & echo started",
-                         tree, Limits(timeout_s=10))
+    result = sandbox.run(
+        f"setsid bash -c 'exec -a {marker} sleep 30' </dev/null >/dev/null 2>&1 & echo started",
+        tree,
+        Limits(timeout_s=10),
+    )
     assert result.exit_status == 0 and "started" in result.output
     assert _alive(marker) == []
 
@@ -88,8 +92,9 @@ def test_a_daemon_dies_without_cgroups_too(tree, monkeypatch):
     # Any non-root user has no pids cgroup: the fallback still finds the daemon by its marker.
     monkeypatch.setenv("QUOTABENCH_NO_CGROUP", "1")
     marker = f"qb-nocg-{uuid.uuid4().hex[:8]}"
-    result = make_sandbox("fallback").run(f"setsid bash -c 'exec -a {marker} sleep 30' </dev/null >/dev/null 2>&1 &",
-                                          tree, Limits(timeout_s=10))
+    result = make_sandbox("fallback").run(
+        f"setsid bash -c 'exec -a {marker} sleep 30' </dev/null >/dev/null 2>&1 &", tree, Limits(timeout_s=10)
+    )
     assert result.isolation["pids_cgroup"] == "off"
     assert _alive(marker) == []
 
@@ -133,7 +138,9 @@ def test_environment_is_scrubbed(sandbox, tree, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak-1234")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-should-not-leak")
     monkeypatch.setenv("MY_SECRET", "hush")
-    result = sandbox.run("python -c 'import os; [print(k, v) for k, v in os.environ.items()]'", tree, Limits(timeout_s=20))
+    result = sandbox.run(
+        "python -c 'import os; [print(k, v) for k, v in os.environ.items()]'", tree, Limits(timeout_s=20)
+    )
     assert result.exit_status == 0
     names = [line.split(" ", 1)[0] for line in result.output.splitlines()]
     assert names, result.output
@@ -152,7 +159,9 @@ def test_fork_bomb_is_contained(sandbox, tree):
 
 
 def test_file_size_limit(sandbox, tree):
-    result = sandbox.run("head -c 5000000 /dev/zero > big.bin; ls -l big.bin", tree, Limits(timeout_s=10, file_size_mb=1))
+    result = sandbox.run(
+        "head -c 5000000 /dev/zero > big.bin; ls -l big.bin", tree, Limits(timeout_s=10, file_size_mb=1)
+    )
     assert " 1048576 " in result.output
     assert not (tree / "big.bin").exists()
 
@@ -182,10 +191,12 @@ def test_protected_files_win_and_cannot_be_changed(bwrap, tree, tmp_path):
     (hidden / "tests").mkdir(parents=True)
     (hidden / "tests" / "check.sh").write_text("echo REAL CHECK\n")
     (tree / "tests").mkdir()
-    (tree / "tests" / "check.sh").write_text("echo FORGED CHECK\n")   # the model's copy loses
+    (tree / "tests" / "check.sh").write_text("echo FORGED CHECK\n")  # the model's copy loses
     (tree / "tests" / "mine.sh").write_text("echo mine\n")
-    script = ("bash tests/check.sh; bash tests/mine.sh; echo x > tests/check.sh || echo NO-WRITE; "
-              "rm -f tests/check.sh || echo NO-RM; mv tests/check.sh t.sh || echo NO-MV; bash tests/check.sh")
+    script = (
+        "bash tests/check.sh; bash tests/mine.sh; echo x > tests/check.sh || echo NO-WRITE; "
+        "rm -f tests/check.sh || echo NO-RM; mv tests/check.sh t.sh || echo NO-MV; bash tests/check.sh"
+    )
     result = bwrap.run(script, tree, Limits(timeout_s=10), protected=hidden)
     assert result.output.count("REAL CHECK") == 2 and "FORGED" not in result.output
     assert "mine" in result.output
@@ -210,7 +221,7 @@ def test_nothing_of_the_host_but_runtimes(bwrap, tree, tmp_path):
         cat /etc/shadow 2>/dev/null && echo READ-SHADOW
         cat {secret} 2>/dev/null
         ls /sys/fs/cgroup 2>/dev/null && echo SEES-SYS
-        ls {os.path.expanduser('~')}/.ssh 2>/dev/null && echo SEES-HOME
+        ls {os.path.expanduser("~")}/.ssh 2>/dev/null && echo SEES-HOME
         ls /run 2>/dev/null && echo SEES-RUN
         echo procs $(ls /proc | grep -c '^[0-9]')
         cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n' | grep -i key

@@ -1,4 +1,5 @@
 """Loading tasks and suites: every valid task loads, every broken one is one clear line."""
+
 from tests.verifiers.helpers import python_task, write
 from verifiers.tasks import load_suite, load_task
 
@@ -31,6 +32,7 @@ def test_suite_lists_broken_tasks_and_loads_the_rest(tmp_path):
     (empty_hidden / "hidden" / "test_hidden.py").unlink()
     missing_ref = python_task(suite, HIDDEN_OK, id="missing-ref")
     import shutil
+
     shutil.rmtree(missing_ref / "reference")
     loaded = load_suite(suite)
     assert [t.id for t in loaded.tasks] == ["good"]

@@ -2,6 +2,7 @@
 `run_browser` runs it. The live view can instead push `browse_screen(ledger, run_id)` onto its
 own app when a run ends: the screens carry their own stylesheet and need nothing else.
 """
+
 from __future__ import annotations
 
 from textual.app import App
@@ -49,5 +50,7 @@ def run_browser(ledger: Ledger, run_id: str | None = None) -> None:
     try:
         make_app(ledger, run_id).run()
     except Exception as exc:  # Textual has restored the terminal by now
-        raise QuotabenchError(f"the browser failed ({type(exc).__name__}: {exc}) — the ledger {ledger.path} "
-                              "is unchanged; `quotabench report` and `sqlite3` still read it") from None
+        raise QuotabenchError(
+            f"the browser failed ({type(exc).__name__}: {exc}) — the ledger {ledger.path} "
+            "is unchanged; `quotabench report` and `sqlite3` still read it"
+        ) from None

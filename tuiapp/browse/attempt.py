@@ -1,5 +1,6 @@
 """The attempt screen: the verdict and its evidence, the diff against the fixture (d toggles
 unified / side by side) and the transcript, in three tabs."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -19,16 +20,20 @@ from tuiapp.browse.transcript import Transcript
 def header_text(view: AttemptView) -> Text:
     a, arm = view.attempt, view.arm
     out = Text(f"{a['task_id']}", style="bold")
-    out.append(f"  ·  arm {arm.get('name')} ({labels.short_model(arm.get('model'))}, {arm.get('protocol') or '?'})  ·  "
-               f"attempt {a['attempt_no']} of {len(view.siblings)}  ·  ")
+    out.append(
+        f"  ·  arm {arm.get('name')} ({labels.short_model(arm.get('model'))}, {arm.get('protocol') or '?'})  ·  "
+        f"attempt {a['attempt_no']} of {len(view.siblings)}  ·  "
+    )
     out.append_text(labels.verdict_text(a["verdict"]))
     out.append(" · ")
     out.append_text(labels.class_text(attempt_state(view)))
-    out.append(f"\nended: {a['end_reason'] or '—'}  ·  {labels.tokens(a['total_tokens'])} tokens "
-               f"({labels.tokens(a['prompt_tokens'])} in / {labels.tokens(a['completion_tokens'])} out)  ·  "
-               f"{a['calls'] or 0} HTTP tries, {a['transport_retries'] or 0} retries  ·  {a['turns'] or 0} turns  ·  "
-               f"{labels.duration(a['duration_ms'])}  ·  started {labels.when(a['started_utc'])}",
-               style="bright_black")
+    out.append(
+        f"\nended: {a['end_reason'] or '—'}  ·  {labels.tokens(a['total_tokens'])} tokens "
+        f"({labels.tokens(a['prompt_tokens'])} in / {labels.tokens(a['completion_tokens'])} out)  ·  "
+        f"{a['calls'] or 0} HTTP tries, {a['transport_retries'] or 0} retries  ·  {a['turns'] or 0} turns  ·  "
+        f"{labels.duration(a['duration_ms'])}  ·  started {labels.when(a['started_utc'])}",
+        style="bright_black",
+    )
     return out
 
 
@@ -52,8 +57,7 @@ class AttemptScreen(BrowseScreen):
         Binding("p", "sibling(-1)", "Prev", tooltip="the previous attempt of this arm", id="browse.previous_attempt"),
     ]
 
-    def __init__(self, reader: Reader, attempt_id: str, *, side_by_side: bool = False, tab: str = "evidence",
-                 **kwargs):
+    def __init__(self, reader: Reader, attempt_id: str, *, side_by_side: bool = False, tab: str = "evidence", **kwargs):
         super().__init__(reader, **kwargs)
         self.attempt_id = attempt_id
         self.side_by_side = side_by_side
@@ -71,15 +75,25 @@ class AttemptScreen(BrowseScreen):
                 yield Static(id="diff-mode", classes="help")
                 yield VerticalScroll(Static(id="diff-body"), id="diff-scroll")
             with TabPane("Transcript", id="transcript"):
-                yield Static(Text("tool calls are collapsed: x expands them all, enter or a click opens one",
-                                  style="italic bright_black"), classes="help")
+                yield Static(
+                    Text(
+                        "tool calls are collapsed: x expands them all, enter or a click opens one",
+                        style="italic bright_black",
+                    ),
+                    classes="help",
+                )
                 yield VerticalScroll(id="transcript-box")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = f"attempt {self.attempt_id}"
-        self.load(load_attempt, self.attempt_id, show=self.show_attempt, group="attempt",
-                  description=f"reading attempt {self.attempt_id}")
+        self.load(
+            load_attempt,
+            self.attempt_id,
+            show=self.show_attempt,
+            group="attempt",
+            description=f"reading attempt {self.attempt_id}",
+        )
 
     def show_attempt(self, view: AttemptView) -> None:
         self.view = view
@@ -98,13 +112,20 @@ class AttemptScreen(BrowseScreen):
         mode.append(" side by side (d: unified)" if self.side_by_side else " unified (d: side by side)")
         mode.append("   fixture (tasks.path/workspace) → final workspace of the attempt", style="bright_black")
         self.query_one("#diff-mode", Static).update(mode)
-        self.query_one("#diff-body", Static).update(render_diff(
-            self.view.attempt["diff"], self.view.files, self.view.fixture, side_by_side=self.side_by_side,
-            empty=no_diff_reason(self.view)))
+        self.query_one("#diff-body", Static).update(
+            render_diff(
+                self.view.attempt["diff"],
+                self.view.files,
+                self.view.fixture,
+                side_by_side=self.side_by_side,
+                empty=no_diff_reason(self.view),
+            )
+        )
 
     def load_failed(self, group: str, error: BaseException | None) -> None:
-        self.query_one("#attempt-title", Static).update(Text(f"Could not read attempt {self.attempt_id}: {error}",
-                                                             style="bold red"))
+        self.query_one("#attempt-title", Static).update(
+            Text(f"Could not read attempt {self.attempt_id}: {error}", style="bold red")
+        )
 
     # -- actions ------------------------------------------------------------------------------
     def action_tab(self, tab: str) -> None:
@@ -133,5 +154,6 @@ class AttemptScreen(BrowseScreen):
             self.notify("No more attempts of this arm on this task.", timeout=3)
             return
         tabs = self.query_one("#tabs", TabbedContent)
-        self.app.switch_screen(AttemptScreen(self.reader, siblings[index], side_by_side=self.side_by_side,
-                                             tab=tabs.active or "evidence"))
+        self.app.switch_screen(
+            AttemptScreen(self.reader, siblings[index], side_by_side=self.side_by_side, tab=tabs.active or "evidence")
+        )

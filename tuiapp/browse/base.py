@@ -1,5 +1,6 @@
 """What every browser screen shares: the reader, loading off the event loop, going back, and
 the one place worker failures become notifications."""
+
 from __future__ import annotations
 
 import asyncio
@@ -31,24 +32,28 @@ class BrowseScreen(Screen):
         super().__init__(**kwargs)
         self.reader = reader
 
-    def load(self, read: Callable[..., Any], *args: Any, show: Callable[[Any], None], group: str,
-             description: str) -> Worker:
+    def load(
+        self, read: Callable[..., Any], *args: Any, show: Callable[[Any], None], group: str, description: str
+    ) -> Worker:
         """Run `read(ledger, *args)` in a thread; `show(result)` then runs on the event loop.
 
         The worker is exclusive in its group (a newer load replaces an older one) and belongs to
         this screen, so leaving the screen cancels it before `show` can touch a dead widget.
         """
+
         async def work() -> None:
             result = await asyncio.to_thread(self.reader.call, read, *args)
             show(result)
+
         return self.run_worker(work, group=group, description=description, exclusive=True, exit_on_error=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one handler for failed reads: a notification naming what failed, never a traceback."""
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(f"{event.worker.description} failed: {error}", title="Ledger read failed",
-                        severity="error", timeout=12)
+            self.notify(
+                f"{event.worker.description} failed: {error}", title="Ledger read failed", severity="error", timeout=12
+            )
             self.load_failed(event.worker.group, error)
 
     def load_failed(self, group: str, error: BaseException | None) -> None:
@@ -59,4 +64,3 @@ class BrowseScreen(Screen):
             self.app.pop_screen()
         else:
             self.notify("This is the first screen: press q to quit.", timeout=3)
-

@@ -5,6 +5,7 @@ Every function here is called from a worker thread (never on the event loop) thr
 A ledger from a crashed run is read as it is: attempts still 'running', calls 'in_flight',
 no grades; those show up as such instead of being guessed at.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,12 +53,15 @@ class Reader:
 
     def report(self, ledger: Ledger, run_id: str) -> dict:
         """`load_report` of `run_id`, kept while the run does not change (call it through `call`)."""
-        state = ledger.query("select status, finished_utc, (select count(*) from attempts a where a.run_id = r.id) "
-                             "as n from runs r where r.id = ?", [run_id])
+        state = ledger.query(
+            "select status, finished_utc, (select count(*) from attempts a where a.run_id = r.id) "
+            "as n from runs r where r.id = ?",
+            [run_id],
+        )
         key = (run_id, *(state[0].values() if state else ()))
         if key not in self._reports:
             report = load_report(ledger, run_id)
-            self._reports = dict(list(self._reports.items())[-(self.REPORTS_KEPT - 1):])
+            self._reports = dict(list(self._reports.items())[-(self.REPORTS_KEPT - 1) :])
             self._reports[key] = report
         return self._reports[key]
 
@@ -77,6 +81,7 @@ def loads(text: str | None, default: Any) -> Any:
 class ArmHeadline:
     """The report's figures for one arm (agent.metrics.arm_metrics): qap and retry_tax are None
     when the arm is not comparable, and acceptance is then over its `decided` tasks only."""
+
     name: str
     model: str
     accepted: int
@@ -102,7 +107,7 @@ class RunRow:
     n_tasks: int
     n_attempts: int
     arms: tuple[tuple[str, str], ...]  # (name, model)
-    sandbox: str | None = None         # runs.isolation_sandbox: bwrap, fallback, or None (older runs)
+    sandbox: str | None = None  # runs.isolation_sandbox: bwrap, fallback, or None (older runs)
 
 
 def list_runs(ledger: Ledger) -> list[RunRow]:
@@ -110,20 +115,32 @@ def list_runs(ledger: Ledger) -> list[RunRow]:
         "select r.id, r.created_utc, r.finished_utc, r.status, r.manifest_sha256, r.isolation_sandbox,"
         " (select count(*) from tasks t where t.run_id = r.id) as n_tasks,"
         " (select count(*) from attempts a where a.run_id = r.id) as n_attempts"
-        " from runs r order by r.created_utc desc")
+        " from runs r order by r.created_utc desc"
+    )
     arms: dict[str, list[tuple[str, str]]] = {}
     for arm in ledger.query("select run_id, name, model from arms order by name"):
         arms.setdefault(arm["run_id"], []).append((arm["name"], arm["model"] or ""))
-    return [RunRow(r["id"], r["created_utc"] or "", r["finished_utc"], r["status"] or "?",
-                   r["manifest_sha256"] or "", r["n_tasks"], r["n_attempts"], tuple(arms.get(r["id"], ())),
-                   r["isolation_sandbox"])
-            for r in rows]
+    return [
+        RunRow(
+            r["id"],
+            r["created_utc"] or "",
+            r["finished_utc"],
+            r["status"] or "?",
+            r["manifest_sha256"] or "",
+            r["n_tasks"],
+            r["n_attempts"],
+            tuple(arms.get(r["id"], ())),
+            r["isolation_sandbox"],
+        )
+        for r in rows
+    ]
 
 
 def headlines(ledger: Ledger, run_id: str) -> list[ArmHeadline]:
     """Acceptance, QAP, retry tax and censoring per arm: the metrics module's numbers, no bootstrap."""
     from agent.metrics import arm_metrics
     from agent.metrics.report import ATTEMPT_COLUMNS
+
     tasks = ledger.tasks(run_id)
     by_arm: dict[str, list[dict]] = {}
     for row in ledger.query(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ?", [run_id]):
@@ -131,9 +148,23 @@ def headlines(ledger: Ledger, run_id: str) -> list[ArmHeadline]:
     out = []
     for arm in ledger.arms(run_id):
         m, _ = arm_metrics(arm, tasks, by_arm.get(arm["name"], []))
-        out.append(ArmHeadline(arm["name"], arm["model"] or "", m.accepted, m.n_tasks, m.acceptance, m.qap,
-                               m.retry_tax, m.total_tokens, m.censored, len(m.unfinished), m.cap_hit, m.decided,
-                               m.not_comparable))
+        out.append(
+            ArmHeadline(
+                arm["name"],
+                arm["model"] or "",
+                m.accepted,
+                m.n_tasks,
+                m.acceptance,
+                m.qap,
+                m.retry_tax,
+                m.total_tokens,
+                m.censored,
+                len(m.unfinished),
+                m.cap_hit,
+                m.decided,
+                m.not_comparable,
+            )
+        )
     return out
 
 
@@ -145,6 +176,7 @@ def all_headlines(ledger: Ledger, run_ids: list[str]) -> dict[str, list[ArmHeadl
 @dataclass(frozen=True)
 class Cell:
     """What one arm did with one task, as the grid shows it."""
+
     arm: str
     attempts: int
     verdict: str  # pass / fail / timeout / error / ungraded / running / not run / —
@@ -174,6 +206,7 @@ def cell_of(arm: str, attempts: list[dict], arm_row: dict | None = None) -> Cell
     running or not yet graded shows as such."""
     from agent.metrics.outcome import NOT_RUN as OUTCOME_NOT_RUN  # numpy: in the worker thread
     from agent.metrics.outcome import AttemptRecord, task_outcome
+
     tokens = sum(a["total_tokens"] or 0 for a in attempts)
     if not attempts:
         return Cell(arm, 0, NOT_RUN, NOT_RUN, None, 0)
@@ -187,10 +220,17 @@ def cell_of(arm: str, attempts: list[dict], arm_row: dict | None = None) -> Cell
     row = arm_row or {}
     unfinished = set(json.loads(row.get("unfinished_json") or "[]"))
     task_id = attempts[0].get("task_id", "")
-    outcome = task_outcome(task_id, [AttemptRecord(task_id, a["attempt_no"], a["failure_class"], bool(a["accepted"]),
-                                                   a["total_tokens"] or 0) for a in attempts],
-                           max_attempts=row.get("max_attempts"), arm_state=row.get("state") or "finished",
-                           listed_unfinished=task_id in unfinished, cap_hit=bool(row.get("censored")))
+    outcome = task_outcome(
+        task_id,
+        [
+            AttemptRecord(task_id, a["attempt_no"], a["failure_class"], bool(a["accepted"]), a["total_tokens"] or 0)
+            for a in attempts
+        ],
+        max_attempts=row.get("max_attempts"),
+        arm_state=row.get("state") or "finished",
+        listed_unfinished=task_id in unfinished,
+        cap_hit=bool(row.get("censored")),
+    )
     cls = NOT_RUN if outcome.failure_class == OUTCOME_NOT_RUN else outcome.failure_class
     return Cell(arm, len(attempts), last["verdict"] or "—", cls, outcome.accepted_on, tokens)
 
@@ -198,8 +238,14 @@ def cell_of(arm: str, attempts: list[dict], arm_row: dict | None = None) -> Cell
 def _staged_cell(arm: str, attempts: list[dict], tokens: int) -> Cell:
     sub = next((a for a in attempts if a.get("submitted") == 1), None)
     if sub is not None:
-        return Cell(arm, len(attempts), sub["verdict"] or "—", "accepted" if sub["accepted"] else sub["failure_class"] or "—",
-                    sub["attempt_no"] if sub["accepted"] else None, tokens)
+        return Cell(
+            arm,
+            len(attempts),
+            sub["verdict"] or "—",
+            "accepted" if sub["accepted"] else sub["failure_class"] or "—",
+            sub["attempt_no"] if sub["accepted"] else None,
+            tokens,
+        )
     if any(a.get("submitted") == 0 for a in attempts):
         return Cell(arm, len(attempts), "—", "no_submission", None, tokens)
     state = next((UNFINISHED_STATUS[a["status"]] for a in attempts if a["status"] in UNFINISHED_STATUS), "ungraded")
@@ -209,25 +255,34 @@ def _staged_cell(arm: str, attempts: list[dict], tokens: int) -> Cell:
 def load_run(ledger: Ledger, run_id: str) -> RunView:
     run = ledger.run(run_id)
     if run is None:
-        raise BrowseError(f"run {run_id}: not in the ledger {ledger.path} — "
-                          "list runs with `quotabench report --list`")
+        raise BrowseError(f"run {run_id}: not in the ledger {ledger.path} — list runs with `quotabench report --list`")
     arms = ledger.arms(run_id)
-    rows = ledger.query("select arm, task_id, attempt_no, status, verdict, failure_class, accepted, total_tokens, stage, "
-                        "submitted from attempts where run_id = ? order by task_id, arm, attempt_no", [run_id])
+    rows = ledger.query(
+        "select arm, task_id, attempt_no, status, verdict, failure_class, accepted, total_tokens, stage, "
+        "submitted from attempts where run_id = ? order by task_id, arm, attempt_no",
+        [run_id],
+    )
     arm_rows = {a["name"]: a for a in arms}
     by_cell: dict[tuple[str, str], list[dict]] = {}
     for row in rows:
         by_cell.setdefault((row["task_id"], row["arm"]), []).append(row)
     names = [a["name"] for a in arms] or sorted({r["arm"] for r in rows})
-    grid = [GridRow(t["task_id"], t["language"] or "", t["kind"] or "",
-                    tuple(cell_of(name, by_cell.get((t["task_id"], name), []), arm_rows.get(name)) for name in names))
-            for t in ledger.tasks(run_id)]
+    grid = [
+        GridRow(
+            t["task_id"],
+            t["language"] or "",
+            t["kind"] or "",
+            tuple(cell_of(name, by_cell.get((t["task_id"], name), []), arm_rows.get(name)) for name in names),
+        )
+        for t in ledger.tasks(run_id)
+    ]
     return RunView(run, arms, grid)
 
 
 def load_report(ledger: Ledger, run_id: str) -> dict:
     """The report dict of one run; without cost columns when an arm has no price."""
     from agent.metrics import PriceError, build_report
+
     try:
         return build_report(ledger, [run_id])
     except PriceError:
@@ -237,6 +292,7 @@ def load_report(ledger: Ledger, run_id: str) -> dict:
 @dataclass
 class Filters:
     """Grid filters. A row matches a verdict or class filter when any of its cells does."""
+
     verdict: str | None = None
     failure_class: str | None = None
     language: str | None = None
@@ -244,11 +300,13 @@ class Filters:
     search: str = ""
 
     def matches(self, row: GridRow) -> bool:
-        return ((self.language is None or row.language == self.language)
-                and (self.kind is None or row.kind == self.kind)
-                and (self.verdict is None or any(c.verdict == self.verdict for c in row.cells))
-                and (self.failure_class is None or any(c.failure_class == self.failure_class for c in row.cells))
-                and self.search.lower() in row.task_id.lower())
+        return (
+            (self.language is None or row.language == self.language)
+            and (self.kind is None or row.kind == self.kind)
+            and (self.verdict is None or any(c.verdict == self.verdict for c in row.cells))
+            and (self.failure_class is None or any(c.failure_class == self.failure_class for c in row.cells))
+            and self.search.lower() in row.task_id.lower()
+        )
 
     @property
     def active(self) -> bool:
@@ -287,12 +345,21 @@ def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
         "select id, arm, task_id, attempt_no, status, end_reason, verdict, failure_class, accepted, prompt_tokens,"
         " completion_tokens, total_tokens, calls, transport_retries, malformed_tool_calls, turns, duration_ms,"
         " stage, candidate, submitted from attempts where run_id = ? and task_id = ? order by arm, attempt_no",
-        [run_id, task_id])
+        [run_id, task_id],
+    )
     attempts = {a["name"]: [r for r in rows if r["arm"] == a["name"]] for a in arms}
-    subs = {r["arm"]: r for r in ledger.query("select * from submissions where run_id = ? and task_id = ?",
-                                              [run_id, task_id])}
-    return TaskView(ledger.run(run_id) or {}, task[0], arms, attempts,
-                    {a["name"]: cell_of(a["name"], attempts[a["name"]], a) for a in arms}, subs)
+    subs = {
+        r["arm"]: r
+        for r in ledger.query("select * from submissions where run_id = ? and task_id = ?", [run_id, task_id])
+    }
+    return TaskView(
+        ledger.run(run_id) or {},
+        task[0],
+        arms,
+        attempts,
+        {a["name"]: cell_of(a["name"], attempts[a["name"]], a) for a in arms},
+        subs,
+    )
 
 
 # -- one attempt: diff, evidence, transcript ---------------------------------------------------
@@ -352,11 +419,24 @@ def load_attempt(ledger: Ledger, attempt_id: str) -> AttemptView:
     arm = ledger.query("select * from arms where run_id = ? and name = ?", [run_id, attempt["arm"]])
     files = loads(attempt["files_json"], {})
     files = files if isinstance(files, dict) else {}
-    siblings = [r["id"] for r in ledger.query(
-        "select id from attempts where run_id = ? and task_id = ? and arm = ? order by attempt_no",
-        [run_id, task_id, attempt["arm"]])]
+    siblings = [
+        r["id"]
+        for r in ledger.query(
+            "select id from attempts where run_id = ? and task_id = ? and arm = ? order by attempt_no",
+            [run_id, task_id, attempt["arm"]],
+        )
+    ]
     task_row = task[0] if task else {"task_id": task_id}
-    return AttemptView(attempt, task_row, arm[0] if arm else {"name": attempt["arm"]}, ledger.run(run_id) or {},
-                       ledger.grade(attempt_id), ledger.calls(attempt_id), ledger.tool_calls(attempt_id),
-                       files, _read_fixture(task_row.get("path"), list(files)), siblings,
-                       _read_task_toml(task_row.get("path")))
+    return AttemptView(
+        attempt,
+        task_row,
+        arm[0] if arm else {"name": attempt["arm"]},
+        ledger.run(run_id) or {},
+        ledger.grade(attempt_id),
+        ledger.calls(attempt_id),
+        ledger.tool_calls(attempt_id),
+        files,
+        _read_fixture(task_row.get("path"), list(files)),
+        siblings,
+        _read_task_toml(task_row.get("path")),
+    )

@@ -6,6 +6,7 @@ files are highlighted where we have them (the fixture under tasks.path/workspace
 text in attempts.files_json) so a line inside a multi-line string still colours right; any
 other line is highlighted on its own.
 """
+
 from __future__ import annotations
 
 import re
@@ -101,6 +102,7 @@ def highlighter(path: str) -> Callable[[str], list[Text]]:
         text = syntax.highlight(code)
         text.rstrip()
         return text.split("\n", allow_blank=True)
+
     return highlight
 
 
@@ -176,7 +178,8 @@ def render_side_by_side(fd: FileDiff, old: str | None, new: str | None) -> Rende
                     _number(left[0] if left else None, REMOVED if left else ""),
                     _cell(before.get(*left), REMOVED) if left else _cell(""),
                     _number(right[0] if right else None, ADDED if right else ""),
-                    _cell(after.get(*right), ADDED) if right else _cell(""))
+                    _cell(after.get(*right), ADDED) if right else _cell(""),
+                )
             removed.clear()  # noqa: B023
             added.clear()  # noqa: B023
 
@@ -195,8 +198,9 @@ def render_side_by_side(fd: FileDiff, old: str | None, new: str | None) -> Rende
     return Group(_file_header(fd), table, Text())
 
 
-def render_diff(diff: str | None, files: dict[str, str | None], fixture: dict[str, str], *,
-                side_by_side: bool, empty: str) -> RenderableType:
+def render_diff(
+    diff: str | None, files: dict[str, str | None], fixture: dict[str, str], *, side_by_side: bool, empty: str
+) -> RenderableType:
     """The whole diff of an attempt; `empty` says why there is none."""
     parsed = parse_unified(diff or "")
     if not parsed:
@@ -207,8 +211,9 @@ def render_diff(diff: str | None, files: dict[str, str | None], fixture: dict[st
     shown = 0
     for fd in parsed:
         if shown > MAX_LINES:
-            parts.append(Text(f"… {total - shown:,} more diff lines not shown (files: see attempts.files_json)",
-                              style="italic"))
+            parts.append(
+                Text(f"… {total - shown:,} more diff lines not shown (files: see attempts.files_json)", style="italic")
+            )
             break
         shown += sum(len(h.lines) for h in fd.hunks)
         parts.append(render(fd, fixture.get(fd.old_path or ""), files.get(fd.new_path or "")))

@@ -9,6 +9,7 @@ harness_error  every HTTP try: status, HTTP status, retry index, error
 censored       the arm's cap, what it had used, why it stopped
 aborted, running, ungraded: what the ledger holds of an attempt that never finished
 """
+
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
@@ -59,11 +60,15 @@ def summary(view: AttemptView) -> Text:
     out.append(f"  —  {labels.CLASS_HELP.get(state, '')}", style="italic")
     g = view.grade
     if g:
-        counts = (f"{g['passed']} passed, {g['failed']} failed" if g["passed"] is not None or g["failed"] is not None
-                  else "no test counts in the output")
+        counts = (
+            f"{g['passed']} passed, {g['failed']} failed"
+            if g["passed"] is not None or g["failed"] is not None
+            else "no test counts in the output"
+        )
         limit = f" (limit {g['timeout_s']:g} s)" if g["timeout_s"] else ""
-        out.append(f"\nHidden tests: {counts}, exit status {g['exit_status']}, "
-                   f"{labels.duration(g['duration_ms'])}{limit}")
+        out.append(
+            f"\nHidden tests: {counts}, exit status {g['exit_status']}, {labels.duration(g['duration_ms'])}{limit}"
+        )
     elif state not in ("running", "ungraded"):
         out.append("\nNot graded: the attempt ended before the hidden tests could run.", style="italic")
     return out
@@ -108,8 +113,7 @@ def _mechanics(view: AttemptView) -> list[RenderableType]:
         parts.append(Text("The attempt changed no file.", style="bold"))
     malformed = [t for t in view.tool_calls if not t["ok"]]
     if malformed:
-        parts.append(heading(f"Malformed tool calls (n={len(malformed)}; "
-                             "the class needs >= 3 when every file parses)"))
+        parts.append(heading(f"Malformed tool calls (n={len(malformed)}; the class needs >= 3 when every file parses)"))
         for t in malformed:
             title = Text(f"turn {t['turn']} · {t['tool']}", style="bold")
             parts.append(title.append(f"  {t['error'] or ''}", style="red"))
@@ -133,49 +137,78 @@ def _reasoning(view: AttemptView) -> list[RenderableType]:
 def _timeout(view: AttemptView) -> list[RenderableType]:
     g = view.grade or {}
     command = view.task_toml.get("hidden_cmd") or "(task.toml not readable)"
-    return [heading("Grade time limit"),
-            Text(f"The hidden tests were killed after {labels.duration(g.get('duration_ms'))}; "
-                 f"the limit is {g.get('timeout_s') or '?'} s (task.toml timeout_s)."),
-            Text("Running: ", style="bold").append(command),
-            heading("Last output before the kill"), _quote(_tail(g.get("output"), 20) or "(no output)")]
+    return [
+        heading("Grade time limit"),
+        Text(
+            f"The hidden tests were killed after {labels.duration(g.get('duration_ms'))}; "
+            f"the limit is {g.get('timeout_s') or '?'} s (task.toml timeout_s)."
+        ),
+        Text("Running: ", style="bold").append(command),
+        heading("Last output before the kill"),
+        _quote(_tail(g.get("output"), 20) or "(no output)"),
+    ]
 
 
 def _environment(view: AttemptView) -> list[RenderableType]:
     g = view.grade or {}
-    return [heading("Missing from the environment"), Text(g.get("environment") or "(not named)", style="bold cyan"),
-            heading("Test output"), _quote(_tail(g.get("output")))]
+    return [
+        heading("Missing from the environment"),
+        Text(g.get("environment") or "(not named)", style="bold cyan"),
+        heading("Test output"),
+        _quote(_tail(g.get("output"))),
+    ]
 
 
 def _censored(view: AttemptView) -> list[RenderableType]:
     arm = view.arm
-    return [heading("Token cap"),
-            Text(f"Arm {arm.get('name')}: cap {labels.tokens(arm.get('cap_tokens'))} tokens, "
-                 f"{labels.tokens(arm.get('tokens_used'))} used; censored at {labels.when(arm.get('censored_utc'))}"),
-            _quote(arm.get("state_reason") or "(no reason recorded)")]
+    return [
+        heading("Token cap"),
+        Text(
+            f"Arm {arm.get('name')}: cap {labels.tokens(arm.get('cap_tokens'))} tokens, "
+            f"{labels.tokens(arm.get('tokens_used'))} used; censored at {labels.when(arm.get('censored_utc'))}"
+        ),
+        _quote(arm.get("state_reason") or "(no reason recorded)"),
+    ]
 
 
 def _unfinished(view: AttemptView) -> list[RenderableType]:
     a = view.attempt
     in_flight = [c for c in view.calls if c["status"] in ("in_flight", "lost")]
-    text = Text(f"Status {a['status']!r}, end reason {a['end_reason'] or '—'}, "
-                f"started {labels.when(a['started_utc'])}, ended {labels.when(a['ended_utc'])}.")
+    text = Text(
+        f"Status {a['status']!r}, end reason {a['end_reason'] or '—'}, "
+        f"started {labels.when(a['started_utc'])}, ended {labels.when(a['ended_utc'])}."
+    )
     parts: list[RenderableType] = [heading("What the ledger holds"), text]
     if in_flight:
         reserved = sum(c["reserved_tokens"] or 0 for c in in_flight)
         statuses = ", ".join(sorted({c["status"] for c in in_flight}))
-        parts.append(Text(f"{len(in_flight)} call(s) without a response ({statuses}), "
-                          f"{labels.tokens(reserved)} tokens reserved for them.", style="bold yellow"))
+        parts.append(
+            Text(
+                f"{len(in_flight)} call(s) without a response ({statuses}), "
+                f"{labels.tokens(reserved)} tokens reserved for them.",
+                style="bold yellow",
+            )
+        )
     if a["status"] in ("running", "ended") and view.run.get("status") != "finished":
-        parts.append(Text(f"`quotabench resume {a['run_id'][:10]}` finishes the run: it grades what ended, "
-                          "reruns what never did and keeps everything else.", style="italic"))
+        parts.append(
+            Text(
+                f"`quotabench resume {a['run_id'][:10]}` finishes the run: it grades what ended, "
+                "reruns what never did and keeps everything else.",
+                style="italic",
+            )
+        )
     return parts
 
 
 def _end_reason(view: AttemptView) -> list[RenderableType]:
     """The agent loop's own limits (turns, tokens, time) when one of them ended the attempt."""
     reason = view.attempt.get("end_reason")
-    keys = {"turn_limit": "max_turns", "token_limit": "max_tokens_per_attempt", "time_limit": "attempt_timeout_s",
-            "context_overflow": None}
+    keys = {
+        "turn_limit": "max_turns",
+        "token_limit": "max_tokens_per_attempt",
+        "time_limit": "attempt_timeout_s",
+        "context_overflow": None,
+    }
     if reason not in keys:
         return []
     key = keys[reason]
@@ -183,23 +216,35 @@ def _end_reason(view: AttemptView) -> list[RenderableType]:
     out = Text(f"The agent loop stopped: {reason}{limit}.", style="bold yellow")
     if view.tool_calls:
         last = view.tool_calls[-1]
-        out.append(f"\nLast tool call: turn {last['turn']} {last['tool']}"
-                   + (f" {last['path']}" if last["path"] else ""), style="")
+        out.append(
+            f"\nLast tool call: turn {last['turn']} {last['tool']}" + (f" {last['path']}" if last["path"] else ""),
+            style="",
+        )
     return [out]
 
 
 def calls_table(view: AttemptView) -> RenderableType:
-    table = Table(title="HTTP tries (one row per try, retries included)", title_justify="left",
-                  title_style="bold underline", show_edge=False, pad_edge=False)
+    table = Table(
+        title="HTTP tries (one row per try, retries included)",
+        title_justify="left",
+        title_style="bold underline",
+        show_edge=False,
+        pad_edge=False,
+    )
     for col in ("turn", "try", "status", "HTTP", "latency", "tokens in/out", "usage", "error"):
         table.add_column(col, overflow="fold", justify="right" if col in ("turn", "try", "HTTP") else "left")
     for c in view.calls:
         status_style = {"ok": "green", "in_flight": "bold yellow", "lost": "bold yellow"}.get(c["status"], "bold red")
-        table.add_row(str(c["turn"]), "first" if not c["retry_index"] else f"retry {c['retry_index']}",
-                      Text(c["status"] or "?", style=status_style), str(c["http_status"] or "—"),
-                      labels.duration(c["latency_ms"]),
-                      f"{labels.tokens(c['prompt_tokens'])} / {labels.tokens(c['completion_tokens'])}",
-                      c["usage_source"] or "—", Text(c["error"] or ""))
+        table.add_row(
+            str(c["turn"]),
+            "first" if not c["retry_index"] else f"retry {c['retry_index']}",
+            Text(c["status"] or "?", style=status_style),
+            str(c["http_status"] or "—"),
+            labels.duration(c["latency_ms"]),
+            f"{labels.tokens(c['prompt_tokens'])} / {labels.tokens(c['completion_tokens'])}",
+            c["usage_source"] or "—",
+            Text(c["error"] or ""),
+        )
     if not view.calls:
         return Text("No HTTP calls recorded.", style="italic")
     return table
@@ -209,13 +254,26 @@ def _harness_error(view: AttemptView) -> list[RenderableType]:
     failed = [c for c in view.calls if c["status"] != "ok"]
     retries = sum(1 for c in view.calls if c["retry_index"])
     statuses = ", ".join(sorted({str(c["http_status"] or c["status"]) for c in failed}))
-    return [Text(f"The endpoint failed with {statuses or 'errors'} after {retries} "
-                 f"retr{'y' if retries == 1 else 'ies'}: not the model's fault (the HTTP tries are below).",
-                 style="bold red")]
+    return [
+        Text(
+            f"The endpoint failed with {statuses or 'errors'} after {retries} "
+            f"retr{'y' if retries == 1 else 'ies'}: not the model's fault (the HTTP tries are below).",
+            style="bold red",
+        )
+    ]
 
 
-SECTIONS = {"mechanics": _mechanics, "reasoning": _reasoning, "timeout": _timeout, "environment": _environment,
-            "harness_error": _harness_error, "censored": _censored, "aborted": _unfinished, "running": _unfinished, "ungraded": _unfinished}
+SECTIONS = {
+    "mechanics": _mechanics,
+    "reasoning": _reasoning,
+    "timeout": _timeout,
+    "environment": _environment,
+    "harness_error": _harness_error,
+    "censored": _censored,
+    "aborted": _unfinished,
+    "running": _unfinished,
+    "ungraded": _unfinished,
+}
 
 
 def render_evidence(view: AttemptView) -> RenderableType:

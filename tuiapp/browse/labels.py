@@ -1,5 +1,6 @@
 """How values read: verdict and failure-class badges, tokens, durations, times (Rich Text only,
 so text from the ledger is never parsed as markup)."""
+
 from __future__ import annotations
 
 import re
@@ -12,13 +13,26 @@ MODEL_CHARS = 28  # an arm's model name on screen; the full name (a GGUF path) s
 _MODEL_FILE = re.compile(r"\.(gguf|bin|safetensors|ggml)$", re.IGNORECASE)
 
 CLASS_STYLES = {
-    "accepted": "bold green", "reasoning": "bold dark_orange", "mechanics": "bold magenta",
-    "timeout": "bold yellow", "environment": "bold cyan", "harness_error": "bold red",
-    "censored": "bold bright_black", "aborted": "bold bright_black", "running": "bold blue",
-    "ungraded": "bold blue", "not run": "bright_black",
+    "accepted": "bold green",
+    "reasoning": "bold dark_orange",
+    "mechanics": "bold magenta",
+    "timeout": "bold yellow",
+    "environment": "bold cyan",
+    "harness_error": "bold red",
+    "censored": "bold bright_black",
+    "aborted": "bold bright_black",
+    "running": "bold blue",
+    "ungraded": "bold blue",
+    "not run": "bright_black",
 }
-VERDICT_STYLES = {"pass": "green", "fail": "red", "timeout": "yellow", "error": "red",
-                  "running": "blue", "ungraded": "blue"}
+VERDICT_STYLES = {
+    "pass": "green",
+    "fail": "red",
+    "timeout": "yellow",
+    "error": "red",
+    "running": "blue",
+    "ungraded": "blue",
+}
 CLASS_HELP = {
     **CLASS_MEANINGS,
     "running": "never ended: the run stopped (crashed or killed) while this attempt was in progress",
@@ -36,7 +50,7 @@ def short_model(model: str | None, width: int = MODEL_CHARS) -> str:
         name = _MODEL_FILE.sub("", re.split(r"[\\/]", name.rstrip("/\\"))[-1])
     if len(name) > width:
         keep = width - 1
-        name = name[: (keep + 1) // 2] + "…" + name[len(name) - keep // 2:]
+        name = name[: (keep + 1) // 2] + "…" + name[len(name) - keep // 2 :]
     return name or "?"
 
 
@@ -97,8 +111,9 @@ def run_status(run: dict, short: bool = False) -> Text:
     """A run row's status; 'running' without finished_utc may be a crashed run: say so."""
     status = run.get("status") or "?"
     if status == "running" and not run.get("finished_utc"):
-        return Text("never finished" if short else "never finished: still running, or crashed / killed",
-                    style="bold yellow")
+        return Text(
+            "never finished" if short else "never finished: still running, or crashed / killed", style="bold yellow"
+        )
     style = {"finished": "green", "aborted": "yellow", "crashed": "red"}.get(status, "")
     return Text(status, style=style)
 

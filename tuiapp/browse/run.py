@@ -1,5 +1,6 @@
 """The run screen: the report's decision table and paired comparison on top, the task × arm
 grid below (verdict and failure class of each cell), with filters and a task-id search."""
+
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
@@ -26,12 +27,17 @@ from tuiapp.browse.data import (
 from tuiapp.report_fit import fitted_table
 
 UNFINISHED = {NOT_RUN, *UNFINISHED_STATUS.values()}
-FILTERS = (("verdict", "v", "Verdict"), ("failure_class", "c", "Class"), ("language", "l", "Language"),
-           ("kind", "k", "Kind"))
+FILTERS = (
+    ("verdict", "v", "Verdict"),
+    ("failure_class", "c", "Class"),
+    ("language", "l", "Language"),
+    ("kind", "k", "Kind"),
+)
 
 
 class GridTable(DataTable):
     """DataTable hides its enter binding; this one shows in the footer what enter opens."""
+
     BINDINGS = [Binding("enter", "select_cursor", "Open task", id="browse.open_task")]
 
 
@@ -53,8 +59,10 @@ def cell_text(cell: Cell, compact: bool = False) -> Text:
         if compact:  # an accepted cell's attempts end at the accepted one: its number is the count
             out.append(f"{cell.attempts} att {labels.tokens_short(cell.tokens):>5}", style="bright_black")
         else:
-            out.append(f"  {cell.attempts} att" + (f", ok on #{cell.accepted_on}" if cell.accepted_on else ""),
-                       style="bright_black")
+            out.append(
+                f"  {cell.attempts} att" + (f", ok on #{cell.accepted_on}" if cell.accepted_on else ""),
+                style="bright_black",
+            )
             out.append(f"  {labels.tokens(cell.tokens)} tok", style="bright_black")
     return out
 
@@ -63,6 +71,7 @@ def report_renderable(report: dict, width: int = 160) -> RenderableType:
     # The report's own cell formatting, so the browser and `quotabench report` print the same
     # numbers. Imported here: agent.metrics is loaded by the worker that built `report`.
     from agent.metrics.render import comparison_lines, decision_headers, decision_rows, published_lines
+
     section = report["runs"][0]
     table = fitted_table(decision_headers(section), decision_rows(section, report["with_cost"]), width)
     table.title, table.title_justify, table.title_style = "Decision table", "left", "bold"
@@ -84,8 +93,10 @@ def report_renderable(report: dict, width: int = 160) -> RenderableType:
 class RunScreen(BrowseScreen):
     # The filter keys are listed, with their values, on the filter line above the grid.
     BINDINGS = [
-        *(Binding(key, f"cycle('{name}')", f"{label}", show=False, id=f"browse.filter_{name}")
-          for name, key, label in FILTERS),
+        *(
+            Binding(key, f"cycle('{name}')", f"{label}", show=False, id=f"browse.filter_{name}")
+            for name, key, label in FILTERS
+        ),
         Binding("slash", "search", "Search ids", show=False, id="browse.search"),
         Binding("x", "clear_filters", "Clear filters", id="browse.clear_filters"),
     ]
@@ -120,10 +131,11 @@ class RunScreen(BrowseScreen):
         title = Text(f"Run {run['id']}", style="bold")
         title.append("  ")
         title.append_text(labels.run_status(run))
-        title.append(f"  ·  created {labels.when(run.get('created_utc'))}  ·  manifest "
-                     f"{(run.get('manifest_sha256') or '—')[:12]}  ·  {len(view.rows)} tasks  ·  arms: "
-                     + ", ".join(f"{a['name']} = {labels.short_model(a['model'])} ({a['protocol'] or '?'})"
-                                 for a in view.arms))
+        title.append(
+            f"  ·  created {labels.when(run.get('created_utc'))}  ·  manifest "
+            f"{(run.get('manifest_sha256') or '—')[:12]}  ·  {len(view.rows)} tasks  ·  arms: "
+            + ", ".join(f"{a['name']} = {labels.short_model(a['model'])} ({a['protocol'] or '?'})" for a in view.arms)
+        )
         warning = labels.sandbox_warning(run.get("isolation_sandbox"))
         if warning is not None:
             title.append("  ·  ")
@@ -137,8 +149,14 @@ class RunScreen(BrowseScreen):
         self.refresh_grid()
         self.query_one("#grid", DataTable).focus()
         # The report (numpy, a bootstrap) starts once the grid is up, so it never delays it.
-        self.call_after_refresh(self.load, self.reader.report, self.run_id, show=self.show_report, group="report",
-                                description=f"computing the report of run {self.run_id}")
+        self.call_after_refresh(
+            self.load,
+            self.reader.report,
+            self.run_id,
+            show=self.show_report,
+            group="report",
+            description=f"computing the report of run {self.run_id}",
+        )
 
     def show_report(self, report: dict) -> None:
         self.report = report
@@ -157,8 +175,9 @@ class RunScreen(BrowseScreen):
         if group == "report":
             self.query_one("#report", Static).update(Text(f"Report not available: {error}", style="yellow"))
         elif group == "run":
-            self.query_one("#run-title", Static).update(Text(f"Could not read run {self.run_id}: {error}",
-                                                             style="bold red"))
+            self.query_one("#run-title", Static).update(
+                Text(f"Could not read run {self.run_id}: {error}", style="bold red")
+            )
 
     def refresh_grid(self) -> None:
         """The task x arm grid: the arms' cells first (compact below FULL_CELLS_FROM columns),
@@ -178,9 +197,10 @@ class RunScreen(BrowseScreen):
         table.clear()
         shown = [r for r in self.rows if self.filters.matches(r)]
         for row in shown:
-            name = row.task_id if not compact or len(row.task_id) <= TASK_CHARS else row.task_id[:TASK_CHARS - 1] + "…"
-            table.add_row(Text(name), *(cell_text(c, compact) for c in row.cells), row.language, row.kind,
-                          key=row.task_id)
+            name = row.task_id if not compact or len(row.task_id) <= TASK_CHARS else row.task_id[: TASK_CHARS - 1] + "…"
+            table.add_row(
+                Text(name), *(cell_text(c, compact) for c in row.cells), row.language, row.kind, key=row.task_id
+            )
         if cursor is not None and cursor in table.rows:
             table.move_cursor(row=table.get_row_index(cursor))
         self.query_one("#filters", Static).update(self.filter_line(len(shown)))
@@ -247,6 +267,7 @@ class RunScreen(BrowseScreen):
             return
         task_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
         from tuiapp.browse.task import TaskScreen  # its screens (pygments) load when first opened
+
         self.app.push_screen(TaskScreen(self.reader, self.run_id, task_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

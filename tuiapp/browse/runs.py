@@ -1,4 +1,5 @@
 """The runs screen: every run in the ledger, newest first, with its headline numbers per arm."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -13,12 +14,25 @@ from tuiapp.browse.run import RunScreen
 
 # The headline numbers come right after the run and its arms, so an 80-column screen shows
 # them; the table scrolls sideways to the rest.
-COLUMNS = ("run", "status", "arm", "acceptance", "QAP tok/patch", "retry tax", "censored", "model", "tasks",
-           "attempts", "created", "manifest")
+COLUMNS = (
+    "run",
+    "status",
+    "arm",
+    "acceptance",
+    "QAP tok/patch",
+    "retry tax",
+    "censored",
+    "model",
+    "tasks",
+    "attempts",
+    "created",
+    "manifest",
+)
 
 
 class RunsTable(DataTable):
     """DataTable hides its enter binding; this one shows in the footer what enter opens."""
+
     BINDINGS = [Binding("enter", "select_cursor", "Open run", id="browse.open_run")]
 
 
@@ -35,13 +49,21 @@ def _acceptance(h: ArmHeadline) -> Text:
 def headline_cells(arms: list[ArmHeadline]) -> list[Text]:
     """Acceptance, QAP, retry tax, censored: one line per arm (a row is as tall as its run has arms).
     A censored, stopped or aborted arm is not comparable: its QAP and retry tax show —."""
-    censored = [Text(f"yes: {h.unfinished} unfinished" + (", cap hit" if h.cap_hit else ""), style="yellow")
-                if h.censored else Text("no") for h in arms]
+    censored = [
+        Text(f"yes: {h.unfinished} unfinished" + (", cap hit" if h.cap_hit else ""), style="yellow")
+        if h.censored
+        else Text("no")
+        for h in arms
+    ]
     return [
         _lines([_acceptance(h) for h in arms]),
         _lines([labels.tokens(round(h.qap)) if h.qap is not None else "—" for h in arms]),
-        _lines(["—" if h.retry_tax is None else f"{labels.rate(h.retry_tax)} of {labels.tokens(h.total_tokens)}"
-                for h in arms]),
+        _lines(
+            [
+                "—" if h.retry_tax is None else f"{labels.rate(h.retry_tax)} of {labels.tokens(h.total_tokens)}"
+                for h in arms
+            ]
+        ),
         _lines(censored),
     ]
 
@@ -80,12 +102,18 @@ class RunsScreen(BrowseScreen):
         self.runs = runs
         if not runs:
             self.query_one("#runs-help", Static).update(
-                Text("This ledger holds no runs yet — start one with `quotabench run CONFIG.toml`.", style="bold"))
+                Text("This ledger holds no runs yet — start one with `quotabench run CONFIG.toml`.", style="bold")
+            )
             return
         self.fill_table({})
         self.query_one("#runs", DataTable).focus()
-        self.load(all_headlines, [run.id for run in runs], show=self.fill_table, group="headlines",
-                  description="computing the runs' headline numbers")
+        self.load(
+            all_headlines,
+            [run.id for run in runs],
+            show=self.fill_table,
+            group="headlines",
+            description="computing the runs' headline numbers",
+        )
 
     def fill_table(self, headlines: dict[str, list[ArmHeadline]]) -> None:
         """(Re)build the rows, with headline numbers where computed, keeping the cursor's run."""
@@ -100,14 +128,29 @@ class RunsScreen(BrowseScreen):
             if warning is not None:
                 status = Text("\n").join([status, warning])
             numbers = headline_cells(headlines[run.id]) if headlines.get(run.id) else ["…"] * 4
-            table.add_row(Text(run.id[:10]), status, arm_names, *numbers, models, str(run.n_tasks),
-                          str(run.n_attempts), labels.when(run.created_utc)[:16], run.manifest_sha256[:12] or "—",
-                          key=run.id, height=max(1, len(run.arms), 2 if warning else 1))
+            table.add_row(
+                Text(run.id[:10]),
+                status,
+                arm_names,
+                *numbers,
+                models,
+                str(run.n_tasks),
+                str(run.n_attempts),
+                labels.when(run.created_utc)[:16],
+                run.manifest_sha256[:12] or "—",
+                key=run.id,
+                height=max(1, len(run.arms), 2 if warning else 1),
+            )
         if current is not None:
             table.move_cursor(row=table.get_row_index(current))
         if headlines and self.runs:  # the metrics are loaded now: prepare the first run's report for enter
-            self.load(self.reader.report, self.runs[0].id, show=lambda _: None, group="prefetch",
-                      description="preparing the report of the newest run")
+            self.load(
+                self.reader.report,
+                self.runs[0].id,
+                show=lambda _: None,
+                group="prefetch",
+                description="preparing the report of the newest run",
+            )
 
     def load_failed(self, group: str, error: BaseException | None) -> None:
         if group == "runs":

@@ -1,5 +1,6 @@
 """The task screen: the arms side by side — every attempt, its verdict, class and tokens, and
 which attempt was accepted. Enter opens an attempt."""
+
 from __future__ import annotations
 
 import textwrap
@@ -20,13 +21,16 @@ PROMPT_LINES = 4
 
 class AttemptsTable(DataTable):
     """DataTable hides its enter binding; this one shows in the footer what enter opens."""
+
     BINDINGS = [Binding("enter", "select_cursor", "Open attempt", id="browse.open_attempt")]
 
 
 def outcome_text(arm: dict, cell: Cell, submission: dict | None = None) -> Text:
     out = Text(f"Arm {arm['name']}", style="bold")
     strategy = f" · {arm['strategy']}" if arm.get("strategy") else ""
-    out.append(f"  {labels.short_model(arm.get('model'))} · {arm.get('protocol') or ''}{strategy}\n", style="bright_black")
+    out.append(
+        f"  {labels.short_model(arm.get('model'))} · {arm.get('protocol') or ''}{strategy}\n", style="bright_black"
+    )
     if submission is not None:  # a strategy arm (issue 16): what was submitted and why
         out.append(f"submitted ({submission['route']}): {submission['reason']}\n", style="italic")
     if cell.accepted_on:
@@ -36,8 +40,10 @@ def outcome_text(arm: dict, cell: Cell, submission: dict | None = None) -> Text:
     else:
         out.append("not accepted: ")
         out.append_text(labels.class_text(cell.failure_class))
-    out.append(f"  ·  {cell.attempts} attempt{'s' if cell.attempts != 1 else ''}, {labels.tokens(cell.tokens)} tokens",
-               style="bright_black")
+    out.append(
+        f"  ·  {cell.attempts} attempt{'s' if cell.attempts != 1 else ''}, {labels.tokens(cell.tokens)} tokens",
+        style="bright_black",
+    )
     return out
 
 
@@ -54,9 +60,15 @@ def attempt_row(a: dict) -> list:
     state = UNFINISHED_STATUS.get(a["status"]) or a["failure_class"]
     verdict = a["verdict"] or (state if state in ("running", "ungraded") else None)
     klass = Text("✓ accepted", style="bold green") if a["accepted"] else labels.class_text(state)
-    return [attempt_number(a), labels.verdict_text(verdict), klass,
-            f"{labels.tokens(a['prompt_tokens'])} / {labels.tokens(a['completion_tokens'])}",
-            str(a["transport_retries"] or 0), labels.duration(a["duration_ms"]), a["end_reason"] or "—"]
+    return [
+        attempt_number(a),
+        labels.verdict_text(verdict),
+        klass,
+        f"{labels.tokens(a['prompt_tokens'])} / {labels.tokens(a['completion_tokens'])}",
+        str(a["transport_retries"] or 0),
+        labels.duration(a["duration_ms"]),
+        a["end_reason"] or "—",
+    ]
 
 
 class TaskScreen(BrowseScreen):
@@ -74,14 +86,22 @@ class TaskScreen(BrowseScreen):
 
     def on_mount(self) -> None:
         self.sub_title = f"run {self.run_id[:10]} · task {self.task_id}"
-        self.load(load_task, self.run_id, self.task_id, show=self.show_task, group="task",
-                  description=f"reading task {self.task_id}")
+        self.load(
+            load_task,
+            self.run_id,
+            self.task_id,
+            show=self.show_task,
+            group="task",
+            description=f"reading task {self.task_id}",
+        )
 
     def show_task(self, view: TaskView) -> None:
         t = view.task
         title = Text(f"Task {t['task_id']}", style="bold")
-        title.append(f"  ·  {t.get('language') or '?'} · {t.get('kind') or '?'}  ·  {t.get('path') or ''}\n",
-                     style="bright_black")
+        title.append(
+            f"  ·  {t.get('language') or '?'} · {t.get('kind') or '?'}  ·  {t.get('path') or ''}\n",
+            style="bright_black",
+        )
         # the prompt's paragraphs reflowed to the screen (its own line breaks are at ~80 columns)
         paragraphs = [" ".join(p.split()) for p in (t.get("prompt") or "").strip().split("\n\n") if p.strip()]
         prompt = textwrap.wrap("  ".join(paragraphs), max(20, self.size.width - 2))
@@ -94,9 +114,16 @@ class TaskScreen(BrowseScreen):
                 table.add_column(name)
             for a in view.attempts[arm["name"]]:
                 table.add_row(*attempt_row(a), key=a["id"])
-            panes.append(Vertical(Static(outcome_text(arm, view.cells[arm["name"]], view.submissions.get(arm["name"])),
-                                         classes="arm-outcome"),
-                                  table, classes="arm-pane"))
+            panes.append(
+                Vertical(
+                    Static(
+                        outcome_text(arm, view.cells[arm["name"]], view.submissions.get(arm["name"])),
+                        classes="arm-outcome",
+                    ),
+                    table,
+                    classes="arm-pane",
+                )
+            )
         if not panes:
             panes.append(Static(Text("This run has no arms in the ledger.", style="italic")))
         arms = self.query_one("#arms", Horizontal)
@@ -115,6 +142,7 @@ class TaskScreen(BrowseScreen):
             return
         attempt_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
         from tuiapp.browse.attempt import AttemptScreen  # pygments and the evidence renderers: loaded here
+
         self.app.push_screen(AttemptScreen(self.reader, attempt_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -1,5 +1,6 @@
 """The transcript of an attempt: per turn, the tokens and HTTP tries, the model's text, and each
 executed tool call (arguments and result) in a Collapsible, collapsed by default."""
+
 from __future__ import annotations
 
 import json
@@ -22,15 +23,22 @@ def turn_header(turn: int, calls: list[dict]) -> Text:
     prompt = sum(c["prompt_tokens"] or 0 for c in calls)
     completion = sum(c["completion_tokens"] or 0 for c in calls)
     out = Text(f"Turn {turn}", style="bold")
-    out.append(f"  ·  {labels.tokens(prompt)} in / {labels.tokens(completion)} out tokens  ·  "
-               f"{len(calls)} HTTP tr{'y' if len(calls) == 1 else 'ies'}", style="bright_black")
+    out.append(
+        f"  ·  {labels.tokens(prompt)} in / {labels.tokens(completion)} out tokens  ·  "
+        f"{len(calls)} HTTP tr{'y' if len(calls) == 1 else 'ies'}",
+        style="bright_black",
+    )
     for c in calls:
         if c["status"] in ("in_flight", "lost"):
-            out.append(f"\n  {c['status'].replace('_', ' ')}: no response recorded — the run stopped before this "
-                       f"call returned ({labels.tokens(c['reserved_tokens'])} tokens reserved)", style="bold yellow")
+            out.append(
+                f"\n  {c['status'].replace('_', ' ')}: no response recorded — the run stopped before this "
+                f"call returned ({labels.tokens(c['reserved_tokens'])} tokens reserved)",
+                style="bold yellow",
+            )
         elif c["status"] != "ok":
-            out.append(f"\n  {'retry ' + str(c['retry_index']) if c['retry_index'] else 'first try'}: ",
-                       style="bright_black")
+            out.append(
+                f"\n  {'retry ' + str(c['retry_index']) if c['retry_index'] else 'first try'}: ", style="bright_black"
+            )
             out.append(f"{c['status']}" + (f" HTTP {c['http_status']}" if c["http_status"] else ""), style="bold red")
             if c["error"]:
                 out.append(f" — {c['error']}", style="red")
@@ -71,8 +79,11 @@ def tool_body(call: dict) -> RenderableType:
             if isinstance(value, str) and "\n" in value:
                 parts.append(Text(f"  {key}:", style="cyan"))
                 code = value[:MAX_ARGUMENT_CHARS]
-                lines = highlighter(str(args.get("path") or "x.txt"))(code) if key in ("content", "old", "new") \
+                lines = (
+                    highlighter(str(args.get("path") or "x.txt"))(code)
+                    if key in ("content", "old", "new")
                     else [Text(line) for line in code.splitlines()]
+                )
                 parts.extend(Text("    ") + line for line in lines)
             else:
                 parts.append(Text(f"  {key}: ", style="cyan").append(json.dumps(value)[:MAX_ARGUMENT_CHARS], style=""))
@@ -106,8 +117,12 @@ class Transcript(VerticalScroll):
             if text is not None:
                 yield Static(text, classes="model-text")
             for call in tools.get(turn, []):
-                yield Collapsible(Static(tool_body(call)), title=tool_title(call), collapsed=True,
-                                  classes="tool-call" if call["ok"] else "tool-call malformed")
+                yield Collapsible(
+                    Static(tool_body(call)),
+                    title=tool_title(call),
+                    collapsed=True,
+                    classes="tool-call" if call["ok"] else "tool-call malformed",
+                )
 
     def set_expanded(self, expanded: bool) -> None:
         for c in self.query(Collapsible):

@@ -6,6 +6,7 @@ pending, at most ~20 a second; only message handlers touch widgets. The aggregat
 (Wilson, bootstrap, projection) are recomputed once a second in a thread. The engine runs in
 its own worker; its commands (pause, abort, stop an arm, raise a cap) are plain method calls.
 """
+
 from __future__ import annotations
 
 import time
@@ -62,15 +63,23 @@ class LiveApp(App[str | None]):
         Binding("ctrl+c", "request_quit", "quit", show=False, id="live-ctrl-c"),
     ]
 
-    def __init__(self, config: RunConfig, ledger: Ledger | None, engine: RunControls | None, *, clock: Callable[[], float] = time.time,
-                 opener: Opener | None = None):
+    def __init__(
+        self,
+        config: RunConfig,
+        ledger: Ledger | None,
+        engine: RunControls | None,
+        *,
+        clock: Callable[[], float] = time.time,
+        opener: Opener | None = None,
+    ):
         super().__init__()
         self.config, self.ledger, self.engine, self.clock = config, ledger, engine, clock
         self.opener = opener  # builds (ledger, engine) in a thread after the first frame, when engine is None
         self.startup_error: BaseException | None = None
         self.arm_names = [a.name for a in config.arms]
-        self.state = RunState(self.arm_names, {a.name: a.cap_tokens for a in config.arms},
-                              max_attempts=config.max_attempts)
+        self.state = RunState(
+            self.arm_names, {a.name: a.cap_tokens for a in config.arms}, max_attempts=config.max_attempts
+        )
         self.figures: Figures | None = None
         self.figures_seen = -1  # events folded when the shown figures were computed
         self.fatal: str | None = None
@@ -84,8 +93,10 @@ class LiveApp(App[str | None]):
         """This app with the footer's stop keys named after the arms ("stop A", "stop B").
         Textual merges BINDINGS per class, so the names go into a subclass's BINDINGS (its
         public API) instead of into an instance's private binding map."""
-        stops = [Binding(str(i + 1), f"stop_arm({i})", f"stop {name}", id=f"live-stop-arm-{i + 1}")
-                 for i, name in enumerate(names[:2])]
+        stops = [
+            Binding(str(i + 1), f"stop_arm({i})", f"stop {name}", id=f"live-stop-arm-{i + 1}")
+            for i, name in enumerate(names[:2])
+        ]
         return type(cls.__name__, (cls,), {"BINDINGS": stops, "__module__": cls.__module__})
 
     @property
@@ -95,11 +106,16 @@ class LiveApp(App[str | None]):
     # -- layout ----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         self.header = RunHeader("quotabench live · starting…", id="run-header")
-        self.panels = {arm.name: ArmPanel(arm, self.config.auto_pause_share, id=f"arm-{i}")
-                       for i, arm in enumerate(self.config.arms)}
-        self.gap = Fit("paired gap: shown once tasks are decided on both arms", "paired gap: after paired tasks",
-                       id="gap")
-        self.grid = TaskGrid(self.arm_names, {a.name: f"{a.name} · {arm_label(a)}" for a in self.config.arms}, id="grid")
+        self.panels = {
+            arm.name: ArmPanel(arm, self.config.auto_pause_share, id=f"arm-{i}")
+            for i, arm in enumerate(self.config.arms)
+        }
+        self.gap = Fit(
+            "paired gap: shown once tasks are decided on both arms", "paired gap: after paired tasks", id="gap"
+        )
+        self.grid = TaskGrid(
+            self.arm_names, {a.name: f"{a.name} · {arm_label(a)}" for a in self.config.arms}, id="grid"
+        )
         self.grid.border_title = "tasks (enter: attempts)"
         self.log_view = EventTail(id="log")
         self.log_view.border_title = "events"
@@ -226,8 +242,11 @@ class LiveApp(App[str | None]):
             self.gap.show(*with_decision(self.figures.gap_text, self.figures.gap_short, state.decision))
         if "log" in dirty:
             self.log_view.show(list(state.log)[-LOG_TAIL:])
-        controls = (self.check_action("toggle_pause", ()), self.check_action("abort", ()),
-                    *(self.check_action("stop_arm", (i,)) for i in range(min(2, len(self.arm_names)))))
+        controls = (
+            self.check_action("toggle_pause", ()),
+            self.check_action("abort", ()),
+            *(self.check_action("stop_arm", (i,)) for i in range(min(2, len(self.arm_names)))),
+        )
         if controls != self._controls_key:  # the footer is rebuilt only when a control changes
             self._controls_key = controls
             self.refresh_bindings()
@@ -256,8 +275,15 @@ class LiveApp(App[str | None]):
         snap = self.state.snapshot(self.clock())
         arm_snap = next(a for a in snap.arms if a.name == message.arm)
         projection = project(arm_snap, len(snap.task_ids)).text
-        modal = AutoPauseModal(message.arm, arm.used, arm.reserved, arm.cap, projection, next_call=message.next_call,
-                               pause_share=self.config.auto_pause_share)
+        modal = AutoPauseModal(
+            message.arm,
+            arm.used,
+            arm.reserved,
+            arm.cap,
+            projection,
+            next_call=message.next_call,
+            pause_share=self.config.auto_pause_share,
+        )
         self._asking[message.arm] = modal
         self.push_screen(modal, callback=partial(self._auto_pause_chosen, message.arm))
 
@@ -302,8 +328,12 @@ class LiveApp(App[str | None]):
             return
         self.refresh_bindings()  # the header says "b browse · q quit + report"; no window over the grid
         if message.status == "crashed" and not self.fatal:
-            self.notify("the run crashed: q quits and says where the traceback is", title="run over",
-                        severity="error", timeout=10)
+            self.notify(
+                "the run crashed: q quits and says where the traceback is",
+                title="run over",
+                severity="error",
+                timeout=10,
+            )
 
     def on_task_grid_task_chosen(self, message: TaskGrid.TaskChosen) -> None:
         self._open_attempts(message.task_id)
@@ -332,6 +362,7 @@ class LiveApp(App[str | None]):
     def action_browse(self) -> None:
         """The post-run browser's run screen, on top of the live view (b inside it goes back)."""
         from tuiapp.browse.app import browse_screen
+
         self.push_screen(browse_screen(self.ledger, self.run_id))
 
     def action_toggle_pause(self) -> None:
@@ -355,9 +386,14 @@ class LiveApp(App[str | None]):
         self.screen.set_class(shown, "-legend-hidden")
 
     def action_abort(self) -> None:
-        self.push_screen(ConfirmModal("Abort the run?\n\nIn-flight calls finish and are recorded; nothing new starts. "
-                                      "Everything recorded so far stays in the ledger, the report and the browser.",
-                                      yes="Abort"), callback=self._abort_confirmed)
+        self.push_screen(
+            ConfirmModal(
+                "Abort the run?\n\nIn-flight calls finish and are recorded; nothing new starts. "
+                "Everything recorded so far stays in the ledger, the report and the browser.",
+                yes="Abort",
+            ),
+            callback=self._abort_confirmed,
+        )
 
     def _abort_confirmed(self, yes: bool | None) -> None:
         if yes and self.state.live:
@@ -367,10 +403,15 @@ class LiveApp(App[str | None]):
 
     def action_stop_arm(self, index: int) -> None:
         name = self.arm_names[index]
-        self.push_screen(ConfirmModal(f"Stop arm {name}?\n\nIts attempt in flight ends before its next model call and "
-                                      "its remaining tasks are not run: the arm is reported as censored (not "
-                                      "comparable). The other arm goes on.", yes=f"Stop {name}"),
-                         callback=partial(self._stop_confirmed, name))
+        self.push_screen(
+            ConfirmModal(
+                f"Stop arm {name}?\n\nIts attempt in flight ends before its next model call and "
+                "its remaining tasks are not run: the arm is reported as censored (not "
+                "comparable). The other arm goes on.",
+                yes=f"Stop {name}",
+            ),
+            callback=partial(self._stop_confirmed, name),
+        )
 
     def _stop_confirmed(self, name: str, yes: bool | None) -> None:
         if yes and self.state.live:
@@ -401,10 +442,15 @@ class LiveApp(App[str | None]):
             self.engine.stop_now()
             self.notify("stopping now: calls in flight are cancelled and recorded as lost", severity="warning")
         else:
-            self.push_screen(ConfirmModal("The run is still live. Quit?\n\nQuitting aborts the run: in-flight calls "
-                                          "finish and are recorded (press q again to stop them now). Everything "
-                                          "recorded stays in the ledger and the report.", yes="Abort and quit"),
-                             callback=self._quit_confirmed)
+            self.push_screen(
+                ConfirmModal(
+                    "The run is still live. Quit?\n\nQuitting aborts the run: in-flight calls "
+                    "finish and are recorded (press q again to stop them now). Everything "
+                    "recorded stays in the ledger and the report.",
+                    yes="Abort and quit",
+                ),
+                callback=self._quit_confirmed,
+            )
 
     def _quit_confirmed(self, yes: bool | None) -> None:
         if not yes:
@@ -419,13 +465,20 @@ class LiveApp(App[str | None]):
         self._redraw()
 
 
-def make_app(config: RunConfig, ledger: Ledger | None, engine=None, *, clock: Callable[[], float] = time.time,
-             opener: Opener | None = None) -> LiveApp:
+def make_app(
+    config: RunConfig,
+    ledger: Ledger | None,
+    engine=None,
+    *,
+    clock: Callable[[], float] = time.time,
+    opener: Opener | None = None,
+) -> LiveApp:
     """The live view over `engine` (by default a RunEngine that pauses at each arm's auto-pause
     choice point and waits for the user), for the CLI and tests. With `opener` instead, the
     ledger and the engine are built by it in a thread once the first frame is on screen."""
     if engine is None and opener is None:
         from agent.engine import RunEngine
+
         engine = RunEngine(config, ledger, auto_pause=True)
     return LiveApp.for_arms([a.name for a in config.arms])(config, ledger, engine, clock=clock, opener=opener)
 
@@ -435,6 +488,10 @@ def with_decision(text: str, short: str, decision) -> tuple[str, str]:
     if decision is None:
         return text, short
     from agent.printer import decision_text
-    compact = (f"decided: {decision.winner} better" if decision.decided
-               else f"e = {decision.e_value:.1f}/{decision.threshold:g}")
+
+    compact = (
+        f"decided: {decision.winner} better"
+        if decision.decided
+        else f"e = {decision.e_value:.1f}/{decision.threshold:g}"
+    )
     return f"{text} · {decision_text(decision)}", f"{short} · {compact}"

@@ -7,6 +7,7 @@ outcomes, arm figures and the paired comparison are agent.metrics' own functions
 (`outcome.arm_figures`, `compare.compare_arms`), so the live numbers and the final report
 cannot disagree. No Textual here.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,6 +44,7 @@ class Projection:
 @dataclass(frozen=True)
 class ArmFigures:
     """The report's figures for this arm so far (`core`), plus what only the live view shows."""
+
     core: CoreFigures
     burn_per_min: float
     spark: tuple[float, ...]
@@ -106,11 +108,16 @@ def eta_seconds(arms: tuple[ArmSnapshot, ...], outcomes: dict, elapsed: float | 
 
 def _arm_figures(arm: ArmSnapshot, outcomes, n: int, now: float, started: float | None) -> ArmFigures:
     from agent.metrics.outcome import arm_figures
+
     core = arm_figures(arm.name, outcomes, arm.records(), arm_state=arm.state, cap_hit=arm.state == "censored")
     projection = project(arm, n, outcomes)
-    return ArmFigures(core=core, burn_per_min=burn_rate(arm.buckets, now, started),
-                      spark=spark_values(arm.buckets, now, started), projection=projection,
-                      censoring=_censoring(arm, projection))
+    return ArmFigures(
+        core=core,
+        burn_per_min=burn_rate(arm.buckets, now, started),
+        spark=spark_values(arm.buckets, now, started),
+        projection=projection,
+        censoring=_censoring(arm, projection),
+    )
 
 
 def burn_rate(buckets: tuple[tuple[int, int], ...], now: float, started: float | None) -> float:
@@ -140,15 +147,22 @@ def project(arm: ArmSnapshot, n: int, outcomes=None) -> Projection:
     outcomes = arm.outcomes() if outcomes is None else outcomes
     out = sum(1 for o in outcomes if o.unfinished)
     if arm.state == "censored":
-        return Projection(f"cap hit: {out} of {n} tasks unfinished, not comparable", True,
-                          short=f"cap hit: {out}/{n} tasks unfinished")
+        return Projection(
+            f"cap hit: {out} of {n} tasks unfinished, not comparable",
+            True,
+            short=f"cap hit: {out}/{n} tasks unfinished",
+        )
     if arm.state in ("stopped", "stopping", "aborted"):
-        return Projection(f"stopped: {out} of {n} tasks not run, not comparable", False,
-                          short=f"stopped: {out}/{n} tasks not run")
+        return Projection(
+            f"stopped: {out} of {n} tasks not run, not comparable", False, short=f"stopped: {out}/{n} tasks not run"
+        )
     left = arm.cap - arm.used
     if arm.state == "finished":
-        return Projection(f"finished with {tokens(left)} tokens left ({left / arm.cap:.0%} of the cap)", False,
-                          short=f"finished, {tokens_short(left)} left ({left / arm.cap:.0%})")
+        return Projection(
+            f"finished with {tokens(left)} tokens left ({left / arm.cap:.0%} of the cap)",
+            False,
+            short=f"finished, {tokens_short(left)} left ({left / arm.cap:.0%})",
+        )
     decided = [o for o in outcomes if o.decided]
     if not decided:
         return Projection("projection after the first finished task", False, short="projection after 1st task")
@@ -164,13 +178,21 @@ def project(arm: ArmSnapshot, n: int, outcomes=None) -> Projection:
         reach = len(decided) + (arm.cap - arm.used + sum(in_progress)) / per_task
         at = min(n, max(len(decided) + 1, int(reach) + 1))
         what = "may be censored" if tentative else "this arm will be censored"
-        return Projection(f"{rough}cap at ~task {at} of {n}: {what}", True, per_task,
-                          short=f"{rough_short}cap at ~task {at}/{n}: {'censored?' if tentative else 'censored'}",
-                          tentative=tentative)
+        return Projection(
+            f"{rough}cap at ~task {at} of {n}: {what}",
+            True,
+            per_task,
+            short=f"{rough_short}cap at ~task {at}/{n}: {'censored?' if tentative else 'censored'}",
+            tentative=tentative,
+        )
     spare = arm.cap - projected
-    return Projection(f"{rough}~{tokens(spare)} tokens left at the end ({spare / arm.cap:.0%} of the cap)", False,
-                      per_task, short=f"{rough_short}~{tokens_short(spare)} left at the end ({spare / arm.cap:.0%})",
-                      tentative=tentative)
+    return Projection(
+        f"{rough}~{tokens(spare)} tokens left at the end ({spare / arm.cap:.0%} of the cap)",
+        False,
+        per_task,
+        short=f"{rough_short}~{tokens_short(spare)} left at the end ({spare / arm.cap:.0%})",
+        tentative=tentative,
+    )
 
 
 def _censoring(arm: ArmSnapshot, projection: Projection) -> str:
@@ -187,6 +209,7 @@ def _gap(arms: tuple[ArmSnapshot, ...], outcomes: dict, n: int, over: bool) -> t
     """The report's paired comparison and decision rule on the tasks decided on both arms so far:
     from MIN_PAIRED such tasks (all of them in a smaller suite), and at the end of the run."""
     from agent.metrics.compare import compare_arms
+
     if len(arms) < 2:
         return "paired gap: needs two arms", "paired gap: needs two arms", None
     first, second = arms[0], arms[1]
@@ -200,8 +223,11 @@ def _gap(arms: tuple[ArmSnapshot, ...], outcomes: dict, n: int, over: bool) -> t
     iv = c.interval
     interval = f"{iv.gap:+.2f}, {iv.level:.0%} CI [{iv.lo:+.2f}, {iv.hi:+.2f}], n={c.n_paired}"
     read = c.verdict.short.split(" (")[0]  # "no detectable difference" / "B wins on acceptance by 20 pts"
-    return (f"{label} {interval} · {c.verdict.short}",
-            f"gap {second.name}−{first.name} {iv.gap:+.2f} [{iv.lo:+.2f}, {iv.hi:+.2f}] n={c.n_paired} · {read}", c)
+    return (
+        f"{label} {interval} · {c.verdict.short}",
+        f"gap {second.name}−{first.name} {iv.gap:+.2f} [{iv.lo:+.2f}, {iv.hi:+.2f}] n={c.n_paired} · {read}",
+        c,
+    )
 
 
 # -- formatting helpers shared by the widgets ---------------------------------------------------

@@ -4,6 +4,7 @@ A DataTable re-renders every visible row whenever one cell changes; at a few hun
 second that alone ate most of the frame budget (benchmarks/tui.py). Here a row is rendered
 once per change and kept as a Strip; moving the cursor repaints two lines.
 """
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -62,9 +63,12 @@ class TaskGrid(Widget, can_focus=True):
     COMPONENT_CLASSES = {"task-grid--header", "task-grid--cursor"} | STATUS_CLASSES
     BINDINGS = [
         Binding("enter", "choose", "task attempts", id="grid-attempts"),
-        Binding("up,k", "move(-1)", "up", show=False), Binding("down,j", "move(1)", "down", show=False),
-        Binding("pageup", "page(-1)", "page up", show=False), Binding("pagedown", "page(1)", "page down", show=False),
-        Binding("home", "move_to(0)", "first", show=False), Binding("end", "move_to(-1)", "last", show=False),
+        Binding("up,k", "move(-1)", "up", show=False),
+        Binding("down,j", "move(1)", "down", show=False),
+        Binding("pageup", "page(-1)", "page up", show=False),
+        Binding("pagedown", "page(1)", "page down", show=False),
+        Binding("home", "move_to(0)", "first", show=False),
+        Binding("end", "move_to(-1)", "last", show=False),
     ]
 
     class TaskChosen(Message):

@@ -1,4 +1,5 @@
 """Messages the live view's workers post to the app (only their handlers touch widgets)."""
+
 from __future__ import annotations
 
 from textual.message import Message

@@ -1,5 +1,6 @@
 """Modal screens of the live view: a yes/no confirmation, the auto-pause decision, the attempts
 of one task (read from the ledger in a thread) and the fatal-error screen."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,10 @@ class ConfirmModal(ModalScreen[bool]):
     """A question; y / enter on "Yes" confirms, n / escape declines."""
 
     AUTO_FOCUS = "#no"
-    BINDINGS = [Binding("y", "answer(True)", "yes", id="confirm-yes"),
-                Binding("n,escape", "answer(False)", "no", id="confirm-no")]
+    BINDINGS = [
+        Binding("y", "answer(True)", "yes", id="confirm-yes"),
+        Binding("n,escape", "answer(False)", "no", id="confirm-no"),
+    ]
 
     def __init__(self, question: str, yes: str = "Yes") -> None:
         super().__init__(classes="confirm")
@@ -62,7 +65,7 @@ class AutoPauseChoice:
 
 
 def parse_cap(text: str) -> int | None:
-    """"150000", "150,000", "150_000", "150k", "1.5M" -> tokens; None if it is not a number."""
+    """ "150000", "150,000", "150_000", "150k", "1.5M" -> tokens; None if it is not a number."""
     match = re.fullmatch(r"\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kKmM]?)\s*", text)
     if not match:
         return None
@@ -85,14 +88,25 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
     Its numbers are the meter's, updated while calls in flight settle (`show_quota`)."""
 
     AUTO_FOCUS = "#continue"  # not the cap field: it would swallow the c / s / a keys
-    BINDINGS = [Binding("c", "choose('continue')", "continue", id="autopause-continue"),
-                Binding("r", "focus_cap", "raise the cap", id="autopause-raise"),
-                Binding("s", "choose('stop')", "stop this arm", id="autopause-stop"),
-                Binding("a", "choose('abort')", "abort the run", id="autopause-abort"),
-                Binding("escape", "leave_cap", "leave the cap field", show=False, id="autopause-leave-cap")]
+    BINDINGS = [
+        Binding("c", "choose('continue')", "continue", id="autopause-continue"),
+        Binding("r", "focus_cap", "raise the cap", id="autopause-raise"),
+        Binding("s", "choose('stop')", "stop this arm", id="autopause-stop"),
+        Binding("a", "choose('abort')", "abort the run", id="autopause-abort"),
+        Binding("escape", "leave_cap", "leave the cap field", show=False, id="autopause-leave-cap"),
+    ]
 
-    def __init__(self, arm: str, used: int, reserved: int, cap: int, projection: str, *, next_call: int = 0,
-                 pause_share: float = 0.9) -> None:
+    def __init__(
+        self,
+        arm: str,
+        used: int,
+        reserved: int,
+        cap: int,
+        projection: str,
+        *,
+        next_call: int = 0,
+        pause_share: float = 0.9,
+    ) -> None:
         super().__init__(classes="autopause")
         self.arm, self.cap, self.next_call, self.pause_share = arm, cap, next_call, pause_share
         self.used, self.reserved, self.projection = used, reserved, projection
@@ -102,17 +116,26 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
         return fig.percent(fig.share(self.used, self.reserved, self.cap))
 
     def body(self) -> str:
-        lines = [f"Arm {self.arm}: {fig.tokens(self.used)} used + {fig.tokens(self.reserved)} in flight / cap "
-                 f"{fig.tokens(self.cap)} ({self.share_text})."]
+        lines = [
+            f"Arm {self.arm}: {fig.tokens(self.used)} used + {fig.tokens(self.reserved)} in flight / cap "
+            f"{fig.tokens(self.cap)} ({self.share_text})."
+        ]
         if self.next_call:
             after = fig.share(self.used + self.next_call, self.reserved, self.cap)
-            where = "past the cap: without a change the arm is censored at that call" if after > 1 else \
-                f"past the auto-pause share of {self.pause_share:.0%}"
-            lines.append(f"Its next call reserves {fig.tokens(self.next_call)} tokens (prompt + max_tokens): "
-                         f"{fig.percent(after)}, {where}.")
+            where = (
+                "past the cap: without a change the arm is censored at that call"
+                if after > 1
+                else f"past the auto-pause share of {self.pause_share:.0%}"
+            )
+            lines.append(
+                f"Its next call reserves {fig.tokens(self.next_call)} tokens (prompt + max_tokens): "
+                f"{fig.percent(after)}, {where}."
+            )
         lines.append(f"Projection: {self.projection.removeprefix('projection ')}.")
-        lines.append("The run is paused; calls in flight finish and are recorded. Continue as is (censored if the "
-                     f"cap runs out), raise the cap, stop arm {self.arm} (the other arm goes on) or abort the run.")
+        lines.append(
+            "The run is paused; calls in flight finish and are recorded. Continue as is (censored if the "
+            f"cap runs out), raise the cap, stop arm {self.arm} (the other arm goes on) or abort the run."
+        )
         return "\n".join(lines)
 
     def compose(self) -> ComposeResult:
@@ -122,8 +145,11 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
             yield Static(Text(f"Auto-pause: arm {self.arm} at {self.share_text} of its cap"), classes="title")
             yield Static(Text(self.body()), classes="body")
             with Horizontal(classes="cap-row"):
-                yield Input(placeholder=f"new cap above {self.cap:,}, e.g. {example:,} or {fig.tokens_short(example)}",
-                            id="new-cap", compact=compact)
+                yield Input(
+                    placeholder=f"new cap above {self.cap:,}, e.g. {example:,} or {fig.tokens_short(example)}",
+                    id="new-cap",
+                    compact=compact,
+                )
                 yield Button("Raise cap (r)", id="raise", variant="warning", compact=compact)
             yield Static("", id="cap-error")
             with Horizontal(classes="buttons"):
@@ -170,7 +196,9 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
         elif new_cap <= self.cap:
             error.update(Text(f"{new_cap:,} is not above the current cap {self.cap:,} — r and type a larger number"))
         elif new_cap > MAX_CAP_TOKENS:
-            error.update(Text(f"{new_cap:,} is above the largest cap, {MAX_CAP_TOKENS:,} — r and type a smaller number"))
+            error.update(
+                Text(f"{new_cap:,} is above the largest cap, {MAX_CAP_TOKENS:,} — r and type a smaller number")
+            )
         else:
             self.dismiss(AutoPauseChoice("raise", new_cap))
             return
@@ -192,10 +220,12 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
 def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
     """The task's attempts on every arm with their tool calls and grade (own connection: threads)."""
     from agent.ledger import Ledger  # sqlite-utils and numpy: loaded in this thread, not at start-up
+
     ledger = Ledger(ledger_path)
     try:
-        rows = ledger.query("select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no",
-                            [run_id, task_id])
+        rows = ledger.query(
+            "select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no", [run_id, task_id]
+        )
         for row in rows:
             row["tools"] = ledger.tool_calls(row["id"])
             row["grade"] = ledger.grade(row["id"])
@@ -206,24 +236,31 @@ def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
 
 def describe_attempt(row: dict) -> str:
     cls = row.get("failure_class")
-    symbol, _, label = CELL_LOOK.get(cls or ("running" if row.get("status") == "running" else "grading"),
-                                     ("?", "", cls or row.get("status") or "?"))
+    symbol, _, label = CELL_LOOK.get(
+        cls or ("running" if row.get("status") == "running" else "grading"), ("?", "", cls or row.get("status") or "?")
+    )
     stage = row.get("stage") or "attempt"  # a strategy's stage (issue 16), ★ the submitted one
     if stage != "attempt":
-        label = f"{label} [{stage}{' ' + str(row['candidate']) if row.get('candidate') else ''}" \
-                f"{', submitted ★' if row.get('submitted') == 1 else ''}]"
+        label = (
+            f"{label} [{stage}{' ' + str(row['candidate']) if row.get('candidate') else ''}"
+            f"{', submitted ★' if row.get('submitted') == 1 else ''}]"
+        )
         if stage in ("critique", "judge") and not cls and row.get("status") == "done":
             symbol, label = "·", f"[{stage}: one model call, not graded]"
-    head = (f"{row['arm']} attempt {row['attempt_no']}: {symbol} {label}  ·  end {row.get('end_reason') or '—'}"
-            f"  ·  {fig.tokens(row.get('total_tokens') or 0)} tokens ({row.get('prompt_tokens') or 0:,} prompt + "
-            f"{row.get('completion_tokens') or 0:,} completion)  ·  {row.get('calls') or 0} calls, "
-            f"{row.get('transport_retries') or 0} retries, {row.get('turns') or 0} turns")
+    head = (
+        f"{row['arm']} attempt {row['attempt_no']}: {symbol} {label}  ·  end {row.get('end_reason') or '—'}"
+        f"  ·  {fig.tokens(row.get('total_tokens') or 0)} tokens ({row.get('prompt_tokens') or 0:,} prompt + "
+        f"{row.get('completion_tokens') or 0:,} completion)  ·  {row.get('calls') or 0} calls, "
+        f"{row.get('transport_retries') or 0} retries, {row.get('turns') or 0} turns"
+    )
     lines = [head, f"    started {row.get('started_utc') or '—'}  ·  {(row.get('duration_ms') or 0) / 1000:.1f} s"]
     grade = row.get("grade")
     if grade:
         failing = ", ".join(json.loads(grade.get("failing_tests_json") or "[]")[:4])
-        lines.append(f"    hidden tests: {grade.get('verdict')} ({grade.get('passed') or 0} passed, "
-                     f"{grade.get('failed') or 0} failed{': ' + failing if failing else ''})")
+        lines.append(
+            f"    hidden tests: {grade.get('verdict')} ({grade.get('passed') or 0} passed, "
+            f"{grade.get('failed') or 0} failed{': ' + failing if failing else ''})"
+        )
     tools = row.get("tools") or []
     if tools:
         shown = [f"{t['tool']}({t['path']})" if t.get("path") else t["tool"] for t in tools[-8:]]
@@ -235,8 +272,10 @@ def describe_attempt(row: dict) -> str:
 class AttemptsModal(ModalScreen[None]):
     """Every attempt of one task so far, on every arm; r reloads, escape closes."""
 
-    BINDINGS = [Binding("escape,q", "close", "close", id="attempts-close"),
-                Binding("r", "reload", "reload", id="attempts-reload")]
+    BINDINGS = [
+        Binding("escape,q", "close", "close", id="attempts-close"),
+        Binding("r", "reload", "reload", id="attempts-reload"),
+    ]
 
     class Loaded(Message):
         def __init__(self, rows: list[dict]) -> None:
@@ -259,8 +298,13 @@ class AttemptsModal(ModalScreen[None]):
     def action_reload(self) -> None:
         self._load()
 
-    @work(thread=True, exclusive=True, group="attempts", description="read a task's attempts from the ledger",
-          exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="attempts",
+        description="read a task's attempts from the ledger",
+        exit_on_error=False,
+    )
     def _load(self) -> None:
         rows = read_attempts(self.ledger_path, self.run_id, self.task_id)
         self.post_message(self.Loaded(rows))

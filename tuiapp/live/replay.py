@@ -5,6 +5,7 @@ commands) and records the commands it receives, so the SVG snapshots and the ben
 the real app without a live run. `synthetic_events` builds a deterministic paired run: fixed
 ids, fixed times, per-task outcomes spelled as letters.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,12 +24,23 @@ SNAPSHOT_RUN_ID = "01KSNAPSHOT0RUN00000000000"
 SNAPSHOT_START = 1_764_460_800.0  # 2025-11-30 00:00:00 UTC
 # outcome letters: one per attempt. P accepted, R reasoning, M mechanics, T timeout,
 # E environment, H harness error, C censored (the arm's cap runs out during the attempt)
-LETTERS = {"P": "accepted", "R": "reasoning", "M": "mechanics", "T": "timeout", "E": "environment",
-           "H": "harness_error", "C": "censored"}
+LETTERS = {
+    "P": "accepted",
+    "R": "reasoning",
+    "M": "mechanics",
+    "T": "timeout",
+    "E": "environment",
+    "H": "harness_error",
+    "C": "censored",
+}
 TOOLS = ("list_files", "read_file", "write_file", "run_tests", "finish")
-PROSE = ("Let me look at the workspace first. ", "The function ignores the empty case; ",
-         "I will rewrite it to handle that and keep the signature. ", "Running the visible tests now. ",
-         "All visible tests pass, finishing. ")
+PROSE = (
+    "Let me look at the workspace first. ",
+    "The function ignores the empty case; ",
+    "I will rewrite it to handle that and keep the signature. ",
+    "Running the visible tests now. ",
+    "All visible tests pass, finishing. ",
+)
 
 
 class ReplayEngine:
@@ -38,8 +50,15 @@ class ReplayEngine:
     time (for the benchmark's burn rates). Commands emit the events the real engine would.
     """
 
-    def __init__(self, events: Iterable[ev.Event], *, run_id: str = SNAPSHOT_RUN_ID, hold: bool = True,
-                 rate: float | None = None, restamp: bool = False):
+    def __init__(
+        self,
+        events: Iterable[ev.Event],
+        *,
+        run_id: str = SNAPSHOT_RUN_ID,
+        hold: bool = True,
+        rate: float | None = None,
+        restamp: bool = False,
+    ):
         self.recorded = list(events)
         self.run_id = run_id
         self.hold, self.rate, self.restamp = hold, rate, restamp
@@ -114,22 +133,33 @@ class ReplayEngine:
 
     def stop_arm(self, name: str) -> None:
         self.commands.append(("stop_arm", name))
-        self.emit(ev.LogMessage(self.run_id, level="info", text=f"arm {name} stopped by the user", arm=name,
-                                at=self._last_at))
+        self.emit(
+            ev.LogMessage(self.run_id, level="info", text=f"arm {name} stopped by the user", arm=name, at=self._last_at)
+        )
 
     def raise_cap(self, name: str, new_cap: int) -> None:
         self.commands.append(("raise_cap", name, new_cap))
 
     def stop_decided(self, decision: Any, saved: dict[str, int]) -> None:
         self.commands.append(("stop_decided",))
-        self.emit(ev.LogMessage(self.run_id, level="info", text=f"{decision.line}: stopping both arms",
-                                at=self._last_at))
+        self.emit(
+            ev.LogMessage(self.run_id, level="info", text=f"{decision.line}: stopping both arms", at=self._last_at)
+        )
 
 
-def synthetic_events(outcomes: dict[str, Sequence[str]], *, task_ids: Sequence[str] | None = None,
-                     caps: dict[str, int] | None = None, run_id: str = SNAPSHOT_RUN_ID,
-                     start: float = SNAPSHOT_START, running: int = 0, seed: int = 7,
-                     turns: int = 3, text_pieces: int = 4, finish: bool = False) -> list[ev.Event]:
+def synthetic_events(
+    outcomes: dict[str, Sequence[str]],
+    *,
+    task_ids: Sequence[str] | None = None,
+    caps: dict[str, int] | None = None,
+    run_id: str = SNAPSHOT_RUN_ID,
+    start: float = SNAPSHOT_START,
+    running: int = 0,
+    seed: int = 7,
+    turns: int = 3,
+    text_pieces: int = 4,
+    finish: bool = False,
+) -> list[ev.Event]:
     """A deterministic paired run: `outcomes[arm][i]` spells task i's attempts on that arm
     ("P", "RP", "MM", "C", ...; "" = not reached). The first `running` tasks after the spelled
     ones are left mid-attempt. A "C" censors its arm: the remaining tasks become unfinished.
@@ -152,43 +182,92 @@ def synthetic_events(outcomes: dict[str, Sequence[str]], *, task_ids: Sequence[s
         out.append(ev.QuotaChanged(run_id, arm=arm, used=used[arm], reserved=reserved, cap=caps[arm], at=at(0.05)))
 
     def attempt(arm: str, task: str, no: int, letter: str | None) -> None:
-        out.append(ev.AttemptStarted(run_id, arm=arm, task_id=task, attempt=no, attempt_id=f"{arm}-{task}-{no}",
-                                     at=at()))
+        out.append(
+            ev.AttemptStarted(run_id, arm=arm, task_id=task, attempt=no, attempt_id=f"{arm}-{task}-{no}", at=at())
+        )
         spent = 0
         for turn in range(1, turns + 1):
             reserve = 1_400 + 300 * turn
             if letter == "C" and turn == turns:  # the reservation does not fit: the arm is censored
-                out.append(ev.LogMessage(run_id, level="warning", arm=arm, at=at(),
-                                         text=f"arm {arm} censored: cap {caps[arm]} tokens: the next call exceeds it"))
+                out.append(
+                    ev.LogMessage(
+                        run_id,
+                        level="warning",
+                        arm=arm,
+                        at=at(),
+                        text=f"arm {arm} censored: cap {caps[arm]} tokens: the next call exceeds it",
+                    )
+                )
                 break
             quota(arm, reserve)
             for piece in range(text_pieces):
-                out.append(ev.ModelText(run_id, arm=arm, task_id=task, text=PROSE[(turn + piece) % len(PROSE)],
-                                        at=at(0.1)))
+                out.append(
+                    ev.ModelText(run_id, arm=arm, task_id=task, text=PROSE[(turn + piece) % len(PROSE)], at=at(0.1))
+                )
             if letter is None and turn == turns:
                 return  # left mid-call: the model is still streaming
             prompt, completion = 900 + 350 * turn + rng.randrange(200), 120 + rng.randrange(160)
             used[arm] += prompt + completion
             spent += prompt + completion
-            out.append(ev.CallFinished(run_id, arm=arm, task_id=task, attempt=no, status="ok", retry_index=0,
-                                       prompt_tokens=prompt, completion_tokens=completion, usage_source="reported",
-                                       latency_ms=800 + rng.randrange(900), at=at()))
+            out.append(
+                ev.CallFinished(
+                    run_id,
+                    arm=arm,
+                    task_id=task,
+                    attempt=no,
+                    status="ok",
+                    retry_index=0,
+                    prompt_tokens=prompt,
+                    completion_tokens=completion,
+                    usage_source="reported",
+                    latency_ms=800 + rng.randrange(900),
+                    at=at(),
+                )
+            )
             quota(arm)
             tool = TOOLS[min(turn, len(TOOLS) - 1)] if turn < turns else "finish"
             path = "src/lib.py" if tool in ("read_file", "write_file") else None
-            out.append(ev.ToolCalled(run_id, arm=arm, task_id=task, attempt=no, tool=tool, ok=True,
-                                     summary=f"{tool}({path})" if path else tool, at=at(0.2)))
+            out.append(
+                ev.ToolCalled(
+                    run_id,
+                    arm=arm,
+                    task_id=task,
+                    attempt=no,
+                    tool=tool,
+                    ok=True,
+                    summary=f"{tool}({path})" if path else tool,
+                    at=at(0.2),
+                )
+            )
         cls = LETTERS[letter]
         end = "censored" if letter == "C" else "finished"
-        out.append(ev.AttemptFinished(run_id, arm=arm, task_id=task, attempt=no, end_reason=end, tokens=spent,
-                                      at=at()))
+        out.append(ev.AttemptFinished(run_id, arm=arm, task_id=task, attempt=no, end_reason=end, tokens=spent, at=at()))
         verdict = {"accepted": "pass", "timeout": "timeout", "environment": "error"}.get(cls, "fail")
-        out.append(ev.TaskGraded(run_id, arm=arm, task_id=task, attempt=no, verdict="" if letter in "CH" else verdict,
-                                 failure_class=cls, accepted=cls == "accepted", tokens=spent, at=at(1.5)))
+        out.append(
+            ev.TaskGraded(
+                run_id,
+                arm=arm,
+                task_id=task,
+                attempt=no,
+                verdict="" if letter in "CH" else verdict,
+                failure_class=cls,
+                accepted=cls == "accepted",
+                tokens=spent,
+                at=at(1.5),
+            )
+        )
 
-    out.append(ev.RunStarted(run_id, manifest_sha256="9d90c2d2655ca4e7a35992c1c9aab8e64bbc2a7f19997a7fcef4a37e3311f6ce",
-                             arms=tuple(arms), task_ids=tuple(ids), caps=dict(caps),
-                             isolation={"network": "none", "pids": "limited"}, at=at(0)))
+    out.append(
+        ev.RunStarted(
+            run_id,
+            manifest_sha256="9d90c2d2655ca4e7a35992c1c9aab8e64bbc2a7f19997a7fcef4a37e3311f6ce",
+            arms=tuple(arms),
+            task_ids=tuple(ids),
+            caps=dict(caps),
+            isolation={"network": "none", "pids": "limited"},
+            at=at(0),
+        )
+    )
     for i, task in enumerate(ids):
         for arm in arms:
             if arm in censored:
@@ -199,8 +278,9 @@ def synthetic_events(outcomes: dict[str, Sequence[str]], *, task_ids: Sequence[s
                     attempt(arm, task, no, letter)
                 if "C" in spelled:
                     censored.add(arm)
-                    out.append(ev.ArmStateChanged(run_id, arm=arm, state="censored", unfinished=tuple(ids[i:]),
-                                                  at=at()))
+                    out.append(
+                        ev.ArmStateChanged(run_id, arm=arm, state="censored", unfinished=tuple(ids[i:]), at=at())
+                    )
             elif i < n_spelled + running and spelled is None:
                 attempt(arm, task, 1, None)
     if finish:

@@ -1,6 +1,7 @@
 """Running the live view for the CLI: `run_live` (the ledger and engine built after the first
 frame, start-up errors raised after the terminal is restored) and `run_app` (a crash of the view
 itself becomes one line, a log file and exit status 1)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -20,11 +21,13 @@ if TYPE_CHECKING:
 
 class LiveViewCrashed(QuotabenchError):
     """The live view itself failed (a bug in it, not in the run): exit 1 with the log's path."""
+
     exit_code = 1
 
 
-def run_live(config: RunConfig, opener: Opener, *,
-             crash_log: Callable[[str], Path] | None = None) -> tuple[str, Ledger]:
+def run_live(
+    config: RunConfig, opener: Opener, *, crash_log: Callable[[str], Path] | None = None
+) -> tuple[str, Ledger]:
     """Run the paired benchmark under the live view; returns the run id and its ledger once the
     user quits. `opener` builds (ledger, engine) after the first frame; an error it raises (bad
     input) is raised here, after the terminal is restored."""
@@ -48,14 +51,19 @@ def run_app(app: LiveApp, crash_log: Callable[[str], Path] | None = None, *, hea
         with contextlib.redirect_stderr(errors):  # Textual's error console; the screen is on the tty
             app.run(headless=headless)
     except Exception as exc:  # Textual restored the terminal; say what broke without a traceback
-        raise QuotabenchError(f"the live view failed ({type(exc).__name__}: {exc}) — rerun with --headless; "
-                              f"the ledger keeps what was recorded") from None
+        raise QuotabenchError(
+            f"the live view failed ({type(exc).__name__}: {exc}) — rerun with --headless; "
+            f"the ledger keeps what was recorded"
+        ) from None
     if app.return_code:
         text = errors.getvalue() or "no traceback was printed"
         text = app.engine.mask(text) if hasattr(app.engine, "mask") else text
         where = crash_log(text) if crash_log else None
         run = f"; `quotabench resume {app.run_id[:10]}` finishes the run" if app.run_id else ""
-        raise LiveViewCrashed(f"the live view crashed (exit code {app.return_code})"
-                              + (f" — the traceback is in {where}" if where else "") + run)
+        raise LiveViewCrashed(
+            f"the live view crashed (exit code {app.return_code})"
+            + (f" — the traceback is in {where}" if where else "")
+            + run
+        )
     if errors.getvalue().strip():
         print(errors.getvalue().rstrip(), file=sys.stderr)

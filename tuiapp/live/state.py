@@ -7,6 +7,7 @@ few events the app must react to (auto-pause, run finished). Aggregate figures (
 bootstrap, projections) are not computed here: `snapshot()` copies what they need so
 `figures.compute_figures` can run in a thread on a timer.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -48,6 +49,7 @@ UNFINISHED = NOT_COUNTED  # cells the engine listed as never finished on their a
 class TaskCell:
     """One task on one arm: its status and the attempts made so far. Whether it is decided is
     agent.metrics.outcome's call (`RunState.outcome`), the same one the report makes."""
+
     status: str = "pending"
     attempt: int = 0
     tokens: int = 0  # every call of every attempt, the one in progress included
@@ -66,6 +68,7 @@ class TaskCell:
 @dataclass
 class Activity:
     """What an arm is doing right now."""
+
     task_id: str | None = None
     attempt: int = 0
     turn: int = 0
@@ -95,6 +98,7 @@ class ArmState:
 class Notice:
     """An event the app reacts to beyond redrawing: "auto_pause" (arm, the next call's tokens),
     "finished" (text: the status) or "sandbox" (text)."""
+
     kind: str
     arm: str | None = None
     text: str = ""
@@ -128,12 +132,22 @@ class ArmSnapshot:
         """The arm's attempts as agent.metrics.outcome reads them; the attempt in progress is
         one record without a class, holding the tokens its calls have used so far."""
         from agent.metrics.outcome import AttemptRecord
+
         out = []
         for c in self.cells:
             if c.staged:  # a strategy task: one record, the submission's (issue 16)
                 sub = c.submitted
-                out.append(AttemptRecord(c.task_id, 1, None if sub is None else sub, sub == "accepted", c.tokens,
-                                         "candidate", None if sub is None else sub != "no_submission"))
+                out.append(
+                    AttemptRecord(
+                        c.task_id,
+                        1,
+                        None if sub is None else sub,
+                        sub == "accepted",
+                        c.tokens,
+                        "candidate",
+                        None if sub is None else sub != "no_submission",
+                    )
+                )
                 continue
             graded = sum(t for _, _, t in c.attempts)
             out += [AttemptRecord(c.task_id, no, cls, cls == "accepted", t) for no, cls, t in c.attempts]
@@ -145,14 +159,22 @@ class ArmSnapshot:
     def outcomes(self) -> list[TaskOutcome]:
         """One outcome per task, in grid order: the report's own function, run live."""
         from agent.metrics.outcome import outcomes_of
-        return outcomes_of([c.task_id for c in self.cells], self.records(), max_attempts=self.max_attempts,
-                           arm_state=self.state, cap_hit=self.state == "censored", live=True,
-                           unfinished=[c.task_id for c in self.cells if c.status in UNFINISHED])
+
+        return outcomes_of(
+            [c.task_id for c in self.cells],
+            self.records(),
+            max_attempts=self.max_attempts,
+            arm_state=self.state,
+            cap_hit=self.state == "censored",
+            live=True,
+            unfinished=[c.task_id for c in self.cells if c.status in UNFINISHED],
+        )
 
 
 @dataclass(frozen=True)
 class Snapshot:
     """What the figures need, copied on the UI loop so a thread can compute without races."""
+
     task_ids: tuple[str, ...]
     arms: tuple[ArmSnapshot, ...]
     started_at: float | None
@@ -163,8 +185,9 @@ class Snapshot:
 
 
 class RunState:
-    def __init__(self, arms: Sequence[str], caps: dict[str, int], *, max_attempts: int = 2,
-                 task_ids: Sequence[str] = ()):
+    def __init__(
+        self, arms: Sequence[str], caps: dict[str, int], *, max_attempts: int = 2, task_ids: Sequence[str] = ()
+    ):
         self.max_attempts = max_attempts
         self.run_id = ""
         self.manifest = ""
@@ -183,7 +206,9 @@ class RunState:
         self.dirty: set[str] = set()
         self.dirty_cells: set[tuple[str, str]] = set()
         self._set_tasks(task_ids)
-        self.dirty.update({"header", *(f"arm:{name}" for name in self.arms)})  # the configured caps, from the first frame
+        self.dirty.update(
+            {"header", *(f"arm:{name}" for name in self.arms)}
+        )  # the configured caps, from the first frame
 
     # -- folding -------------------------------------------------------------------------------
     def apply(self, event: ev.Event) -> Notice | None:
@@ -242,7 +267,10 @@ class RunState:
         self.dirty.add("gap")
         if newly:
             from agent.printer import decision_text
-            return Notice("decided", text=decision_text(event) + ("" if event.stopping else " — press d to stop both arms"))
+
+            return Notice(
+                "decided", text=decision_text(event) + ("" if event.stopping else " — press d to stop both arms")
+            )
         return None
 
     def _set_tasks(self, task_ids: Sequence[str]) -> None:
@@ -314,7 +342,11 @@ class RunState:
 
     def _submitted(self, arm: ArmState, event: ev.Submitted) -> None:
         cell = self._cell(arm, event.task_id)
-        cls = next((c for n, c, _ in cell.attempts if n == event.attempt), "reasoning") if event.attempt else "no_submission"
+        cls = (
+            next((c for n, c, _ in cell.attempts if n == event.attempt), "reasoning")
+            if event.attempt
+            else "no_submission"
+        )
         cell.submitted = cell.status = "accepted" if event.accepted else cls
         self._touch(arm, event.task_id)
 
@@ -376,15 +408,20 @@ class RunState:
         return next(o for o in snap.outcomes() if o.task_id == task_id)
 
     def _arm_snapshot(self, a: ArmState) -> ArmSnapshot:
-        cells = tuple(CellSnapshot(t, c.status, c.attempt, c.tokens, tuple(c.attempts), c.submitted, c.staged)
-                      for t in self.task_ids if (c := a.cells.get(t)) is not None)
-        return ArmSnapshot(a.name, a.cap, a.used, a.reserved, a.state, tuple(a.buckets.items()), a.wasted, cells,
-                           self.max_attempts)
+        cells = tuple(
+            CellSnapshot(t, c.status, c.attempt, c.tokens, tuple(c.attempts), c.submitted, c.staged)
+            for t in self.task_ids
+            if (c := a.cells.get(t)) is not None
+        )
+        return ArmSnapshot(
+            a.name, a.cap, a.used, a.reserved, a.state, tuple(a.buckets.items()), a.wasted, cells, self.max_attempts
+        )
 
     def snapshot(self, now: float) -> Snapshot:
         arms = tuple(self._arm_snapshot(a) for a in self.arms.values())
-        return Snapshot(tuple(self.task_ids), arms, self.started_at, self.finished_at, now,
-                        self.max_attempts, self.status)
+        return Snapshot(
+            tuple(self.task_ids), arms, self.started_at, self.finished_at, now, self.max_attempts, self.status
+        )
 
 
 def log_line(event: ev.Event) -> str | None:
@@ -398,8 +435,10 @@ def log_line(event: ev.Event) -> str | None:
             return f"[{event.arm}] {event.task_id} #{event.attempt} → {'ACCEPTED' if event.accepted else event.failure_class}"
         case ev.Submitted():
             what = f"#{event.attempt}" if event.attempt else "nothing"
-            return (f"[{event.arm}] {event.task_id} submitted {what} ({event.route}; {event.covered}/{event.candidates} "
-                    f"candidates pass) → {'ACCEPTED' if event.accepted else 'not accepted'}")
+            return (
+                f"[{event.arm}] {event.task_id} submitted {what} ({event.route}; {event.covered}/{event.candidates} "
+                f"candidates pass) → {'ACCEPTED' if event.accepted else 'not accepted'}"
+            )
     return format_event(event)
 
 
@@ -411,5 +450,5 @@ def _clock(seconds: float) -> str:
 
 
 def clock(seconds: float | None) -> str:
-    """"mm:ss" (or "h:mm:ss"); "—" when unknown."""
+    """ "mm:ss" (or "h:mm:ss"); "—" when unknown."""
     return "—" if seconds is None else _clock(seconds)

@@ -6,6 +6,7 @@ Numbers are never cut silently: a line that does not fit its width switches to a
 wording with compact units (12.3k), and only the shortest one, if it still does not fit,
 ends in an ellipsis (`Fit`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -75,12 +76,14 @@ def quota_wordings(used: int, reserved: int, cap: int) -> list[str]:
     """The meter's numbers, longest first: each keeps used, the cap and the share."""
     pct = fig.percent(fig.share(used, reserved, cap))
     t, s = fig.tokens, fig.tokens_short
-    return [f"{t(used)} used + {t(reserved)} in flight / cap {t(cap)} ({pct})",
-            f"{t(used)} + {t(reserved)} in flight / cap {t(cap)} ({pct})",
-            f"{s(used)} used + {s(reserved)} in flight / cap {s(cap)} ({pct})",
-            f"{s(used)} + {s(reserved)} in flight / cap {s(cap)} ({pct})",
-            f"{s(used)}+{s(reserved)} / cap {s(cap)} ({pct})",
-            f"{s(used + reserved)}/{s(cap)} {pct}"]
+    return [
+        f"{t(used)} used + {t(reserved)} in flight / cap {t(cap)} ({pct})",
+        f"{t(used)} + {t(reserved)} in flight / cap {t(cap)} ({pct})",
+        f"{s(used)} used + {s(reserved)} in flight / cap {s(cap)} ({pct})",
+        f"{s(used)} + {s(reserved)} in flight / cap {s(cap)} ({pct})",
+        f"{s(used)}+{s(reserved)} / cap {s(cap)} ({pct})",
+        f"{s(used + reserved)}/{s(cap)} {pct}",
+    ]
 
 
 class QuotaMeter(Widget):
@@ -122,7 +125,7 @@ class QuotaMeter(Widget):
 
 
 class BurnLine(Widget):
-    """"burn 4,210 tok/min" and a sparkline of the last five minutes (10 s per character)."""
+    """ "burn 4,210 tok/min" and a sparkline of the last five minutes (10 s per character)."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -137,8 +140,10 @@ class BurnLine(Widget):
         head = f"burn {fig.tokens(self.rate)} tok/min "
         room = max(0, min(fig.SPARK_BUCKETS, self.size.width - len(head) - 12))
         tail = " last 5 min" if self.spark else ""
-        return fit([head + fig.sparkline(self.spark, room) + tail, f"burn {fig.tokens_short(self.rate)}/min"],
-                   max(1, self.size.width))
+        return fit(
+            [head + fig.sparkline(self.spark, room) + tail, f"burn {fig.tokens_short(self.rate)}/min"],
+            max(1, self.size.width),
+        )
 
 
 class StreamTail(Widget):
@@ -157,7 +162,7 @@ class StreamTail(Widget):
         width, height = max(1, self.size.width), max(1, self.size.height)
         lines = [" ".join(line.split()) for line in self.text.splitlines()]
         lines = [line for line in lines if line][-height:]
-        shown = [("…" + line[-(width - 1):]) if len(line) > width else line for line in lines]
+        shown = [("…" + line[-(width - 1) :]) if len(line) > width else line for line in lines]
         return Text("\n".join(shown) or "—", no_wrap=True, overflow="crop")
 
 
@@ -175,19 +180,24 @@ def metrics_wordings(f: fig.ArmFigures) -> list[tuple[str, str]]:
         rate = f"{f.acceptance:.2f} [{f.ci[0]:.2f}, {f.ci[1]:.2f}] n={f.decided}"
         accept = f"accept {rate}" if f.comparable else f"accept not comparable ({rate} finished)"
         mid = f"accept {rate}" if f.comparable else f"not comparable: {rate}"
-        short = (f"accept {f.acceptance:.2f} [{f.ci[0]:.2f},{f.ci[1]:.2f}] n={f.decided}" if f.comparable
-                 else f"not comparable ({f.acceptance:.2f}, n={f.decided})")
+        short = (
+            f"accept {f.acceptance:.2f} [{f.ci[0]:.2f},{f.ci[1]:.2f}] n={f.decided}"
+            if f.comparable
+            else f"not comparable ({f.acceptance:.2f}, n={f.decided})"
+        )
     else:
         accept = mid = "accept — (none decided yet)" if f.comparable else "accept not comparable (none finished)"
         short = "accept — (none decided)" if f.comparable else "not comparable (none finished)"
     qap, tax, first = fig.tokens(f.qap), fig.ratio(f.retry_tax), fig.ratio(f.first_try_share)
     qap_s = fig.tokens_short(f.qap)
     # the report's figures: None (shown —) for QAP, retry tax and first try once not comparable
-    return [(f"{accept} · QAP {qap} tok/patch", f"retry tax {tax} · first try {first} · censored: {f.censoring}"),
-            (mid, f"QAP {qap_s} · retry tax {tax} · first try {first}"),
-            (mid, f"QAP {qap_s} · retry {tax} · 1st try {first}"),
-            (short, f"QAP {qap_s} · retry {tax} · 1st try {first}"),
-            (short, f"QAP {qap_s} · tax {tax} · 1st {first}")]
+    return [
+        (f"{accept} · QAP {qap} tok/patch", f"retry tax {tax} · first try {first} · censored: {f.censoring}"),
+        (mid, f"QAP {qap_s} · retry tax {tax} · first try {first}"),
+        (mid, f"QAP {qap_s} · retry {tax} · 1st try {first}"),
+        (short, f"QAP {qap_s} · retry {tax} · 1st try {first}"),
+        (short, f"QAP {qap_s} · tax {tax} · 1st {first}"),
+    ]
 
 
 class ArmPanel(Vertical):
@@ -199,8 +209,9 @@ class ArmPanel(Vertical):
         self.border_title = f"{arm.name} · {arm_label(arm)} ({arm.kind}, {arm.protocol})"
         self.meter = QuotaMeter(danger_share, arm.cap_tokens, classes="meter")
         self.burn = BurnLine(classes="burn")
-        self.projection = Fit("projection after the first finished task", "projection after 1st task",
-                              classes="projection")
+        self.projection = Fit(
+            "projection after the first finished task", "projection after 1st task", classes="projection"
+        )
         self.metrics = Fit(("accept — (none decided yet)", ""), classes="metrics")
         self.activity = Static("", classes="activity")
         self.stream = StreamTail(classes="stream")
@@ -234,8 +245,15 @@ class ArmPanel(Vertical):
         self.metrics.show(*metrics_wordings(f))
 
 
-STATE_WORDS = {"running": "▶ running", "paused": "⏸ PAUSED", "aborting": "■ aborting…", "starting": "… starting",
-               "finished": "✓ finished", "aborted": "■ aborted", "crashed": "✗ crashed"}
+STATE_WORDS = {
+    "running": "▶ running",
+    "paused": "⏸ PAUSED",
+    "aborting": "■ aborting…",
+    "starting": "… starting",
+    "finished": "✓ finished",
+    "aborted": "■ aborted",
+    "crashed": "✗ crashed",
+}
 
 
 def header_wordings(state: RunState, figures: fig.Figures | None) -> list[str]:
@@ -255,13 +273,15 @@ def header_wordings(state: RunState, figures: fig.Figures | None) -> list[str]:
     def join(*parts: str) -> str:
         return " · ".join(p for p in parts if p)
 
-    return [join(f"quotabench live · run {run[:12]} · manifest {manifest}", sandbox, status, *timing, *over),
-            join(f"quotabench live · run {run[:12]}", sandbox, status, *timing, *over),
-            join(status, *timing, sandbox, *over, f"run {run[:10]}"),
-            join(status, *timing, sandbox, *over),
-            join(status, *timing_short, sandbox, *over),
-            join(status, *timing_short, sandbox),
-            join(status, *timing_short, sandbox.replace("no full sandbox", "no sandbox"))]
+    return [
+        join(f"quotabench live · run {run[:12]} · manifest {manifest}", sandbox, status, *timing, *over),
+        join(f"quotabench live · run {run[:12]}", sandbox, status, *timing, *over),
+        join(status, *timing, sandbox, *over, f"run {run[:10]}"),
+        join(status, *timing, sandbox, *over),
+        join(status, *timing_short, sandbox, *over),
+        join(status, *timing_short, sandbox),
+        join(status, *timing_short, sandbox.replace("no full sandbox", "no sandbox")),
+    ]
 
 
 class RunHeader(Fit):

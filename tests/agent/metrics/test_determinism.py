@@ -1,5 +1,6 @@
 """determinism.py: error bars, rotation and within-session determinism, against seed 003's published
 six runs, a brute-force bootstrap, scipy, and properties (hypothesis)."""
+
 from __future__ import annotations
 
 import itertools
@@ -15,14 +16,21 @@ from agent.metrics.determinism import CallSample, ReplicateOutcomes, bootstrap_m
 
 # seed 003 result 6: the champion's six runs over 56 tasks and their failure lists
 SEED_003_FAILURES = [
-    "Q03 Q05 Q25 Q45 Q50 Q51 Q52", "Q03 Q05 Q13 Q25 Q51 Q52", "Q03 Q05 Q13 Q25 Q51 Q52",
-    "Q03 Q05 Q13 Q26 Q36 Q51", "Q01 Q03 Q05 Q13 Q25 Q46 Q49 Q51", "Q03 Q25 Q46 Q52"]
+    "Q03 Q05 Q25 Q45 Q50 Q51 Q52",
+    "Q03 Q05 Q13 Q25 Q51 Q52",
+    "Q03 Q05 Q13 Q25 Q51 Q52",
+    "Q03 Q05 Q13 Q26 Q36 Q51",
+    "Q01 Q03 Q05 Q13 Q25 Q46 Q49 Q51",
+    "Q03 Q25 Q46 Q52",
+]
 TASKS = [f"Q{i:02d}" for i in range(1, 57)]
 
 
 def seed_003() -> list[ReplicateOutcomes]:
-    return [ReplicateOutcomes(f"r{i}", i + 1, False, {t: t not in failed.split() for t in TASKS})
-            for i, failed in enumerate(SEED_003_FAILURES)]
+    return [
+        ReplicateOutcomes(f"r{i}", i + 1, False, {t: t not in failed.split() for t in TASKS})
+        for i, failed in enumerate(SEED_003_FAILURES)
+    ]
 
 
 def test_seed_003_result_6_rotation_and_spread():
@@ -30,10 +38,22 @@ def test_seed_003_result_6_rotation_and_spread():
     # "Thirteen distinct tasks rotate through the failure slots. Exactly one - Q03 - failed all six times."
     assert rot["never_accepted"] == 1 and len(rot["rotating"]) == 12 and rot["always_accepted"] == 43
     freq = {r["task_id"]: r["n"] - r["passed"] for r in rot["rotating"]}
-    assert freq == {"Q51": 5, "Q25": 5, "Q05": 5, "Q52": 4, "Q13": 4, "Q46": 2, "Q01": 1, "Q26": 1, "Q36": 1,
-                    "Q45": 1, "Q49": 1, "Q50": 1}
+    assert freq == {
+        "Q51": 5,
+        "Q25": 5,
+        "Q05": 5,
+        "Q52": 4,
+        "Q13": 4,
+        "Q46": 2,
+        "Q01": 1,
+        "Q26": 1,
+        "Q36": 1,
+        "Q45": 1,
+        "Q49": 1,
+        "Q50": 1,
+    }
     bar = error_bar(seed_003(), seed=1, resamples=4000)
-    scores = [49, 50, 50, 50, 48, 52]                                     # the post's "49, 50, 50, 50, 48, 52"
+    scores = [49, 50, 50, 50, 48, 52]  # the post's "49, 50, 50, 50, 48, 52"
     assert bar["acceptance"] == pytest.approx([s / 56 for s in scores])
     assert bar["range"] == pytest.approx(4 / 56) and bar["sd"] == pytest.approx(statistics.stdev(scores) / 56)
     assert bar["mean"] == pytest.approx(sum(scores) / 6 / 56)
@@ -42,15 +62,17 @@ def test_seed_003_result_6_rotation_and_spread():
 
 
 def test_a_censored_replicate_is_listed_and_left_out():
-    reps = [ReplicateOutcomes("r1", 1, False, {"a": True, "b": False}),
-            ReplicateOutcomes("r2", 2, True, {"a": False}),               # censored: b never finished
-            ReplicateOutcomes("r3", 3, False, {"a": True, "b": True})]
+    reps = [
+        ReplicateOutcomes("r1", 1, False, {"a": True, "b": False}),
+        ReplicateOutcomes("r2", 2, True, {"a": False}),  # censored: b never finished
+        ReplicateOutcomes("r3", 3, False, {"a": True, "b": True}),
+    ]
     bar = error_bar(reps, seed=1, resamples=1000)
     assert bar["replicates"] == [1, 3] and bar["left_out"] == [{"run_id": "r2", "replicate": 2}]
     assert bar["acceptance"] == [0.5, 1.0] and bar["range"] == 0.5
     rot = rotation(reps)
     assert rot["replicates"] == [1, 3] and [r["task_id"] for r in rot["rotating"]] == ["b"]
-    assert error_bar([reps[1]], seed=1)["mean"] is None                  # nothing comparable: no bar
+    assert error_bar([reps[1]], seed=1)["mean"] is None  # nothing comparable: no bar
 
 
 def _exact_quantiles(values: list[float], level: float = 0.95) -> tuple[float, float, float]:
@@ -67,7 +89,7 @@ def _exact_quantiles(values: list[float], level: float = 0.95) -> tuple[float, f
 def test_bootstrap_interval_against_the_enumerated_bootstrap():
     values = [0.0, 1 / 3, 2 / 3, 1.0, 1.0]
     lo, hi, gap = _exact_quantiles(values)
-    assert gap > 0.003                                                    # the tails sit inside an atom
+    assert gap > 0.003  # the tails sit inside an atom
     assert bootstrap_mean_ci(values, seed=7, resamples=200_000) == pytest.approx((lo, hi), abs=1e-9)
 
 
@@ -75,8 +97,9 @@ def test_bootstrap_interval_against_scipy():
     rng = np.random.default_rng(3)
     values = list(rng.integers(0, 4, size=40) / 3)
     ours = bootstrap_mean_ci(values, seed=11, resamples=20_000)
-    ref = sps.bootstrap((np.asarray(values),), np.mean, method="percentile", n_resamples=20_000,
-                        random_state=np.random.default_rng(12)).confidence_interval
+    ref = sps.bootstrap(
+        (np.asarray(values),), np.mean, method="percentile", n_resamples=20_000, random_state=np.random.default_rng(12)
+    ).confidence_interval
     assert ours == pytest.approx((ref.low, ref.high), abs=0.02)
 
 
@@ -104,13 +127,19 @@ def test_determinism_flags():
     same_session = [CallSample("s1", "q1", "a"), CallSample("s1", "q1", "a")]
     restarted = [CallSample("s2", "q1", "b")]
     assert determinism(same_session + restarted)["flag"] == "deterministic within a session, varies across restarts"
-    assert determinism(same_session + [CallSample("s2", "q1", "a")])["flag"] == \
-        "deterministic within a session and across restarts"
+    assert (
+        determinism(same_session + [CallSample("s2", "q1", "a")])["flag"]
+        == "deterministic within a session and across restarts"
+    )
     assert determinism([CallSample("s1", "q1", "a"), CallSample("s1", "q1", "x")])["flag"] == "varies within a session"
     assert determinism(same_session)["flag"] == "deterministic within a session; across restarts unknown"
-    assert determinism([CallSample("s1", "q1", "a"), CallSample("s2", "q1", "a")])["flag"] == \
-        "identical across restarts; within a session unknown"
-    assert determinism([CallSample("s1", "q1", "a"), CallSample("s1", "q2", "b")])["flag"] == \
-        "unknown: no request was repeated"
+    assert (
+        determinism([CallSample("s1", "q1", "a"), CallSample("s2", "q1", "a")])["flag"]
+        == "identical across restarts; within a session unknown"
+    )
+    assert (
+        determinism([CallSample("s1", "q1", "a"), CallSample("s1", "q2", "b")])["flag"]
+        == "unknown: no request was repeated"
+    )
     d = determinism(same_session + restarted + [CallSample("s1", "q2", "c"), CallSample("s2", "q2", "c")])
     assert (d["within"], d["within_identical"], d["across"], d["across_identical"], d["sessions"]) == (1, 1, 2, 1, 2)

@@ -1,4 +1,5 @@
 """arm.py on small real ledgers: seed 002's metrics, censoring, taxonomy, visible flattery."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,7 +33,11 @@ def test_taxonomy_uses_last_attempt(build, ledger):
     build.arm(run, "A", ["RM", "MT", "E", "H", "RE"])
     m, _ = metrics_of(ledger, run, "A")
     assert {k: v for k, v in m.taxonomy.items() if v} == {
-        "mechanics": 1, "timeout": 1, "environment": 2, "harness_error": 1}
+        "mechanics": 1,
+        "timeout": 1,
+        "environment": 2,
+        "harness_error": 1,
+    }
     assert m.acceptance == 0 and m.qap is None and m.first_try_share is None
     assert m.retry_tax == 1.0
 

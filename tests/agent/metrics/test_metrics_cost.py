@@ -1,4 +1,5 @@
 """cost.py: price tables, CPSP and break-even, checked against seed 000's worked pilot."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,10 @@ RUN = {"id": "r", "created_utc": "2026-10-27T10:00:00+00:00", "finished_utc": "2
 
 
 def attempts(n, prompt=0, completion=0, duration_ms=1000):
-    rows = [{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "duration_ms": duration_ms,
-             "ended_utc": None} for _ in range(n)]
+    rows = [
+        {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "duration_ms": duration_ms, "ended_utc": None}
+        for _ in range(n)
+    ]
     rows[0].update(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
     return rows
 
@@ -28,9 +31,15 @@ def test_missing_price_names_the_arm(price):
         arm_cost(arm("B", price), RUN, attempts(1), solved=1)
 
 
-@pytest.mark.parametrize("price", [{"gpu_hour": -1}, {"gpu_hour": 1.6, "utilization": 0},
-                                   {"gpu_hour": 1.6, "utilization": 1.5},
-                                   {"input_per_mtok": "x", "output_per_mtok": 1}])
+@pytest.mark.parametrize(
+    "price",
+    [
+        {"gpu_hour": -1},
+        {"gpu_hour": 1.6, "utilization": 0},
+        {"gpu_hour": 1.6, "utilization": 1.5},
+        {"input_per_mtok": "x", "output_per_mtok": 1},
+    ],
+)
 def test_bad_price_values_are_errors(price):
     with pytest.raises(PriceError, match="arm A"):
         parse_price("A", json.dumps(price))
@@ -45,10 +54,15 @@ def test_token_cost_charges_unsplit_retry_tokens_at_input_rate():
 def seed_000_arms(utilization):
     # seed 000's pilot: open-27b self-hosted at $1.60/h, 57 solved; hosted 540,118 in / 121,455 out, 62 solved
     busy_ms = 4_563_900
-    gpu = arm_cost(arm("open", {"gpu_hour": 1.60, "utilization": utilization}, busy_ms),
-                   RUN, attempts(120, duration_ms=38_000), solved=57)
-    hosted = arm_cost(arm("hosted", {"input_per_mtok": 3.0, "output_per_mtok": 15.0}),
-                      RUN, attempts(120, 540_118, 121_455), solved=62)
+    gpu = arm_cost(
+        arm("open", {"gpu_hour": 1.60, "utilization": utilization}, busy_ms),
+        RUN,
+        attempts(120, duration_ms=38_000),
+        solved=57,
+    )
+    hosted = arm_cost(
+        arm("hosted", {"input_per_mtok": 3.0, "output_per_mtok": 15.0}), RUN, attempts(120, 540_118, 121_455), solved=62
+    )
     return gpu, hosted
 
 

@@ -1,5 +1,6 @@
 """Issue 13 on real ledgers, one per case: what the report *says* (the read, the decision rule,
 the — cells, the published accounting), in text, markdown and JSON."""
+
 from __future__ import annotations
 
 import json
@@ -77,7 +78,9 @@ def test_all_pairs_agree_is_not_certainty(build, ledger):
     build.arm(run, "B", plan)
     report, text, _ = report_of(ledger, run)
     c = comparison(report)
-    assert c["interval"]["lo"] == pytest.approx(-0.2775, abs=1e-4) and c["interval"]["hi"] == pytest.approx(0.2775, abs=1e-4)
+    assert c["interval"]["lo"] == pytest.approx(-0.2775, abs=1e-4) and c["interval"]["hi"] == pytest.approx(
+        0.2775, abs=1e-4
+    )
     assert "[-0.278, +0.278]" in text and "[+0.000, +0.000] (" not in text.split("second view")[0]
     assert "no gap was observed" in text
 
@@ -90,11 +93,14 @@ def _assert_dash_cells(text: str, arm: str) -> None:
     assert [cells[2].strip(), cells[3].strip(), cells[5].strip(), cells[6].strip()] == ["—"] * 4
 
 
-@pytest.mark.parametrize("state, censored, why", [
-    ("censored", True, "cap hit: 2 of 6 tasks unfinished"),
-    ("stopped", False, "arm stopped: 2 of 6 tasks unfinished"),
-    ("aborted", False, "run aborted: 2 of 6 tasks unfinished"),
-])
+@pytest.mark.parametrize(
+    "state, censored, why",
+    [
+        ("censored", True, "cap hit: 2 of 6 tasks unfinished"),
+        ("stopped", False, "arm stopped: 2 of 6 tasks unfinished"),
+        ("aborted", False, "run aborted: 2 of 6 tasks unfinished"),
+    ],
+)
 def test_not_comparable_arms_show_dashes_everywhere(build, ledger, state, censored, why):
     tasks = [f"t{i}" for i in range(6)]
     run = build.run(tasks)
@@ -218,6 +224,7 @@ def test_a_shared_server_is_billed_once_and_split_by_busy_time(build, ledger):
 
 def test_shared_server_with_different_prices_is_refused(build, ledger):
     from agent.metrics import PriceError
+
     url = "http://127.0.0.1:8123/v1"
     run = build.run(["t1"])
     build.arm(run, "A", ["P"], price={"gpu_hour": 0.10}, endpoint_url=url, busy_ms=1000)

@@ -1,4 +1,5 @@
 """read.py: the practical read follows the numbers, and a censored arm is never ranked."""
+
 from __future__ import annotations
 
 from agent.metrics.arm import ArmMetrics, Spread
@@ -10,14 +11,37 @@ from agent.metrics.stats import mcnemar_exact, tango_interval
 
 def metrics(name, accepted=20, retry_tax=0.2, qap=5000.0, censored=False, flatter=None, visible_n=0):
     return ArmMetrics(
-        name=name, n_tasks=40, decided=39 if censored else 40, accepted=accepted, acceptance=accepted / 40,
-        acceptance_ci=(0.0, 1.0), comparable=not censored,
+        name=name,
+        n_tasks=40,
+        decided=39 if censored else 40,
+        accepted=accepted,
+        acceptance=accepted / 40,
+        acceptance_ci=(0.0, 1.0),
+        comparable=not censored,
         not_comparable="cap hit: 1 of 40 tasks unfinished" if censored else None,
-        total_tokens=100_000, qap=qap, wasted_tokens=int(100_000 * retry_tax), retry_tax=retry_tax,
-        first_try=accepted, first_try_share=1.0, censored=censored, cap_hit=censored, cap_tokens=None,
-        unfinished=["t1"] if censored else [], state="censored" if censored else "finished", max_attempts=3,
-        n_attempts=60, tokens_per_attempt=Spread(1, 1, 1, 60), wall_ms=0, busy_ms=None, busy_source=None, calls=0,
-        transport_retries=0, malformed_tool_calls=0, visible_pass_n=visible_n, visible_flatter_rate=flatter)
+        total_tokens=100_000,
+        qap=qap,
+        wasted_tokens=int(100_000 * retry_tax),
+        retry_tax=retry_tax,
+        first_try=accepted,
+        first_try_share=1.0,
+        censored=censored,
+        cap_hit=censored,
+        cap_tokens=None,
+        unfinished=["t1"] if censored else [],
+        state="censored" if censored else "finished",
+        max_attempts=3,
+        n_attempts=60,
+        tokens_per_attempt=Spread(1, 1, 1, 60),
+        wall_ms=0,
+        busy_ms=None,
+        busy_source=None,
+        calls=0,
+        transport_retries=0,
+        malformed_tool_calls=0,
+        visible_pass_n=visible_n,
+        visible_flatter_rate=flatter,
+    )
 
 
 def comparison(only_a, only_b, n=40):
@@ -44,8 +68,10 @@ def test_seed_002_reads():
 def test_gap_inside_noise_is_a_tie_and_cost_decides():
     a, b = metrics("A"), metrics("B")
     gap = comparison(only_a=1, only_b=3)
-    assert practical_read(a, cost("A", 0.05), b, cost("B", 0.03), gap) == \
-        "no detectable difference in acceptance at n=40; dearer per solved task"
+    assert (
+        practical_read(a, cost("A", 0.05), b, cost("B", 0.03), gap)
+        == "no detectable difference in acceptance at n=40; dearer per solved task"
+    )
 
 
 def test_qap_is_only_compared_under_the_same_accounting():

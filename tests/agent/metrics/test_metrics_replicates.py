@@ -1,4 +1,5 @@
 """compare.py and replicates.py: paired arms, manifest refusal, seed 003's rotation and sessions."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,15 @@ from agent.metrics.replicates import check_same_manifest, replicate_summary, sch
 
 
 def outcome(task_id, accepted, censored=False):
-    return TaskOutcome(task_id, accepted, 1 if accepted else None,
-                       "accepted" if accepted else ("censored" if censored else "reasoning"), not censored, 1, 10)
+    return TaskOutcome(
+        task_id,
+        accepted,
+        1 if accepted else None,
+        "accepted" if accepted else ("censored" if censored else "reasoning"),
+        not censored,
+        1,
+        10,
+    )
 
 
 def test_compare_excludes_tasks_censored_in_either_arm():
@@ -29,16 +37,30 @@ def test_compare_returns_none_when_nothing_pairs():
 
 # seed 003 result 6: the champion's six runs over 56 tasks and their failure lists
 SEED_003_FAILURES = [
-    "Q03 Q05 Q25 Q45 Q50 Q51 Q52", "Q03 Q05 Q13 Q25 Q51 Q52", "Q03 Q05 Q13 Q25 Q51 Q52",
-    "Q03 Q05 Q13 Q26 Q36 Q51", "Q01 Q03 Q05 Q13 Q25 Q46 Q49 Q51", "Q03 Q25 Q46 Q52"]
+    "Q03 Q05 Q25 Q45 Q50 Q51 Q52",
+    "Q03 Q05 Q13 Q25 Q51 Q52",
+    "Q03 Q05 Q13 Q25 Q51 Q52",
+    "Q03 Q05 Q13 Q26 Q36 Q51",
+    "Q01 Q03 Q05 Q13 Q25 Q46 Q49 Q51",
+    "Q03 Q25 Q46 Q52",
+]
 TASKS = [f"Q{i:02d}" for i in range(1, 57)]
 
 
 def seed_003_runs():
-    runs = [{"id": f"r{i}", "created_utc": f"2026-11-0{i + 1}T09:00:00+00:00", "session_id": f"s{i}",
-             "manifest_sha256": "m"} for i in range(6)]
-    outcomes = {f"r{i}": {"champion": [outcome(t, t not in failed.split()) for t in TASKS]}
-                for i, failed in enumerate(SEED_003_FAILURES)}
+    runs = [
+        {
+            "id": f"r{i}",
+            "created_utc": f"2026-11-0{i + 1}T09:00:00+00:00",
+            "session_id": f"s{i}",
+            "manifest_sha256": "m",
+        }
+        for i in range(6)
+    ]
+    outcomes = {
+        f"r{i}": {"champion": [outcome(t, t not in failed.split()) for t in TASKS]}
+        for i, failed in enumerate(SEED_003_FAILURES)
+    }
     return runs, outcomes
 
 
@@ -59,9 +81,11 @@ def test_seed_003_rotation():
 
 def test_schedule_flags_sessions_and_days():
     # seed 003 result 5: r1 on another day, r2 and r3 back to back in one session
-    runs = [{"id": "r1", "created_utc": "2026-11-01T09:00:00+00:00", "session_id": "a"},
-            {"id": "r2", "created_utc": "2026-11-02T09:00:00+00:00", "session_id": "b"},
-            {"id": "r3", "created_utc": "2026-11-02T10:00:00+00:00", "session_id": "b"}]
+    runs = [
+        {"id": "r1", "created_utc": "2026-11-01T09:00:00+00:00", "session_id": "a"},
+        {"id": "r2", "created_utc": "2026-11-02T09:00:00+00:00", "session_id": "b"},
+        {"id": "r3", "created_utc": "2026-11-02T10:00:00+00:00", "session_id": "b"},
+    ]
     s = schedule(runs)
     assert (s["kind"], s["sessions"], s["days"]) == ("different days", 2, 2)
     one = schedule([dict(r, session_id="b", created_utc="2026-11-02T09:00:00+00:00") for r in runs])
@@ -75,10 +99,18 @@ def test_schedule_flags_sessions_and_days():
 
 
 def test_manifest_mismatch_names_both_hashes_and_the_difference():
-    a = {"id": "RUN_A", "manifest_sha256": "1" * 64, "config_json": '{"arms": {"B": {"model": "x"}}}',
-         "harness_version": "0.1.0"}
-    b = {"id": "RUN_B", "manifest_sha256": "2" * 64, "config_json": '{"arms": {"B": {"model": "y"}}}',
-         "harness_version": "0.1.0"}
+    a = {
+        "id": "RUN_A",
+        "manifest_sha256": "1" * 64,
+        "config_json": '{"arms": {"B": {"model": "x"}}}',
+        "harness_version": "0.1.0",
+    }
+    b = {
+        "id": "RUN_B",
+        "manifest_sha256": "2" * 64,
+        "config_json": '{"arms": {"B": {"model": "y"}}}',
+        "harness_version": "0.1.0",
+    }
     tasks = [{"task_id": "t1", "files_sha256": "s"}]
     with pytest.raises(ReportError) as err:
         check_same_manifest([a, b], {"RUN_A": tasks, "RUN_B": tasks + [{"task_id": "t2", "files_sha256": "s"}]})

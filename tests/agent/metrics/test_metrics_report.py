@@ -1,4 +1,5 @@
 """build_report / render_report end to end on small real ledgers."""
+
 from __future__ import annotations
 
 import json
@@ -112,6 +113,7 @@ def test_cli_grading_price_option(build, ledger, tmp_path):
     import subprocess
     import sys
     from pathlib import Path
+
     run = build.run(TASKS)
     build.arm(run, "A", PLAN_A)
     build.arm(run, "B", PLAN_B)
@@ -119,8 +121,14 @@ def test_cli_grading_price_option(build, ledger, tmp_path):
     root = Path(__file__).resolve().parents[3]
 
     def report(*args):
-        return subprocess.run([sys.executable, "-m", "tuiapp.cli", "report", "--db", str(ledger.path), *args],
-                              capture_output=True, text=True, timeout=120, cwd=root)
+        return subprocess.run(
+            [sys.executable, "-m", "tuiapp.cli", "report", "--db", str(ledger.path), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=root,
+        )
+
     done = report("--grading-cpu-hour", "0.2", "--json")
     assert done.returncode == 0, done.stderr
     cost = json.loads(done.stdout)["runs"][0]["arms"][0]["cost"]

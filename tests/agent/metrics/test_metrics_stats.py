@@ -1,5 +1,6 @@
 """stats.py against independent references: seed 000/001 worked numbers, brute force, scipy,
 a plain-loop bootstrap, and hypothesis properties."""
+
 from __future__ import annotations
 
 import math
@@ -40,8 +41,11 @@ def test_wilson_edges():
         wilson(5, 4)
 
 
-@given(st.integers(min_value=0, max_value=100_000).flatmap(
-    lambda n: st.tuples(st.integers(min_value=0, max_value=n), st.just(n))))
+@given(
+    st.integers(min_value=0, max_value=100_000).flatmap(
+        lambda n: st.tuples(st.integers(min_value=0, max_value=n), st.just(n))
+    )
+)
 def test_wilson_within_unit_interval_and_contains_estimate(kn):
     k, n = kn
     lo, hi = wilson(k, n)
@@ -78,8 +82,11 @@ def test_mean_pass_at_k_averages_tasks():
     assert mean_pass_at_k([(4, 1), (4, 0), (4, 4)], 1) == pytest.approx((0.25 + 0 + 1) / 3)
 
 
-@given(st.integers(min_value=1, max_value=60).flatmap(
-    lambda n: st.tuples(st.just(n), st.integers(min_value=0, max_value=n))))
+@given(
+    st.integers(min_value=1, max_value=60).flatmap(
+        lambda n: st.tuples(st.just(n), st.integers(min_value=0, max_value=n))
+    )
+)
 def test_pass_at_k_monotone_in_k(nc):
     n, c = nc
     values = [pass_at_k(n, c, k) for k in range(1, n + 1)]
@@ -125,6 +132,7 @@ def loop_bootstrap(a, b, seed, resamples):
 
     def q(p):
         return gaps[math.floor(p * (resamples - 1))]  # seed 000's quantile rule
+
     return q(0.025), q(0.975), sum(g > 0 for g in gaps) / resamples
 
 
@@ -180,6 +188,7 @@ def test_bootstrap_memory_does_not_grow_with_resamples_times_tasks():
     # 20,000 tasks × 2,000 resamples was a 160 MB index matrix (int32) plus a 40 MB gather; the
     # chunked draw holds ~2M indices at a time whatever the task count.
     import tracemalloc
+
     a, b = report_sized_pairs(20_000)
     tracemalloc.start()
     try:
@@ -199,8 +208,7 @@ def test_bootstrap_is_reproducible_and_seed_sensitive():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=60),
-       st.integers(0, 2**32 - 1))
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=60), st.integers(0, 2**32 - 1))
 def test_bootstrap_interval_properties(pairs, seed):
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     result = paired_bootstrap(a, b, seed=seed, resamples=500)
@@ -223,6 +231,7 @@ def test_power_formula_reference():
 @pytest.mark.parametrize("alpha", [0.2, 0.1, 0.05, 0.01, 0.001])
 def test_z_matches_scipy(alpha):
     from scipy.stats import norm
+
     assert z_two_sided(alpha) == pytest.approx(norm.ppf(1 - alpha / 2), rel=1e-12)
 
 
@@ -252,6 +261,7 @@ def test_exact_binomial_at_report_scale():
 def test_metrics_do_not_import_scipy():
     import subprocess
     import sys
+
     code = "import agent.metrics, agent.metrics.report, sys; print('scipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -279,6 +289,7 @@ def scipy_tango(only_a, only_b, n, alpha=0.05):
     """Independent reference: the constrained MLE by numerical maximization of the multinomial
     likelihood (no closed form) and the limits by Brent's method on the score statistic."""
     from scipy.optimize import brentq, minimize_scalar
+
     z = z_two_sided(alpha)
     n12, n21, n11 = only_b, only_a, n - only_a - only_b
 
@@ -291,6 +302,7 @@ def scipy_tango(only_a, only_b, n, alpha=0.05):
             p12, rest = p21 + delta, 1 - 2 * p21 - delta
             terms = [(n12, p12), (n21, p21), (n11, rest)]
             return -sum(k * math.log(max(p, 1e-300)) for k, p in terms if k)
+
         return minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-13}).x
 
     def t(delta):
@@ -306,8 +318,10 @@ def scipy_tango(only_a, only_b, n, alpha=0.05):
     return lo, hi
 
 
-@pytest.mark.parametrize("only_a, only_b, n", [(0, 4, 20), (1, 0, 1), (0, 0, 10), (3, 9, 40), (12, 2, 30),
-                                               (5, 5, 12), (0, 7, 7), (2, 11, 13), (40, 20, 160)])
+@pytest.mark.parametrize(
+    "only_a, only_b, n",
+    [(0, 4, 20), (1, 0, 1), (0, 0, 10), (3, 9, 40), (12, 2, 30), (5, 5, 12), (0, 7, 7), (2, 11, 13), (40, 20, 160)],
+)
 def test_tango_equals_an_independent_numerical_solution(only_a, only_b, n):
     iv = tango_interval(only_a, only_b, n)
     lo, hi = scipy_tango(only_a, only_b, n)
@@ -315,8 +329,13 @@ def test_tango_equals_an_independent_numerical_solution(only_a, only_b, n):
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)).flatmap(
-    lambda kn: st.tuples(st.integers(0, kn[1] - kn[0]), st.just(kn[0]), st.just(kn[1])))))
+@given(
+    st.integers(1, 300).flatmap(
+        lambda n: st.tuples(st.integers(0, n), st.just(n)).flatmap(
+            lambda kn: st.tuples(st.integers(0, kn[1] - kn[0]), st.just(kn[0]), st.just(kn[1]))
+        )
+    )
+)
 def test_tango_properties(case):
     only_a, only_b, n = case
     iv = tango_interval(only_a, only_b, n)
@@ -342,7 +361,7 @@ def exact_coverage(n, q12, q21, interval):
     covered, q_same = 0.0, 1 - q12 - q21
     for b in range(n + 1):
         for c in range(n + 1 - b):
-            p = math.comb(n, b) * math.comb(n - b, c) * q12 ** b * q21 ** c * q_same ** (n - b - c)
+            p = math.comb(n, b) * math.comb(n - b, c) * q12**b * q21**c * q_same ** (n - b - c)
             lo, hi = interval(c, b, n)
             covered += p * (lo - 1e-12 <= q12 - q21 <= hi + 1e-12)
     return covered

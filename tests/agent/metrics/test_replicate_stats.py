@@ -1,5 +1,6 @@
 """replicate_stats.py over a real ledger: a censored replicate is listed and left out of the spread,
 and a ledger without request hashes says so instead of guessing (issue 17)."""
+
 from __future__ import annotations
 
 from agent.metrics.report import build_report, render_report
@@ -8,7 +9,9 @@ from agent.metrics.report import build_report, render_report
 def test_a_censored_replicate_is_listed_and_left_out_of_the_spread(ledger, build):
     tasks = ["t1", "t2", "t3"]
     runs = []
-    for i, (plan_a, censored) in enumerate([(["P", "R", "P"], False), (["P", "C", ""], True), (["P", "P", "R"], False)]):
+    for i, (plan_a, censored) in enumerate(
+        [(["P", "R", "P"], False), (["P", "C", ""], True), (["P", "P", "R"], False)]
+    ):
         run = build.run(tasks, created=f"2026-11-30T1{i}:00:00.000+00:00", session=f"s{i}")
         build.arm(run, "A", plan_a, censored=censored, unfinished=["t2", "t3"] if censored else None)
         build.arm(run, "B", ["P", "P", "P"])
@@ -19,7 +22,7 @@ def test_a_censored_replicate_is_listed_and_left_out_of_the_spread(ledger, build
     assert a["error_bar"]["left_out"] == [{"run_id": runs[1], "replicate": 2}]
     assert a["error_bar"]["acceptance"] == [2 / 3, 2 / 3] and a["error_bar"]["range"] == 0
     assert [r["task_id"] for r in a["rotation"]["rotating"]] == ["t2", "t3"]
-    assert a["sessions_known"] is None                                    # these rows carry no request hashes
+    assert a["sessions_known"] is None  # these rows carry no request hashes
     text = render_report(report, "text")
     assert f"A: replicate 2 (run {runs[1]}) censored — not comparable, left out" in text
     assert "A: no calls with a request hash" in text

@@ -3,6 +3,7 @@ force over every continuation, a plain-loop capital), hypothesis properties, and
 with fixed seeds: the false-decision rate under no difference, tasks to a decision under a
 true gap, and the confidence sequence's coverage. The numbers in docs/sequential.md are these.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -40,6 +41,7 @@ def mc_ceiling(rate: float, runs: int) -> float:
 
 
 # -- the closed form -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("only_first, only_second", [(0, 0), (0, 1), (3, 0), (2, 2), (5, 9), (0, 14), (20, 31)])
 @pytest.mark.parametrize("a", [0.5, 1.0, 2.0, 7.5])
@@ -110,6 +112,7 @@ def test_vectorized_path_equals_scalar_form():
 
 # -- the decision --------------------------------------------------------------------------
 
+
 def test_eight_straight_sole_wins_decide_and_the_decision_sticks():
     pairs = [(True, True), (False, False)] + [(False, True)] * 8
     now = decision(pairs, ALPHA, labels=("llama", "gpt"))
@@ -148,7 +151,12 @@ def test_futile_read_in_the_line():
 def test_swapping_the_arms_mirrors_everything(pairs, alpha):
     one = decision(pairs, alpha, labels=("A", "B"), remaining=5)
     other = decision([(b, a) for a, b in pairs], alpha, labels=("B", "A"), remaining=5)
-    assert (one.decided, one.winner, one.after_tasks, one.futile) == (other.decided, other.winner, other.after_tasks, other.futile)
+    assert (one.decided, one.winner, one.after_tasks, one.futile) == (
+        other.decided,
+        other.winner,
+        other.after_tasks,
+        other.futile,
+    )
     assert one.e_value == pytest.approx(other.e_value)
     assert (one.gap_lo, one.gap_hi) == pytest.approx((-other.gap_hi, -other.gap_lo), abs=1e-9)
 
@@ -160,16 +168,19 @@ def test_concordant_pairs_never_move_the_e_value(pairs, extra):
     assert decision(padded).e_value == pytest.approx(decision(pairs).e_value)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: decision([(True, False)], 0.0), "alpha must be in (0, 1), got 0.0"),
-    (lambda: decision([(True, False)], 1.5), "got 1.5"),
-    (lambda: decision([(True, 2)]), "paired outcome #1 is (True, 2)"),
-    (lambda: decision([(True,)]), "paired outcome #1"),
-    (lambda: decision([], prior_a=0), "positive number, got 0"),
-    (lambda: futility(1, 1, -1, ALPHA), "got -1"),
-    (lambda: decided_prefix([True], []), "1 and 0 tasks"),
-    (lambda: tokens_saved({"A": 1}, {"B": 2}), "arms differ"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: decision([(True, False)], 0.0), "alpha must be in (0, 1), got 0.0"),
+        (lambda: decision([(True, False)], 1.5), "got 1.5"),
+        (lambda: decision([(True, 2)]), "paired outcome #1 is (True, 2)"),
+        (lambda: decision([(True,)]), "paired outcome #1"),
+        (lambda: decision([], prior_a=0), "positive number, got 0"),
+        (lambda: futility(1, 1, -1, ALPHA), "got -1"),
+        (lambda: decided_prefix([True], []), "1 and 0 tasks"),
+        (lambda: tokens_saved({"A": 1}, {"B": 2}), "arms differ"),
+    ],
+)
 def test_bad_input_names_the_value(call, message):
     with pytest.raises(ValueError) as caught:
         call()
@@ -177,6 +188,7 @@ def test_bad_input_names_the_value(call, message):
 
 
 # -- futility ------------------------------------------------------------------------------
+
 
 def brute_force_can_decide(only_first: int, only_second: int, remaining: int, alpha: float) -> bool:
     """Does any continuation of `remaining` pairs (each -1, 0 or +1) reach 1/α at some pair?"""
@@ -196,8 +208,11 @@ def test_futility_equals_enumeration_of_every_continuation(alpha):
         if log_e_value(only_first, only_second) >= math.log(1 / alpha):
             continue
         read = futility(only_first, only_second, remaining, alpha)
-        assert read.futile == (not brute_force_can_decide(only_first, only_second, remaining, alpha)), \
-            (only_first, only_second, remaining)
+        assert read.futile == (not brute_force_can_decide(only_first, only_second, remaining, alpha)), (
+            only_first,
+            only_second,
+            remaining,
+        )
 
 
 @settings(max_examples=100, deadline=None)
@@ -216,6 +231,7 @@ def test_wins_needed_is_the_fewest_that_reach(only_first, only_second, alpha, a)
 
 
 # -- the confidence sequence ---------------------------------------------------------------
+
 
 def loop_log_capital(d: list[int], gap: float, alpha: float) -> list[float]:
     """The hedged capital written out from Waudby-Smith & Ramdas (2024), one pair at a time."""
@@ -266,6 +282,7 @@ def test_lopsided_run_bounds_the_gap_away_from_zero():
 
 # -- helpers for the wiring ----------------------------------------------------------------
 
+
 def test_decided_prefix_stops_at_the_first_task_open_on_either_arm():
     assert decided_prefix([True, False, None, True], [False, False, True, True]) == [(True, False), (False, False)]
     assert decided_prefix([], []) == []
@@ -277,6 +294,7 @@ def test_tokens_saved_is_projection_minus_use():
 
 
 # -- simulations ---------------------------------------------------------------------------
+
 
 def first_crossing(d: np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
     """Per simulated run: decided at all, and the 1-based pair where E first reached 1/α."""
@@ -354,8 +372,9 @@ def test_no_difference_over_long_runs(p):
     # 20,000 runs of 1,000 tasks: Ville's bound holds at any horizon, not just the 200 above,
     # and the Monte-Carlo error is small enough to see a rate creeping toward α.
     rng = np.random.default_rng(SEED + 7)
-    decided = np.concatenate([first_crossing(independent_arms(rng, p, p, runs=4_000, tasks=1_000))[0]
-                              for _ in range(5)])
+    decided = np.concatenate(
+        [first_crossing(independent_arms(rng, p, p, runs=4_000, tasks=1_000))[0] for _ in range(5)]
+    )
     assert decided.mean() <= mc_ceiling(ALPHA, decided.size)
 
 
@@ -388,10 +407,12 @@ def test_no_module_level_scipy_import():
     from pathlib import Path
 
     import agent.metrics.sequential as module
+
     tree = ast.parse(Path(module.__file__).read_text())
     top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names] + \
-            [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
+    names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names] + [
+        n.module or "" for n in top if isinstance(n, ast.ImportFrom)
+    ]
     assert not [n for n in names if n.split(".")[0] == "scipy"], names
 
 

@@ -1,5 +1,6 @@
 """Ledgers for the browser tests, each built once per session: a real scripted paired run with
 every failure class (scripted_ledger.py) and a ledger of fixed rows (fixed_ledger.py)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Driving the browser in tests: wait for reads, read what a widget shows, walk to a screen."""
+
 from __future__ import annotations
 
 import io

@@ -9,6 +9,7 @@ Five tiny python tasks, two arms:
     py-env      environment (missing module)   environment
     py-wordy      accepted                       censored (its prompt does not fit B's cap)
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -34,12 +35,28 @@ def _write(root: Path, files: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text).lstrip("\n"))
 
 
-def _task(suite: Path, task_id: str, kind: str, prompt: str, *, workspace: dict, hidden: dict, reference: dict,
-          negative: dict | None = None, timeout_s: float = 20, hidden_cmd: str = QUICK) -> None:
+def _task(
+    suite: Path,
+    task_id: str,
+    kind: str,
+    prompt: str,
+    *,
+    workspace: dict,
+    hidden: dict,
+    reference: dict,
+    negative: dict | None = None,
+    timeout_s: float = 20,
+    hidden_cmd: str = QUICK,
+) -> None:
     root = suite / task_id
-    _write(root, {"task.toml": f'id = "{task_id}"\nlanguage = "python"\nkind = "{kind}"\n'
-                               f"visible_cmd = '{QUICK}'\nhidden_cmd = '{hidden_cmd}'\n"
-                               f"timeout_s = {timeout_s}\n"})
+    _write(
+        root,
+        {
+            "task.toml": f'id = "{task_id}"\nlanguage = "python"\nkind = "{kind}"\n'
+            f"visible_cmd = '{QUICK}'\nhidden_cmd = '{hidden_cmd}'\n"
+            f"timeout_s = {timeout_s}\n"
+        },
+    )
     (root / "prompt.md").write_text(prompt)
     _write(root / "workspace", workspace)
     _write(root / "hidden", hidden)
@@ -50,9 +67,14 @@ def _task(suite: Path, task_id: str, kind: str, prompt: str, *, workspace: dict,
 
 def write_suite(suite: Path) -> None:
     visible = {"test_hidden.py": "print('visible checks pass')\n"}
-    _task(suite, "py-add", "implement-spec", "Implement add(a, b) in calc.py.\n",
-          workspace={"calc.py": "def add(a, b):\n    raise NotImplementedError\n", **visible},
-          hidden={"test_hidden.py": """
+    _task(
+        suite,
+        "py-add",
+        "implement-spec",
+        "Implement add(a, b) in calc.py.\n",
+        workspace={"calc.py": "def add(a, b):\n    raise NotImplementedError\n", **visible},
+        hidden={
+            "test_hidden.py": """
               from calc import add
 
 
@@ -62,30 +84,54 @@ def write_suite(suite: Path) -> None:
 
               def test_add_zero():
                   assert add(0, 0) == 0
-              """},
-          reference={"calc.py": "def add(a, b):\n    return a + b\n"}, hidden_cmd=f"{PYTEST} test_hidden.py",
-          negative={"calc.py": "def add(a, b):\n    return a - b\n"})
-    _task(suite, "py-greet", "bugfix", "Make greet(name) return 'Hello, <name>!'.\n",
-          workspace={"greet.py": "def greet(name):\n    return 'Hi ' + name\n\n\nWORLD = 'world'\n", **visible},
-          hidden={"test_hidden.py": "from greet import greet\n\nassert greet('Ann') == 'Hello, Ann!'\n"},
-          reference={"greet.py": "def greet(name):\n    return f'Hello, {name}!'\n\n\nWORLD = 'world'\n"},
-          negative={"greet.py": "def greet(name):\n    return f'Hello, {name}!'\n\n\nWORLD = ('world'\n"})
-    _task(suite, "py-sleepy", "perf", "Implement fast() in fast.py.\n", timeout_s=1,
-          workspace={"fast.py": "def fast():\n    raise NotImplementedError\n", **visible},
-          hidden={"test_hidden.py": "import time\n\nprint('checking speed', flush=True)\ntime.sleep(30)\n"},
-          reference={"fast.py": "def fast():\n    return 1\n"},
-          negative={"fast.py": "def fast():\n    return 0\n"})
-    _task(suite, "py-env", "api-misuse", "Implement parse() in parse.py.\n",
-          workspace={"parse.py": "def parse(text):\n    raise NotImplementedError\n", **visible},
-          hidden={"test_hidden.py": "import yaml_not_installed_anywhere\n"},
-          reference={"parse.py": "def parse(text):\n    return text.split()\n"},
-          negative={"parse.py": "def parse(text):\n    return text\n"})
+              """
+        },
+        reference={"calc.py": "def add(a, b):\n    return a + b\n"},
+        hidden_cmd=f"{PYTEST} test_hidden.py",
+        negative={"calc.py": "def add(a, b):\n    return a - b\n"},
+    )
+    _task(
+        suite,
+        "py-greet",
+        "bugfix",
+        "Make greet(name) return 'Hello, <name>!'.\n",
+        workspace={"greet.py": "def greet(name):\n    return 'Hi ' + name\n\n\nWORLD = 'world'\n", **visible},
+        hidden={"test_hidden.py": "from greet import greet\n\nassert greet('Ann') == 'Hello, Ann!'\n"},
+        reference={"greet.py": "def greet(name):\n    return f'Hello, {name}!'\n\n\nWORLD = 'world'\n"},
+        negative={"greet.py": "def greet(name):\n    return f'Hello, {name}!'\n\n\nWORLD = ('world'\n"},
+    )
+    _task(
+        suite,
+        "py-sleepy",
+        "perf",
+        "Implement fast() in fast.py.\n",
+        timeout_s=1,
+        workspace={"fast.py": "def fast():\n    raise NotImplementedError\n", **visible},
+        hidden={"test_hidden.py": "import time\n\nprint('checking speed', flush=True)\ntime.sleep(30)\n"},
+        reference={"fast.py": "def fast():\n    return 1\n"},
+        negative={"fast.py": "def fast():\n    return 0\n"},
+    )
+    _task(
+        suite,
+        "py-env",
+        "api-misuse",
+        "Implement parse() in parse.py.\n",
+        workspace={"parse.py": "def parse(text):\n    raise NotImplementedError\n", **visible},
+        hidden={"test_hidden.py": "import yaml_not_installed_anywhere\n"},
+        reference={"parse.py": "def parse(text):\n    return text.split()\n"},
+        negative={"parse.py": "def parse(text):\n    return text\n"},
+    )
     big = "Implement wordy() in wordy.py; it returns 42.\n\n" + "Background notes that make this prompt long. " * 900
-    _task(suite, "py-wordy", "refactor", big,
-          workspace={"wordy.py": "def wordy():\n    raise NotImplementedError\n", **visible},
-          hidden={"test_hidden.py": "from wordy import wordy\n\nassert wordy() == 42\n"},
-          reference={"wordy.py": "def wordy():\n    return 42\n"},
-          negative={"wordy.py": "def wordy():\n    return 0\n"})
+    _task(
+        suite,
+        "py-wordy",
+        "refactor",
+        big,
+        workspace={"wordy.py": "def wordy():\n    raise NotImplementedError\n", **visible},
+        hidden={"test_hidden.py": "from wordy import wordy\n\nassert wordy() == 42\n"},
+        reference={"wordy.py": "def wordy():\n    return 42\n"},
+        negative={"wordy.py": "def wordy():\n    return 0\n"},
+    )
 
 
 CONFIG = """
@@ -124,9 +170,11 @@ price = {{ input_per_mtok = 0.10, output_per_mtok = 0.40 }}
 
 async def _drive(engine: RunEngine) -> str:
     async with anyio.create_task_group() as tg:
+
         async def drain() -> None:
             async for _ in engine.events:
                 pass
+
         tg.start_soon(drain)
         return await engine.run()
 

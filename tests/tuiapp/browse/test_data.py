@@ -1,4 +1,5 @@
 """The browser's pure parts: diff parsing, grid cells, filters and labels."""
+
 from __future__ import annotations
 
 import difflib
@@ -27,11 +28,20 @@ def test_parse_unified_reads_hunks_by_their_counts(tmp_path):
     # "-- old" -> "++ new" gives the hunk lines "--- old" / "+++ new", which look like a file header
     diff = unified_diff(fixture, {"notes.md": "title\n++ new\nend", "gone.py": None, "new/mod.py": "y = 2\n"})
     files = parse_unified(diff)
-    assert [(f.path, f.status) for f in files] == [("notes.md", "changed"), ("gone.py", "deleted"),
-                                                  ("new/mod.py", "new file")]
+    assert [(f.path, f.status) for f in files] == [
+        ("notes.md", "changed"),
+        ("gone.py", "deleted"),
+        ("new/mod.py", "new file"),
+    ]
     notes = files[0].hunks[0]
-    assert notes.lines == [(" ", "title"), ("-", "-- old"), ("-", "end"), ("+", "++ new"), ("+", "end"),
-                           ("\\", " No newline at end of file")]
+    assert notes.lines == [
+        (" ", "title"),
+        ("-", "-- old"),
+        ("-", "end"),
+        ("+", "++ new"),
+        ("+", "end"),
+        ("\\", " No newline at end of file"),
+    ]
     assert files[2].hunks[0].new_start == 1 and files[2].hunks[0].lines == [("+", "y = 2")]
 
 
@@ -43,20 +53,33 @@ def test_render_diff_both_ways_and_without_a_diff():
     side = _plain(render_diff(diff, {"m.py": new}, {}, side_by_side=True, empty="none"))
     row = next(line for line in side.splitlines() if "b = 2" in line)
     assert "b = 20" in row  # the removed and the added line share a row
-    assert _plain(render_diff("", {}, {}, side_by_side=True, empty="No diff: nothing changed.")).strip() == \
-        "No diff: nothing changed."
+    assert (
+        _plain(render_diff("", {}, {}, side_by_side=True, empty="No diff: nothing changed.")).strip()
+        == "No diff: nothing changed."
+    )
 
 
 def _attempt(no: int, **kw) -> dict:
-    row = {"attempt_no": no, "status": "done", "verdict": "fail", "failure_class": "reasoning", "accepted": 0,
-           "total_tokens": 100}
+    row = {
+        "attempt_no": no,
+        "status": "done",
+        "verdict": "fail",
+        "failure_class": "reasoning",
+        "accepted": 0,
+        "total_tokens": 100,
+    }
     return row | kw
 
 
 def test_cell_of_reports_the_decisive_attempt():
     assert cell_of("A", []) == Cell("A", 0, "not run", "not run", None, 0)
     accepted = cell_of("A", [_attempt(1), _attempt(2, verdict="pass", failure_class="accepted", accepted=1)])
-    assert (accepted.verdict, accepted.failure_class, accepted.accepted_on, accepted.tokens) == ("pass", "accepted", 2, 200)
+    assert (accepted.verdict, accepted.failure_class, accepted.accepted_on, accepted.tokens) == (
+        "pass",
+        "accepted",
+        2,
+        200,
+    )
     assert cell_of("A", [_attempt(1), _attempt(2, failure_class="mechanics")]).failure_class == "mechanics"
     running = cell_of("A", [_attempt(1, status="running", verdict=None, failure_class=None)])
     assert (running.verdict, running.failure_class) == ("running", "running")
@@ -67,22 +90,39 @@ def test_cell_of_reports_the_decisive_attempt():
 def test_cell_of_reads_the_class_the_report_reads():
     """With the arms row, the class is agent.metrics.outcome's: the report's, never its own."""
     from agent.metrics.outcome import AttemptRecord, task_outcome
+
     tries = [_attempt(1, task_id="t")]
     killed = {"state": "running", "max_attempts": 2, "unfinished_json": None, "censored": 0}
     stopped = {"state": "decided", "max_attempts": 2, "unfinished_json": '["t"]', "censored": 0}
     spent = {"state": "finished", "max_attempts": 1, "unfinished_json": None, "censored": 0}
     for row, expected in ((killed, "aborted"), (stopped, "not run"), (spent, "reasoning")):
-        report = task_outcome("t", [AttemptRecord("t", 1, "reasoning", False, 100)], max_attempts=row["max_attempts"],
-                              arm_state=row["state"], listed_unfinished=row is stopped, cap_hit=False)
+        report = task_outcome(
+            "t",
+            [AttemptRecord("t", 1, "reasoning", False, 100)],
+            max_attempts=row["max_attempts"],
+            arm_state=row["state"],
+            listed_unfinished=row is stopped,
+            cap_hit=False,
+        )
         assert cell_of("A", tries, row).failure_class == expected
         assert report.failure_class == expected.replace("not run", "not_run")
 
 
 def test_filters_match_any_cell_and_search_task_ids():
-    rows = [GridRow("py-add", "python", "bugfix", (Cell("A", 1, "pass", "accepted", 1, 9),
-                                                   Cell("B", 2, "fail", "mechanics", None, 9))),
-            GridRow("js-clamp", "javascript", "boundary", (Cell("A", 1, "timeout", "timeout", None, 9),
-                                                           Cell("B", 0, "not run", "not run", None, 0)))]
+    rows = [
+        GridRow(
+            "py-add",
+            "python",
+            "bugfix",
+            (Cell("A", 1, "pass", "accepted", 1, 9), Cell("B", 2, "fail", "mechanics", None, 9)),
+        ),
+        GridRow(
+            "js-clamp",
+            "javascript",
+            "boundary",
+            (Cell("A", 1, "timeout", "timeout", None, 9), Cell("B", 0, "not run", "not run", None, 0)),
+        ),
+    ]
     assert [r.task_id for r in rows if Filters(failure_class="mechanics").matches(r)] == ["py-add"]
     assert [r.task_id for r in rows if Filters(verdict="timeout", language="javascript").matches(r)] == ["js-clamp"]
     assert [r.task_id for r in rows if Filters(search="CLA").matches(r)] == ["js-clamp"]
@@ -106,8 +146,11 @@ def test_loads_tolerates_broken_json():
 def test_the_data_layer_does_not_import_textual():
     import subprocess
     import sys
-    code = ("import sys, tuiapp.browse.data, tuiapp.browse.diffview, tuiapp.browse.evidence; "
-            "sys.exit('textual' in sys.modules)")
+
+    code = (
+        "import sys, tuiapp.browse.data, tuiapp.browse.diffview, tuiapp.browse.evidence; "
+        "sys.exit('textual' in sys.modules)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -120,7 +163,18 @@ def test_whole_file_finding_shows_no_line_or_node():
         files = {"clamp.mjs": "x\n"}
 
     console = Console(width=120, record=True)
-    console.print(finding_snippet({"file": "clamp.mjs", "flag": "truncated", "line": None, "column": None,
-                                   "node_kind": None, "message": "file shrank from 227 to 14 bytes"}, View()))
+    console.print(
+        finding_snippet(
+            {
+                "file": "clamp.mjs",
+                "flag": "truncated",
+                "line": None,
+                "column": None,
+                "node_kind": None,
+                "message": "file shrank from 227 to 14 bytes",
+            },
+            View(),
+        )
+    )
     shown = console.export_text()
     assert "clamp.mjs  truncated  file shrank" in shown and "None" not in shown

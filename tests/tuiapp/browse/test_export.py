@@ -1,4 +1,5 @@
 """`quotabench export`, through the command line: the per-attempt table as CSV or JSONL."""
+
 from __future__ import annotations
 
 import csv
@@ -9,13 +10,24 @@ import sys
 
 from .fixed_ledger import CRASHED, RUN
 
-REQUIRED = ("run_id", "arm", "task_id", "attempt_no", "verdict", "failure_class", "prompt_tokens",
-            "completion_tokens", "transport_retries", "duration_ms")
+REQUIRED = (
+    "run_id",
+    "arm",
+    "task_id",
+    "attempt_no",
+    "verdict",
+    "failure_class",
+    "prompt_tokens",
+    "completion_tokens",
+    "transport_retries",
+    "duration_ms",
+)
 
 
 def export(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tuiapp.cli", "export", *args], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "export", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_csv_has_one_row_per_attempt(scripted_run):
@@ -41,8 +53,15 @@ def test_jsonl_to_a_file_with_a_run_id_prefix(scripted_run, tmp_path):
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 16 and all(r["run_id"] == run_id for r in rows)
-    assert {r["failure_class"] for r in rows} == {"accepted", "reasoning", "mechanics", "timeout", "environment",
-                                                  "harness_error", "censored"}
+    assert {r["failure_class"] for r in rows} == {
+        "accepted",
+        "reasoning",
+        "mechanics",
+        "timeout",
+        "environment",
+        "harness_error",
+        "censored",
+    }
     assert isinstance(rows[0]["total_tokens"], int) and isinstance(rows[0]["duration_ms"], int)
 
 

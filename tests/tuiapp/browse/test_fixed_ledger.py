@@ -1,6 +1,7 @@
 """The browser on fixed ledger rows: a crashed run shows its attempts as they are, malformed
 tool calls are quoted, failures become notifications, and SVG snapshots of the run and
 attempt screens."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,8 +29,10 @@ async def test_crashed_run_shows_running_attempts_and_in_flight_calls(fixed):
         assert "Decision table" in shown(screen, "#report")  # the report copes with no grades
         task = await open_task(pilot, "py-add")
         for arm in ("A", "B"):
-            assert [str(c) for c in task.query_one(f"#arm-{arm}", DataTable).get_row_at(0)][1:3] == \
-                ["running", "running"]
+            assert [str(c) for c in task.query_one(f"#arm-{arm}", DataTable).get_row_at(0)][1:3] == [
+                "running",
+                "running",
+            ]
         attempt = await open_attempt(pilot, "B", 1)
         evidence = shown(attempt, "#evidence-body")
         assert "never ended" in evidence
@@ -52,6 +55,7 @@ async def test_runs_screen_marks_the_crashed_run(fixed):
 
 async def test_an_empty_ledger_says_how_to_fill_it(tmp_path):
     from agent.ledger import Ledger
+
     ledger = Ledger(tmp_path / "empty.sqlite")
     app = make_app(ledger)
     async with app.run_test(size=SIZE) as pilot:

@@ -1,5 +1,6 @@
 """A run killed with SIGKILL mid-call leaves attempts 'running', calls 'in_flight' and no
 grades; the browser opens that ledger and shows those attempts as such."""
+
 from __future__ import annotations
 
 import os
@@ -57,8 +58,12 @@ def killed_ledger(tmp_path):
     db = tmp_path / "killed.sqlite"
     with ScriptedServer([tmp_path / "suite"], delay_s=30) as server:
         (tmp_path / "run.toml").write_text(CONFIG.format(url=server.base_url))
-        proc = subprocess.Popen([sys.executable, "-m", "tuiapp.cli", "run", str(tmp_path / "run.toml"), "--db", str(db),
-                                 "--headless"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tuiapp.cli", "run", str(tmp_path / "run.toml"), "--db", str(db), "--headless"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + 60
             while _in_flight(db) < 2 and time.monotonic() < deadline and proc.poll() is None:

@@ -2,6 +2,7 @@
 headline numbers, the run screen shows both arms' grid columns and a decision table that fits,
 a task's arms stack so their attempt tables keep every column, and each screen's footer shows
 all of its keys. The scripted paired run's ledger (scripted_ledger.py)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,7 @@
 """Pilot tests on the ledger of a real scripted paired run: runs → run → task → attempt, the
 evidence shown for every failure class, filters, search, the diff toggle, the transcript and
 going back."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,10 +22,14 @@ SIZE = (160, 45)
 EVIDENCE = [
     ("py-add", "A", 1, "accepted", ["Hidden tests: 2 passed, 0 failed"]),
     ("py-add", "B", 1, "harness_error", ["HTTP 500", "retry 1", "after 1 retry"]),
-    ("py-add", "B", 2, "reasoning", ["Failing hidden tests (n=1)", "test_hidden.py::test_add_small",
-                                     "assert -1 == 5"]),
-    ("py-greet", "B", 1, "mechanics", ["greet.py:5:1", "syntax_error", "> 5 WORLD = ('world'",
-                                       "^ tree-sitter error here"]),
+    ("py-add", "B", 2, "reasoning", ["Failing hidden tests (n=1)", "test_hidden.py::test_add_small", "assert -1 == 5"]),
+    (
+        "py-greet",
+        "B",
+        1,
+        "mechanics",
+        ["greet.py:5:1", "syntax_error", "> 5 WORLD = ('world'", "^ tree-sitter error here"],
+    ),
     ("py-sleepy", "A", 1, "timeout", ["the limit is 1.0 s", "Running: python test_hidden.py", "checking speed"]),
     ("py-env", "B", 2, "environment", ["No module named 'yaml_not_installed_anywhere'"]),
     ("py-wordy", "B", 1, "censored", ["cap 9,000 tokens", "exceeds it"]),
@@ -181,8 +186,9 @@ async def test_b_goes_back_and_the_footer_shows_the_keys(scripted):
     app = make_app(ledger)
     async with app.run_test(size=SIZE) as pilot:
         await open_run(pilot, run_id)
-        shown_keys = {b.binding.key: b.binding.description for b in app.screen.active_bindings.values()
-                      if b.binding.show}
+        shown_keys = {
+            b.binding.key: b.binding.description for b in app.screen.active_bindings.values() if b.binding.show
+        }
         for key in ("enter", "b", "q", "x"):
             assert shown_keys.get(key), f"{key} missing from the footer: {shown_keys}"
         filters = shown(app.screen, "#filters")  # the filter keys are listed with their values

@@ -1,6 +1,7 @@
 """The browser on a strategy run (issue 16): the grid's cell is the SUBMITTED candidate's, the task
 screen lists every stage (candidate number, ★ on the submitted one) with the reason it was
 submitted, and every candidate opens to its diff."""
+
 from __future__ import annotations
 
 import anyio
@@ -23,11 +24,16 @@ SIZE = (120, 40)
 def strategy_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("strategy")
     with ScriptedServer([FIXTURES / "smoke"]) as server:
-        cfg = write_config(folder, [arm_toml("D", "second-passes", base_url=server.base_url, extra='strategy = "direct"\n'),
-                                    arm_toml("P", "second-passes", base_url=server.base_url,
-                                             extra='strategy = "parallel@2"\n'),
-                                    arm_toml("R", "critique-breaks", base_url=server.base_url, extra='strategy = "revise"\n')],
-                           tasks=["py-word-count"], max_attempts=1)
+        cfg = write_config(
+            folder,
+            [
+                arm_toml("D", "second-passes", base_url=server.base_url, extra='strategy = "direct"\n'),
+                arm_toml("P", "second-passes", base_url=server.base_url, extra='strategy = "parallel@2"\n'),
+                arm_toml("R", "critique-breaks", base_url=server.base_url, extra='strategy = "revise"\n'),
+            ],
+            tasks=["py-word-count"],
+            max_attempts=1,
+        )
         _, run_id, _ = anyio.run(lambda: drive(cfg, folder / "l.sqlite"))
     return Ledger(folder / "l.sqlite"), run_id
 

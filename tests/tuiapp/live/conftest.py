@@ -1,5 +1,6 @@
 """Shared pieces of the live-view tests: a scripted server on 127.0.0.1, a run config written
 into tmp_path, a real RunEngine over it, and a helper that waits for a condition under Pilot."""
+
 from __future__ import annotations
 
 import time
@@ -25,9 +26,19 @@ def slow_server():
         yield server
 
 
-def write_config(tmp_path: Path, *, base_url: str | None = None, a: str = "solver", b: str = "never-finish",
-                 cap_a: int = 200_000, cap_b: int = 200_000, share: float = 0.9, max_turns: int = 8,
-                 tasks: tuple[str, ...] = ("py-word-count",), max_attempts: int = 1) -> Path:
+def write_config(
+    tmp_path: Path,
+    *,
+    base_url: str | None = None,
+    a: str = "solver",
+    b: str = "never-finish",
+    cap_a: int = 200_000,
+    cap_b: int = 200_000,
+    share: float = 0.9,
+    max_turns: int = 8,
+    tasks: tuple[str, ...] = ("py-word-count",),
+    max_attempts: int = 1,
+) -> Path:
     url = f'base_url = "{base_url}"\n' if base_url else ""
     task_list = ", ".join(f'"{t}"' for t in tasks)
     text = f"""
@@ -63,6 +74,7 @@ cap_tokens = {cap_b}
 def real_app(tmp_path: Path, **config):
     """make_app over a real RunEngine (auto-pause on), as the CLI builds it."""
     from tuiapp.live.app import make_app
+
     config_obj = load_config(write_config(tmp_path, **config))
     ledger = Ledger(tmp_path / "ledger.sqlite")
     engine = RunEngine(config_obj, ledger, auto_pause=True)

@@ -3,6 +3,7 @@ solver) has a small cap, so the engine stops at A's choice point before a call's
 would reach auto_pause_share of it — or, with the share at 1.0, before a reservation that does
 not fit — and nothing is censored until the user chooses. Each of the window's four choices
 (continue, raise the cap, stop the arm, abort) must reach the engine and the ledger."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,8 +21,13 @@ SHARE = 0.5
 def _shown(app, engine) -> bool:
     """The modal is mounted with its body, and the engine and the header both say paused."""
     screen = app.screen
-    return (isinstance(screen, AutoPauseModal) and screen.is_mounted and bool(screen.query(".body"))
-            and engine.state == "paused" and app.header.has_class("-paused"))
+    return (
+        isinstance(screen, AutoPauseModal)
+        and screen.is_mounted
+        and bool(screen.query(".body"))
+        and engine.state == "paused"
+        and app.header.has_class("-paused")
+    )
 
 
 async def auto_paused(pilot, app, engine) -> AutoPauseModal:
@@ -29,7 +35,9 @@ async def auto_paused(pilot, app, engine) -> AutoPauseModal:
     modal = app.screen
     assert modal.arm == "A"
     text = str(modal.query_one(".body", Static).content)
-    assert f"/ cap {engine.arms['A'].quota.cap:,}" in text and "Its next call reserves" in text and "Projection:" in text
+    assert (
+        f"/ cap {engine.arms['A'].quota.cap:,}" in text and "Its next call reserves" in text and "Projection:" in text
+    )
     assert engine.arms["A"].state == "running", "nothing is censored before the user chooses"
     return modal
 
@@ -61,8 +69,11 @@ async def test_raise_cap_typed_in_reaches_the_engine_and_the_ledger(tmp_path, sl
         assert modal.query_one(Input).has_focus
         modal.query_one("#new-cap").value = ""
         await pilot.press(*"20k", "enter")
-        await wait_for(pilot, lambda: not isinstance(app.screen, AutoPauseModal) and engine.state != "paused",
-                       what="the window to close and the engine to resume")
+        await wait_for(
+            pilot,
+            lambda: not isinstance(app.screen, AutoPauseModal) and engine.state != "paused",
+            what="the window to close and the engine to resume",
+        )
         assert engine.arms["A"].quota.cap == 20_000 and engine.state == "running"
         await wait_for(pilot, lambda: app.state.status == "finished", what="the run to finish")
         assert app.state.arms["A"].cap == 20_000
@@ -87,8 +98,7 @@ async def test_stop_arm_stops_that_arm_and_the_other_finishes(tmp_path, slow_ser
 
 
 async def test_abort_from_the_modal_aborts_the_run(tmp_path, slow_server):
-    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, cap_a=CAP, share=SHARE,
-                                   b="never-finish")
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, cap_a=CAP, share=SHARE, b="never-finish")
     async with app.run_test(size=SIZE) as pilot:
         await auto_paused(pilot, app, engine)
         await pilot.press("a")

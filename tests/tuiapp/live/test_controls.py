@@ -1,6 +1,7 @@
 """Every control of the live view, by Pilot, against a real RunEngine and the scripted server:
 p pause / resume, a abort (confirmed and declined), 1 / 2 stop an arm, enter opens a task's
 attempts, q (and ctrl+q) asks while the run is live and quits at once when it is over."""
+
 from __future__ import annotations
 
 import pytest
@@ -96,8 +97,9 @@ async def test_1_and_2_stop_one_arm_and_the_other_goes_on(tmp_path, slow_server,
 async def test_enter_on_a_task_opens_its_attempts_from_the_ledger(tmp_path, slow_server):
     app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: len(app.grid.task_ids) == 1 and len(slow_server.requests) >= 2,
-                       what="a running attempt")
+        await wait_for(
+            pilot, lambda: len(app.grid.task_ids) == 1 and len(slow_server.requests) >= 2, what="a running attempt"
+        )
         await pilot.press("enter")
         assert isinstance(app.screen, AttemptsModal)
         body = app.screen.query_one("#attempts-body")
@@ -139,8 +141,11 @@ async def test_q_after_the_run_is_over_quits_without_asking(tmp_path, slow_serve
 async def test_an_engine_error_shows_in_a_modal_and_q_quits(tmp_path, slow_server):
     app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, tasks=("no-such-task",))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, FatalModal) and app.screen.query(".body"),
-                       what="the fatal-error modal")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, FatalModal) and app.screen.query(".body"),
+            what="the fatal-error modal",
+        )
         assert "unknown task ids ['no-such-task']" in app.fatal
         assert "unknown task ids" in str(app.screen.query_one(".body").render())
         await pilot.press("q")
@@ -161,6 +166,7 @@ async def test_q_again_while_aborting_stops_now(tmp_path, slow_server):
 
 async def test_b_after_the_run_opens_the_browser_and_b_comes_back(tmp_path, slow_server):
     from tuiapp.browse.run import RunScreen
+
     app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: started(app), what="the run to start")

@@ -1,5 +1,6 @@
 """The always-valid decision in the live view (issue 20): the gap line carries it, and once it
 has decided the user can stop both arms with `d` (run.stop_when_decided = false)."""
+
 import pytest
 
 from agent.config import load_config
@@ -9,16 +10,33 @@ from tests.agent.engine_helpers import arm_toml, write_config
 from tests.tuiapp.live.conftest import SIZE, wait_for
 
 pytestmark = pytest.mark.slow
-TASKS = ["py-free-slots", "py-tail-lines", "py-json-path-get", "py-duration-millis", "py-inventory-tags",
-         "py-config-layering", "py-semver-precedence", "py-env-settings", "py-http-byte-range", "py-slug-refactor",
-         "py-retry-decorator", "py-ledger-transfers"]
+TASKS = [
+    "py-free-slots",
+    "py-tail-lines",
+    "py-json-path-get",
+    "py-duration-millis",
+    "py-inventory-tags",
+    "py-config-layering",
+    "py-semver-precedence",
+    "py-env-settings",
+    "py-http-byte-range",
+    "py-slug-refactor",
+    "py-retry-decorator",
+    "py-ledger-transfers",
+]
 
 
 @pytest.mark.anyio
 async def test_d_stops_both_arms_once_decided(tmp_path):
     from tuiapp.live.app import make_app
-    path = write_config(tmp_path, [arm_toml("A", "solver"), arm_toml("B", "unparseable", protocol="text")],
-                        suites=("core",), tasks=TASKS, max_attempts=1)
+
+    path = write_config(
+        tmp_path,
+        [arm_toml("A", "solver"), arm_toml("B", "unparseable", protocol="text")],
+        suites=("core",),
+        tasks=TASKS,
+        max_attempts=1,
+    )
     config = load_config(path)
     ledger = Ledger(tmp_path / "l.sqlite")
     engine = RunEngine(config, ledger)

@@ -5,6 +5,7 @@ l and ? on a small screen, and the modals fit with their keys on screen.
 
 "On screen" is checked as the user would see it: the widget's region lies inside the screen
 with a non-zero size, and what it renders at that width holds the text."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,32 +26,56 @@ from .conftest import wait_for
 
 pytestmark = pytest.mark.anyio
 SIZES = [(80, 24), (120, 40), (160, 50)]
-TASKS = ["py-config-layering", "py-free-slots", "py-http-byte-range", "py-json-path-get", "py-ledger-transfers",
-         "py-lru-cache-perf", "py-retry-decorator", "py-sliding-window-limit"]
+TASKS = [
+    "py-config-layering",
+    "py-free-slots",
+    "py-http-byte-range",
+    "py-json-path-get",
+    "py-ledger-transfers",
+    "py-lru-cache-perf",
+    "py-retry-decorator",
+    "py-sliding-window-limit",
+]
 CAPS = {"A": 120_000, "B": 100_000}
 
 
 def config() -> RunConfig:
     gguf = LlamaCppSettings(model_path="/models/cache/gemma-3-270m-it-qat-Q4_K_M.gguf")
-    return RunConfig(path=Path("layout.toml"), suites=(Path("fixtures/core"),), max_attempts=2,
-                     arms=(ArmConfig(name="A", kind="openai", model="gpt-4.1-mini", base_url="http://a",
-                                     cap_tokens=CAPS["A"]),
-                           ArmConfig(name="B", kind="llamacpp", protocol="text", cap_tokens=CAPS["B"], llamacpp=gguf)))
+    return RunConfig(
+        path=Path("layout.toml"),
+        suites=(Path("fixtures/core"),),
+        max_attempts=2,
+        arms=(
+            ArmConfig(name="A", kind="openai", model="gpt-4.1-mini", base_url="http://a", cap_tokens=CAPS["A"]),
+            ArmConfig(name="B", kind="llamacpp", protocol="text", cap_tokens=CAPS["B"], llamacpp=gguf),
+        ),
+    )
 
 
 def replay(tmp_path, events, **kwargs):
     clock = (lambda: events[-1].at) if events else None
-    return make_app(config(), Ledger(tmp_path / "layout.sqlite"), ReplayEngine(events, **kwargs),
-                    **({"clock": clock} if clock else {}))
+    return make_app(
+        config(),
+        Ledger(tmp_path / "layout.sqlite"),
+        ReplayEngine(events, **kwargs),
+        **({"clock": clock} if clock else {}),
+    )
 
 
 def mid_run_events(sandbox: str = "bwrap"):
-    events = synthetic_events({"A": ["P", "RP", "P", "MM"], "B": ["RR", "P", "MM", "P"]}, task_ids=TASKS, caps=CAPS,
-                              running=1)
+    events = synthetic_events(
+        {"A": ["P", "RP", "P", "MM"], "B": ["RR", "P", "MM", "P"]}, task_ids=TASKS, caps=CAPS, running=1
+    )
     start = events[0]
-    events[0] = ev.RunStarted(start.run_id, manifest_sha256=start.manifest_sha256, arms=start.arms,
-                              task_ids=start.task_ids, caps=start.caps,
-                              isolation={"sandbox": sandbox, "missing": "bwrap not found"}, at=start.at)
+    events[0] = ev.RunStarted(
+        start.run_id,
+        manifest_sha256=start.manifest_sha256,
+        arms=start.arms,
+        task_ids=start.task_ids,
+        caps=start.caps,
+        isolation={"sandbox": sandbox, "missing": "bwrap not found"},
+        at=start.at,
+    )
     return events
 
 
@@ -141,12 +166,25 @@ def _buttons_on_screen(app, modal) -> list[str]:
 async def test_the_auto_pause_window_fits_with_its_keys(tmp_path, size):
     events = mid_run_events()
     used = max(e.used for e in events if isinstance(e, ev.QuotaChanged) and e.arm == "B")
-    events.append(ev.AutoPaused(events[0].run_id, arm="B", used=used, reserved=0, cap=CAPS["B"], share=0.9,
-                                next_call=4_000, at=events[-1].at))
+    events.append(
+        ev.AutoPaused(
+            events[0].run_id,
+            arm="B",
+            used=used,
+            reserved=0,
+            cap=CAPS["B"],
+            share=0.9,
+            next_call=4_000,
+            at=events[-1].at,
+        )
+    )
     app = replay(tmp_path, events)
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, AutoPauseModal) and app.screen.query(Button),
-                       what="the auto-pause window")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, AutoPauseModal) and app.screen.query(Button),
+            what="the auto-pause window",
+        )
         await pilot.pause(0.05)
         modal = app.screen
         assert _buttons_on_screen(app, modal) == ["Raise cap (r)", "Continue (c)", "Stop arm B (s)", "Abort run (a)"]

@@ -2,6 +2,7 @@
 (a censored or stopped arm has none), projections marked rough until enough tasks, the paired
 gap in a suite smaller than MIN_PAIRED, the user's own time on "you:" lines, and wordings that
 fit narrow widths without cutting a number."""
+
 from __future__ import annotations
 
 import pytest
@@ -58,8 +59,9 @@ def test_eta_of_a_stopped_arm_is_left_out():
 
 def test_a_projection_from_few_tasks_is_marked_rough():
     tasks = [f"t{i}" for i in range(40)]
-    state = fold(synthetic_events({"A": ["P"], "B": ["P"] * MIN_PROJECTION}, task_ids=tasks,
-                                  caps={"A": 20_000, "B": 20_000}))
+    state = fold(
+        synthetic_events({"A": ["P"], "B": ["P"] * MIN_PROJECTION}, task_ids=tasks, caps={"A": 20_000, "B": 20_000})
+    )
     snap = state.snapshot(state.last_at)
     a, b = snap.arms
     early, firm = project(a, 40), project(b, 40)
@@ -88,8 +90,19 @@ def test_user_lines_carry_their_own_time():
     assert state.last_at - state.started_at < 125  # not the last engine event's time
 
 
-@pytest.mark.parametrize("n, shown", [(0, "0"), (999, "999"), (1_000, "1k"), (12_345, "12.3k"), (60_000, "60k"),
-                                      (120_000, "120k"), (1_250_000, "1.25M"), (3_000_000, "3M")])
+@pytest.mark.parametrize(
+    "n, shown",
+    [
+        (0, "0"),
+        (999, "999"),
+        (1_000, "1k"),
+        (12_345, "12.3k"),
+        (60_000, "60k"),
+        (120_000, "120k"),
+        (1_250_000, "1.25M"),
+        (3_000_000, "3M"),
+    ],
+)
 def test_compact_token_counts(n, shown):
     assert tokens_short(n) == shown
 

@@ -1,6 +1,7 @@
 """SVG snapshots of the live view, driven by a synthetic event sequence with fixed ids and
 times (ReplayEngine) and a frozen clock, so they are the same on every machine.
 Update them with `pytest tests/tuiapp/live/test_snapshots.py --snapshot-update`."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,16 +13,36 @@ from tuiapp.live.replay import ReplayEngine, synthetic_events
 
 from .conftest import wait_for
 
-TASKS = ["py-config-layering", "py-free-slots", "py-http-byte-range", "py-json-path-get", "py-ledger-transfers",
-         "py-lru-cache-perf", "py-retry-decorator", "py-semver-precedence", "py-sliding-window-limit",
-         "py-tail-lines", "js-clamp-range", "py-word-count", "rs-saturating-sum", "py-floor-off-by-one"]
+TASKS = [
+    "py-config-layering",
+    "py-free-slots",
+    "py-http-byte-range",
+    "py-json-path-get",
+    "py-ledger-transfers",
+    "py-lru-cache-perf",
+    "py-retry-decorator",
+    "py-semver-precedence",
+    "py-sliding-window-limit",
+    "py-tail-lines",
+    "js-clamp-range",
+    "py-word-count",
+    "rs-saturating-sum",
+    "py-floor-off-by-one",
+]
 
 
 def config(cap_b: int) -> RunConfig:
-    return RunConfig(path=Path("snapshot.toml"), suites=(Path("fixtures/core"),), max_attempts=2,
-                     arms=(ArmConfig(name="A", kind="openai", model="gpt-4.1-mini", base_url="http://a", cap_tokens=120_000),
-                           ArmConfig(name="B", kind="openai", model="free-coder", protocol="text", base_url="http://b",
-                                     cap_tokens=cap_b)))
+    return RunConfig(
+        path=Path("snapshot.toml"),
+        suites=(Path("fixtures/core"),),
+        max_attempts=2,
+        arms=(
+            ArmConfig(name="A", kind="openai", model="gpt-4.1-mini", base_url="http://a", cap_tokens=120_000),
+            ArmConfig(
+                name="B", kind="openai", model="free-coder", protocol="text", base_url="http://b", cap_tokens=cap_b
+            ),
+        ),
+    )
 
 
 def replay_app(tmp_path, outcomes: dict, cap_b: int):
@@ -38,23 +59,27 @@ def settled(n_events: int):
         app.refresh_figures()
         await wait_for(pilot, lambda: app.figures_seen >= n_events, what="the figures")
         await pilot.pause(0.1)
+
     return run_before
 
 
 def test_mid_run(snap_compare, tmp_path):
-    app, n = replay_app(tmp_path, {"A": ["P", "RP", "P", "MM", "P", "P"], "B": ["RR", "P", "MM", "P", "TP", "P"]},
-                        cap_b=100_000)
+    app, n = replay_app(
+        tmp_path, {"A": ["P", "RP", "P", "MM", "P", "P"], "B": ["RR", "P", "MM", "P", "TP", "P"]}, cap_b=100_000
+    )
     assert snap_compare(app, terminal_size=(120, 40), run_before=settled(n))
 
 
 def test_after_a_censored_arm(snap_compare, tmp_path):
-    app, n = replay_app(tmp_path, {"A": ["P", "RP", "P", "M", "P", "P", "RR", "P"],
-                                   "B": ["R", "P", "MM", "P", "TP", "C"]}, cap_b=60_000)
+    app, n = replay_app(
+        tmp_path, {"A": ["P", "RP", "P", "M", "P", "P", "RR", "P"], "B": ["R", "P", "MM", "P", "TP", "C"]}, cap_b=60_000
+    )
     assert snap_compare(app, terminal_size=(200, 50), run_before=settled(n))
 
 
 def test_mid_run_at_80x24(snap_compare, tmp_path):
     """The default terminal: compact meters and cells, log and legend folded behind l and ?."""
-    app, n = replay_app(tmp_path, {"A": ["P", "RP", "P", "MM", "P", "P"], "B": ["RR", "P", "MM", "P", "TP", "P"]},
-                        cap_b=100_000)
+    app, n = replay_app(
+        tmp_path, {"A": ["P", "RP", "P", "MM", "P", "P"], "B": ["RR", "P", "MM", "P", "TP", "P"]}, cap_b=100_000
+    )
     assert snap_compare(app, terminal_size=(80, 24), run_before=settled(n))

@@ -1,6 +1,7 @@
 """The live view's model and figures without Textual: events folded into per-arm state, the
 projection, burn rate, live statistics (checked against agent.metrics' own functions) and
 the small formatting helpers."""
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,13 @@ def test_cells_follow_attempts_and_verdicts():
     state = fold(synthetic_events({"A": ["P", "RP", "RR", "M"], "B": ["H", "T", "E", "P"]}, running=1))
     a, b = state.arms["A"], state.arms["B"]
     assert [a.cells[t].status for t in state.task_ids] == ["accepted", "accepted", "reasoning", "mechanics", "running"]
-    assert [b.cells[t].status for t in state.task_ids] == ["harness_error", "timeout", "environment", "accepted",
-                                                           "running"]
+    assert [b.cells[t].status for t in state.task_ids] == [
+        "harness_error",
+        "timeout",
+        "environment",
+        "accepted",
+        "running",
+    ]
     assert a.cells["task-02"].accepted_on == 2 and state.outcome("A", "task-02").decided
     assert state.outcome("A", "task-04").decided is False  # one attempt of two: not decided yet
     assert state.outcome("A", "task-04").failure_class == "pending"
@@ -67,8 +73,10 @@ def test_auto_pause_event_becomes_a_notice():
     notice = state.apply(ev.AutoPaused("r", arm="B", used=9, reserved=0, cap=10, share=0.9, next_call=2, at=T0))
     assert notice.kind == "auto_pause" and notice.arm == "B" and notice.tokens == 2
     # a headless policy already chose: nothing for the view to ask
-    assert state.apply(ev.AutoPaused("r", arm="B", used=9, reserved=0, cap=10, share=0.9, policy="continue",
-                                     at=T0)) is None
+    assert (
+        state.apply(ev.AutoPaused("r", arm="B", used=9, reserved=0, cap=10, share=0.9, policy="continue", at=T0))
+        is None
+    )
     assert state.apply(ev.LogMessage("r", level="info", text="auto-pause: arm B at 91% of its cap", at=T0)) is None
     assert state.apply(ev.LogMessage("r", level="info", text="paused by the user", at=T0)) is None
     finished = state.apply(ev.RunFinished("r", status="aborted", at=T0))
@@ -97,8 +105,10 @@ def test_live_statistics_match_agent_metrics():
     (arm_a, arm_b) = snap.arms
     expected = compare_arms("A", arm_a.outcomes(), "B", arm_b.outcomes(), seed=0, resamples=0)
     assert figures.gap == expected and figures.gap.interval.n == 7
-    assert figures.gap_text == ("paired gap B − A -0.14, 95% CI [-0.57, +0.36], n=7 · no detectable "
-                                "difference (McNemar p = 1; ~173 tasks for 14 pts)")
+    assert figures.gap_text == (
+        "paired gap B − A -0.14, 95% CI [-0.57, +0.36], n=7 · no detectable "
+        "difference (McNemar p = 1; ~173 tasks for 14 pts)"
+    )
 
 
 def test_gap_waits_for_enough_paired_tasks():
@@ -112,13 +122,16 @@ def test_projection_says_where_the_cap_is_hit_or_what_is_left():
     arm = next(a for a in state.snapshot(state.last_at).arms if a.name == "A")
     per_task = state.arms["A"].used / 4
     from tuiapp.live.state import CellSnapshot
+
     tight = arm.__class__(**{**arm.__dict__, "cap": int(per_task * 30.5)})
     p = project(tight, 40)
     assert p.censored and p.text == "cap at ~task 31 of 40: this arm will be censored"
     roomy = arm.__class__(**{**arm.__dict__, "cap": int(per_task * 50)})
     p = project(roomy, 40)
     assert not p.censored and p.text.startswith("~") and "left at the end (20% of the cap)" in p.text
-    fresh = arm.__class__(**{**arm.__dict__, "cells": tuple(CellSnapshot(t, "pending", 0, 0, ()) for t in state.task_ids)})
+    fresh = arm.__class__(
+        **{**arm.__dict__, "cells": tuple(CellSnapshot(t, "pending", 0, 0, ()) for t in state.task_ids)}
+    )
     assert project(fresh, 40).text == "projection after the first finished task"
 
 
@@ -132,18 +145,34 @@ def test_burn_rate_and_sparkline():
     assert sparkline((0.0, 0.0), 10) == "▁▁"
 
 
-@pytest.mark.parametrize("used, reserved, cap, width, expected", [
-    (0, 0, 100, 10, (0, 0, 10)), (50, 20, 100, 10, (5, 2, 3)), (100, 50, 100, 10, (10, 0, 0)),
-    (95, 10, 100, 20, (19, 1, 0)), (5, 0, 0, 8, (0, 0, 8)),
-])
+@pytest.mark.parametrize(
+    "used, reserved, cap, width, expected",
+    [
+        (0, 0, 100, 10, (0, 0, 10)),
+        (50, 20, 100, 10, (5, 2, 3)),
+        (100, 50, 100, 10, (10, 0, 0)),
+        (95, 10, 100, 20, (19, 1, 0)),
+        (5, 0, 0, 8, (0, 0, 8)),
+    ],
+)
 def test_bar_parts(used, reserved, cap, width, expected):
     assert bar_parts(width, used, reserved, cap) == expected
     assert sum(bar_parts(width, used, reserved, cap)) == width
 
 
-@pytest.mark.parametrize("text, tokens", [("150000", 150_000), ("150,000", 150_000), ("150_000", 150_000),
-                                          (" 300k ", 300_000), ("1.5M", 1_500_000), ("abc", None), ("", None),
-                                          ("-5", None)])
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("150000", 150_000),
+        ("150,000", 150_000),
+        ("150_000", 150_000),
+        (" 300k ", 300_000),
+        ("1.5M", 1_500_000),
+        ("abc", None),
+        ("", None),
+        ("-5", None),
+    ],
+)
 def test_parse_cap(text, tokens):
     assert parse_cap(text) == tokens
 
@@ -159,41 +188,84 @@ def ledger_from_events(path, events, max_attempts: int) -> tuple[Ledger, str]:
     ledger = Ledger(path)
     run = next(e for e in events if isinstance(e, ev.RunStarted))
     ledger.insert("runs", {"id": run.run_id, "status": "finished", "manifest_sha256": run.manifest_sha256})
-    ledger.insert_many("tasks", [{"run_id": run.run_id, "task_id": t, "position": i} for i, t in enumerate(run.task_ids)])
+    ledger.insert_many(
+        "tasks", [{"run_id": run.run_id, "task_id": t, "position": i} for i, t in enumerate(run.task_ids)]
+    )
     final = {e.arm: e for e in events if isinstance(e, ev.ArmStateChanged)}
     for arm in run.arms:
         end = final[arm]
         arm_id = new_id()
-        ledger.insert("arms", {"id": arm_id, "run_id": run.run_id, "name": arm, "state": end.state,
-                               "censored": int(end.state == "censored"), "max_attempts": max_attempts,
-                               "unfinished_json": json.dumps(list(end.unfinished)), "cap_tokens": run.caps[arm]})
-        ledger.insert_many("attempts", [
-            {"id": new_id(), "run_id": run.run_id, "arm_id": arm_id, "arm": arm, "task_id": e.task_id,
-             "attempt_no": e.attempt, "status": "done", "verdict": e.verdict or None, "failure_class": e.failure_class,
-             "accepted": int(e.accepted), "prompt_tokens": e.tokens, "completion_tokens": 0, "total_tokens": e.tokens,
-             "calls": 1, "transport_retries": 0, "malformed_tool_calls": 0, "duration_ms": 1000}
-            for e in events if isinstance(e, ev.TaskGraded) and e.arm == arm])
+        ledger.insert(
+            "arms",
+            {
+                "id": arm_id,
+                "run_id": run.run_id,
+                "name": arm,
+                "state": end.state,
+                "censored": int(end.state == "censored"),
+                "max_attempts": max_attempts,
+                "unfinished_json": json.dumps(list(end.unfinished)),
+                "cap_tokens": run.caps[arm],
+            },
+        )
+        ledger.insert_many(
+            "attempts",
+            [
+                {
+                    "id": new_id(),
+                    "run_id": run.run_id,
+                    "arm_id": arm_id,
+                    "arm": arm,
+                    "task_id": e.task_id,
+                    "attempt_no": e.attempt,
+                    "status": "done",
+                    "verdict": e.verdict or None,
+                    "failure_class": e.failure_class,
+                    "accepted": int(e.accepted),
+                    "prompt_tokens": e.tokens,
+                    "completion_tokens": 0,
+                    "total_tokens": e.tokens,
+                    "calls": 1,
+                    "transport_retries": 0,
+                    "malformed_tool_calls": 0,
+                    "duration_ms": 1000,
+                }
+                for e in events
+                if isinstance(e, ev.TaskGraded) and e.arm == arm
+            ],
+        )
     return ledger, run.run_id
 
 
-@pytest.mark.parametrize("outcomes", [
-    # issue 13: B's cap runs out on task 7 of 12 with nothing accepted ("live n=6, report n=12")
-    {"A": ["P"] * 12, "B": ["RR"] * 6 + ["C"]},
-    {"A": ["P", "RP", "RR", "MM", "P", "TP", "P", "RR"], "B": ["P", "P", "RR", "P", "HH", "P", "RP", "P"]},
-])
+@pytest.mark.parametrize(
+    "outcomes",
+    [
+        # issue 13: B's cap runs out on task 7 of 12 with nothing accepted ("live n=6, report n=12")
+        {"A": ["P"] * 12, "B": ["RR"] * 6 + ["C"]},
+        {"A": ["P", "RP", "RR", "MM", "P", "TP", "P", "RR"], "B": ["P", "P", "RR", "P", "HH", "P", "RP", "P"]},
+    ],
+)
 def test_live_view_and_report_give_one_answer(tmp_path, outcomes):
-    events = synthetic_events(outcomes, task_ids=[f"t{i:02d}" for i in range(max(map(len, outcomes.values())) + 4)],
-                              finish=True)
+    events = synthetic_events(
+        outcomes, task_ids=[f"t{i:02d}" for i in range(max(map(len, outcomes.values())) + 4)], finish=True
+    )
     state = fold(events)
     figures = compute_figures(state.snapshot(state.last_at))
     ledger, run_id = ledger_from_events(tmp_path / "l.db", events, max_attempts=2)
     report = build_report(ledger, [run_id], with_cost=False, resamples=100)
     for arm in report["runs"][0]["arms"]:
         m, live = arm["metrics"], figures.arms[arm["metrics"]["name"]].core
-        assert (live.decided, live.accepted, live.acceptance, live.acceptance_ci) == \
-            (m["decided"], m["accepted"], m["acceptance"], tuple(m["acceptance_ci"]))
-        assert (live.comparable, live.not_comparable, live.unfinished) == \
-            (not m["censored"], m["not_comparable"], m["unfinished"])
+        assert (live.decided, live.accepted, live.acceptance, live.acceptance_ci) == (
+            m["decided"],
+            m["accepted"],
+            m["acceptance"],
+            tuple(m["acceptance_ci"]),
+        )
+        assert (live.comparable, live.not_comparable, live.unfinished) == (
+            not m["censored"],
+            m["not_comparable"],
+            m["unfinished"],
+        )
         assert (live.qap, live.retry_tax, live.first_try_share) == (m["qap"], m["retry_tax"], m["first_try_share"])
     (c,) = report["runs"][0]["comparisons"]
     assert figures.gap.interval.lo == c["interval"]["lo"] and figures.gap.verdict.text == c["verdict"]["text"]
@@ -211,4 +283,5 @@ def test_every_failure_class_has_a_cell_look():
     """The grid draws each class agent.classify defines (one list of classes, one look each)."""
     from agent.classify import CLASSES
     from tuiapp.live.state import CELL_LOOK
+
     assert [c for c in CLASSES if c not in CELL_LOOK] == []
