@@ -212,39 +212,23 @@ class BwrapSandbox:
         if not self.as_root:
             argv += ["--unshare-user", "--disable-userns"]
         argv += ["--die-with-parent", "--new-session", "--info-fd", str(info_fd)]
+        disk = str(limits.disk_mb * 1024 * 1024)
+        # The private /tmp first: a runtime installed under /tmp (a venv in /tmp/x) is bound on
+        # top of it below instead of being hidden by it.
+        argv += ["--perms", "1777", "--size", disk, "--tmpfs", TMP]
         # bwrap makes missing parents of a mount point 0700 when it runs as root: make them
         # traversable for the unprivileged uid first.
         destinations = [*paths.ro_binds, WORK]
-        for parent in sorted({str(p) for d in destinations for p in Path(d).parents if str(p) != "/"}, key=len):
+        parents = {str(p) for d in destinations for p in Path(d).parents if str(p) not in ("/", TMP)}
+        for parent in sorted(parents, key=len):
             argv += ["--perms", "0755", "--dir", parent]
         for path in paths.ro_binds:
             argv += ["--ro-bind", path, path]
         for target, link in paths.symlinks:
             argv += ["--symlink", target, link]
         argv += ["--ro-bind", str(etc), "/etc"]
-        disk = str(limits.disk_mb * 1024 * 1024)
-        argv += [
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--perms",
-            "1777",
-            "--size",
-            disk,
-            "--tmpfs",
-            TMP,
-            "--perms",
-            "0777",
-            "--dir",
-            HOME,
-            "--perms",
-            "0777",
-            "--size",
-            disk,
-            "--tmpfs",
-            WORK,
-        ]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "0777", "--dir", HOME]
+        argv += ["--perms", "0777", "--size", disk, "--tmpfs", WORK]
         for folder in sorted({str(p) for h in hidden for p in Path(h).parents if str(p) != "."}, key=len):
             argv += ["--perms", "0777", "--dir", f"{WORK}/{folder}"]
         for rel in hidden:

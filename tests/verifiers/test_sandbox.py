@@ -275,3 +275,30 @@ def test_require_refuses_the_fallback(monkeypatch):
     finally:
         bwrap_status.cache_clear()
     assert fallback.name == "fallback"
+
+
+def test_a_python_installed_under_tmp_runs_inside_the_sandbox_s_own_tmp(bwrap, tmp_path):
+    # A venv under /tmp (a CI runner's, a wheel check's) is bound on top of the sandbox's
+    # private /tmp, not hidden by it: graded python tasks ran with no python at all before.
+    import site
+
+    from tests.conftest import ROOT
+
+    assert str(tmp_path).startswith("/tmp/")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    pth = next((venv / "lib").glob("python3*/site-packages")) / "quotabench.pth"
+    pth.write_text(f"{site.getsitepackages()[0]}\n{ROOT}\n")
+    src = tmp_path / "src"
+    src.mkdir(mode=0o755)
+    (src / "a.py").write_text("import sys; print(sys.prefix)\n")
+    tmp_path.chmod(0o755)
+    code = (
+        "import pathlib; from verifiers.sandbox import Limits, make_sandbox; "
+        f"r = make_sandbox('bwrap').run('python3 a.py && ls /tmp', pathlib.Path({str(src)!r}), Limits()); "
+        "print(r.exit_status); print(r.output)"
+    )
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd=ROOT)
+    status, *output = done.stdout.splitlines()
+    assert status == "0", done.stdout + done.stderr
+    assert str(venv) in output  # its own prefix: the venv under /tmp, seen read-only
