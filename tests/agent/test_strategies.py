@@ -25,7 +25,8 @@ def server():
 
 
 def _run(tmp_path: Path, arms: list[str], **kw):
-    cfg = write_config(tmp_path, arms, tasks=TASK, max_attempts=1, **kw)
+    kw.setdefault("tasks", TASK)
+    cfg = write_config(tmp_path, arms, max_attempts=1, **kw)
     db = tmp_path / "l.sqlite"
     _, run_id, events = run_sync(cfg, db)
     return Ledger(db), run_id, events
@@ -276,3 +277,28 @@ def test_when_tokens_bind_each_candidate_gets_at_most_directs_share(tmp_path, se
     assert {r["end_reason"] for r in pool} == {"token_limit"}
     assert max(r["total_tokens"] for r in pool) <= direct[0]["total_tokens"]
     assert sum(r["total_tokens"] for r in pool) <= 4 * direct[0]["total_tokens"]
+
+
+def test_the_live_figures_of_a_strategy_arm_are_the_report_s(tmp_path, server):
+    # The live view folds the run's own events: an unsubmitted passing candidate is waste in its
+    # retry tax, as in the report (it read 0.34 where the report said 0.54 before).
+    from tuiapp.live.figures import compute_figures
+    from tuiapp.live.state import RunState
+
+    ledger, run_id, events = _run(
+        tmp_path,
+        [
+            arm_toml("D", "second-passes", base_url=server.base_url, extra='strategy = "direct"\n'),
+            arm_toml("P", "second-passes", base_url=server.base_url, extra='strategy = "parallel@2"\n'),
+        ],
+        tasks=["py-word-count", "rs-saturating-sum"],
+    )
+    state = RunState(["D", "P"], {"D": 10**9, "P": 10**9}, max_attempts=1)
+    for e in events:
+        state.apply(e)
+    live = compute_figures(state.snapshot(state.last_at)).arms
+    report = build_report(ledger, [run_id], with_cost=False, resamples=200)
+    for arm in report["runs"][0]["arms"]:
+        m, core = arm["metrics"], live[arm["metrics"]["name"]].core
+        assert (core.accepted, core.qap, core.retry_tax) == (m["accepted"], m["qap"], m["retry_tax"])
+    assert live["P"].core.retry_tax > 0  # candidate 1's tokens at least

@@ -59,6 +59,7 @@ class TaskCell:
     staged: bool = False
     pool: list[bool] = field(default_factory=list)
     submitted: str | None = None
+    submitted_attempt: int | None = None  # the submitted stage's attempt number
 
     @property
     def accepted_on(self) -> int | None:
@@ -114,6 +115,7 @@ class CellSnapshot:
     attempts: tuple[tuple[int, str, int], ...]  # graded attempts: (attempt, failure class, tokens)
     submitted: str | None = None  # a strategy task's submission (TaskCell.submitted); staged: see `staged`
     staged: bool = False
+    submitted_attempt: int | None = None
 
 
 @dataclass(frozen=True)
@@ -135,25 +137,29 @@ class ArmSnapshot:
 
         out = []
         for c in self.cells:
-            if c.staged:  # a strategy task: one record, the submission's (issue 16)
-                sub = c.submitted
-                out.append(
-                    AttemptRecord(
-                        c.task_id,
-                        1,
-                        None if sub is None else sub,
-                        sub == "accepted",
-                        c.tokens,
-                        "candidate",
-                        None if sub is None else sub != "no_submission",
-                    )
-                )
+            if c.staged:  # a strategy task: its stages, the submitted one marked, as the report reads them
+                out += self._stage_records(c, AttemptRecord)
                 continue
             graded = sum(t for _, _, t in c.attempts)
             out += [AttemptRecord(c.task_id, no, cls, cls == "accepted", t) for no, cls, t in c.attempts]
             running = c.tokens - graded
             if running > 0 and c.attempt not in {no for no, _, _ in c.attempts}:
                 out.append(AttemptRecord(c.task_id, c.attempt, None, False, running))
+        return out
+
+    @staticmethod
+    def _stage_records(c: CellSnapshot, record: type[AttemptRecord]) -> list[AttemptRecord]:
+        """Each graded stage (submitted True / False once the protocol submitted, None before), and
+        the calls of no graded stage (critique, judge, the stage in progress) as one more record:
+        so the live retry tax counts an unsubmitted pass as waste, as the report does."""
+        done = c.submitted is not None
+        out = [
+            record(c.task_id, no, cls, cls == "accepted", t, "candidate", (no == c.submitted_attempt) if done else None)
+            for no, cls, t in c.attempts
+        ]
+        rest = c.tokens - sum(t for _, _, t in c.attempts)
+        if rest > 0 or not out:
+            out.append(record(c.task_id, c.attempt + 1, None, False, max(rest, 0), "other", False if done else None))
         return out
 
     def outcomes(self) -> list[TaskOutcome]:
@@ -348,6 +354,7 @@ class RunState:
             else "no_submission"
         )
         cell.submitted = cell.status = "accepted" if event.accepted else cls
+        cell.submitted_attempt = event.attempt
         self._touch(arm, event.task_id)
 
     def _arm_state(self, arm: ArmState, event: ev.ArmStateChanged) -> None:
@@ -409,7 +416,9 @@ class RunState:
 
     def _arm_snapshot(self, a: ArmState) -> ArmSnapshot:
         cells = tuple(
-            CellSnapshot(t, c.status, c.attempt, c.tokens, tuple(c.attempts), c.submitted, c.staged)
+            CellSnapshot(
+                t, c.status, c.attempt, c.tokens, tuple(c.attempts), c.submitted, c.staged, c.submitted_attempt
+            )
             for t in self.task_ids
             if (c := a.cells.get(t)) is not None
         )
