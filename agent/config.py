@@ -21,14 +21,14 @@ import msgspec
 from msgspec import Meta
 
 from agent import QuotabenchError
-from agent.strategy_spec import SELECT_RULES, Strategy, StrategyError, parse_strategy
+from agent.run.strategy_spec import SELECT_RULES, Strategy, StrategyError, parse_strategy
 from verifiers.executors import EXECUTORS
 
 T = TypeVar("T")
 SAMPLING = {"sampling": True}  # field metadata: the knob is recorded in arms.sampling_json
 
 PROTOCOLS = ("tools", "text")
-PROMPT_TEMPLATE_VERSION = "v1"  # the agent loop's prompt (agent/loop.py), recorded in every run's manifest
+PROMPT_TEMPLATE_VERSION = "v1"  # the agent loop's prompt (agent/run/loop.py), recorded in every run's manifest
 PREFLIGHT_MODES = ("on", "force", "off")  # check and refuse / check, warn and run anyway / skip
 MAX_CONCURRENCY = 64
 MAX_CAP_TOKENS = 10**13
@@ -66,7 +66,7 @@ class LlamaCppSettings:
 @dataclass(frozen=True)
 class ScriptedSettings:
     """How the in-package scripted server that quotabench starts for a `scripted` arm misbehaves
-    (agent/scripted_server.py): what an endpoint says it is vs what it runs, for preflight tests
+    (agent/endpoints/scripted_server.py): what an endpoint says it is vs what it runs, for preflight tests
     and demos, and a session seed per start (replicate k plays session_seeds[k-1], cycling)."""
 
     report_model: str | None = None
@@ -81,7 +81,7 @@ class ScriptedSettings:
 @dataclass(frozen=True, kw_only=True)
 class EndpointKnobs:
     """How an arm talks to its endpoint, defined once: the config reads and bounds them here, the
-    HTTP client takes them as agent.endpoint.EndpointSettings (this plus where to send), and the
+    HTTP client takes them as agent.endpoints.endpoint.EndpointSettings (this plus where to send), and the
     ledger's arms.sampling_json holds the ones marked SAMPLING. docs/config.md lists each (a test
     checks). A new knob is one field here and one row there."""
 
@@ -118,7 +118,7 @@ class ArmConfig(EndpointKnobs):
     context_tokens: Annotated[int, Meta(ge=256, le=1 << 24)] | None = None  # the endpoint's context, if known
     llamacpp: LlamaCppSettings | None = None
     scripted: ScriptedSettings | None = None
-    # Issue 16 (agent/strategy_spec.py): the test-time protocol; None = no strategy (the retry loop)
+    # Issue 16 (agent/run/strategy_spec.py): the test-time protocol; None = no strategy (the retry loop)
     strategy: str | None = None
     select: str | None = None  # parallel@k only: visible (default) | judge
     fallback: bool = True  # when selection yields no choice, submit the first non-empty candidate
@@ -358,7 +358,7 @@ def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
 
 
 def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
-    from agent.arms import ARM_KINDS  # the one registry of kinds (arms imports this module: read at check time)
+    from agent.run.arms import ARM_KINDS  # the one registry of kinds (arms imports this module: read at check time)
 
     if arm.kind not in ARM_KINDS:
         raise _fail(

@@ -37,12 +37,12 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent import arms as arm_kinds  # noqa: E402
 from agent.config import ArmConfig, Limits, RunConfig  # noqa: E402
-from agent.endpoint import ChatClient  # noqa: E402
-from agent.engine import RunEngine  # noqa: E402
+from agent.endpoints.endpoint import ChatClient  # noqa: E402
 from agent.ledger import Ledger, new_id, utc_now  # noqa: E402
 from agent.ledger.writer import AsyncLedger  # noqa: E402
+from agent.run import arms as arm_kinds  # noqa: E402
+from agent.run.engine import RunEngine  # noqa: E402
 from verifiers.grading import GradeResult  # noqa: E402
 from verifiers.tasks import Task  # noqa: E402
 
@@ -167,7 +167,7 @@ async def bare_client_per_call(calls: int) -> dict:
 
 
 def _call_ops(attempt: str, turn: int) -> tuple[list[tuple], str, list[tuple]]:
-    """The rows one real call writes (agent/attempt.py): before the request, the pending tool row
+    """The rows one real call writes (agent/run/attempt.py): before the request, the pending tool row
     and the in-flight call row; after it, the call's final row and the attempt's totals."""
     call_id = new_id()
     before = [
@@ -249,7 +249,7 @@ def _call_ops(attempt: str, turn: int) -> tuple[list[tuple], str, list[tuple]]:
 
 
 async def ledger_calls_per_second(db: Path, calls: int, in_flight: int = 1) -> float:
-    """Calls written per second through AsyncLedger as agent/attempt.py writes them, by
+    """Calls written per second through AsyncLedger as agent/run/attempt.py writes them, by
     `in_flight` attempts at once (a run has two arms, each maybe several attempts at a time)."""
     ledger = AsyncLedger(Ledger(db))
     attempt = ledger.ledger.query("select id from attempts limit 1")[0]["id"]

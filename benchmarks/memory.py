@@ -49,9 +49,9 @@ def child(n: int) -> None:
     import anyio
 
     from agent.config import load_config
-    from agent.engine import RunEngine
+    from agent.endpoints.scripted_server import ScriptedServer
     from agent.ledger import Ledger
-    from agent.scripted_server import ScriptedServer
+    from agent.run.engine import RunEngine
     from verifiers.grading import GradeResult
 
     class FailingGrader:

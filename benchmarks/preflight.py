@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.config import load_config, load_config_text  # noqa: E402
-from agent.engine import load_tasks  # noqa: E402
 from agent.ledger import Ledger  # noqa: E402
 from agent.ledger.writer import AsyncLedger  # noqa: E402
 from agent.preflight import preflight_standalone  # noqa: E402
+from agent.run.engine import load_tasks  # noqa: E402
 
 HEALTHY = f"""
 [run]

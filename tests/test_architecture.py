@@ -18,7 +18,7 @@ def test_import_contracts_hold():
 
 def test_headless_engine_loads_without_textual():
     code = (
-        "import sys; import agent.engine, agent.resume, agent.metrics.report, agent.printer, verifiers.gate; "
+        "import sys; import agent.run.engine, agent.run.resume, agent.metrics.report, agent.printer, verifiers.gate; "
         "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'tuiapp')]; print(bad); sys.exit(1 if bad else 0)"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -41,9 +41,9 @@ def test_modules_stay_small():
 def test_the_implementations_and_fakes_fill_their_seams():
     """The seams are Protocols (runtime-checkable): the real implementation and each stand-in used
     by tests and benchmarks have every member the seam names."""
-    from agent.endpoint import ChatClient, ChatEndpoint, EndpointSettings
-    from agent.engine import RunEngine
+    from agent.endpoints.endpoint import ChatClient, ChatEndpoint, EndpointSettings
     from agent.events import RunControls
+    from agent.run.engine import RunEngine
     from benchmarks.engine import NoGrader
     from tuiapp.live.replay import ReplayEngine
     from verifiers.grading import Grader, SandboxGrader

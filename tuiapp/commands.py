@@ -169,8 +169,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from agent.config import load_config
-    from agent.prepare import check_keys
-    from agent.schedule import MAX_REPLICATES
+    from agent.run.prepare import check_keys
+    from agent.run.schedule import MAX_REPLICATES
 
     replicates = getattr(args, "replicates", 1)  # `quotabench demo` passes no such option
     if replicates > MAX_REPLICATES:
@@ -184,7 +184,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _guard_harness()
     db = args.db or str(config.db)
     if replicates > 1:
-        from agent.engine import check_before_run
+        from agent.run.engine import check_before_run
 
         check_before_run(config)
         return _run_replicates(config, _open_ledger(db), db, replicates)
@@ -194,7 +194,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from tuiapp.live.run import run_live
 
         def open_run():  # in the live view's thread, after its first frame: these imports take a while
-            from agent.engine import RunEngine, check_before_run
+            from agent.run.engine import RunEngine, check_before_run
 
             check_before_run(config)
             ledger = _open_ledger(db)
@@ -202,7 +202,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         run_id, ledger = run_live(config, open_run, crash_log=write_crash_log)
     else:
-        from agent.engine import RunEngine, check_before_run
+        from agent.run.engine import RunEngine, check_before_run
 
         check_before_run(config)
         ledger = _open_ledger(db)
@@ -230,7 +230,7 @@ def _preflight_flags(config, args):
 
 def _run_replicates(config, ledger, db: str, n: int) -> int:
     """`run --replicates N`: N paired runs in turn, headless (the live view would wait for q after each)."""
-    from agent.schedule import run_replicates
+    from agent.run.schedule import run_replicates
 
     print(
         f"quotabench: {n} replicates of one manifest, one after another, headless; servers quotabench starts are "
@@ -261,7 +261,7 @@ def _cmd_preflight(args: argparse.Namespace) -> int:
     from agent.config import load_config
     from agent.ledger.writer import AsyncLedger
     from agent.preflight import WOULD_REFUSE, preflight_standalone, refusal, spent_line
-    from agent.prepare import check_keys, load_tasks
+    from agent.run.prepare import check_keys, load_tasks
 
     config = load_config(shipped_path(args.config))
     check_keys(config)
@@ -280,7 +280,7 @@ def _cmd_preflight(args: argparse.Namespace) -> int:
 def _cmd_resume(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from agent.resume import engine_for_resume, resume_run
+    from agent.run.resume import engine_for_resume, resume_run
 
     ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id)

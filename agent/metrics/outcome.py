@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
-# Attempt classes that did not use up an attempt of the budget (agent/resume.py counts the same).
+# Attempt classes that did not use up an attempt of the budget (agent/run/resume.py counts the same).
 from agent.classify import NOT_COUNTED, counts_toward_budget
 from agent.metrics.stats import wilson
 

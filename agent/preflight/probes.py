@@ -17,13 +17,13 @@ from typing import Any
 
 import anyio
 
-from agent.arms import settings_for
 from agent.config import ArmConfig
-from agent.endpoint import CallTry, ChatClient, ContextOverflow, EndpointError
+from agent.endpoints.endpoint import CallTry, ChatClient, ContextOverflow, EndpointError
+from agent.endpoints.scripted_models import PROBE_MARKER
+from agent.endpoints.tokens import CHARS_PER_TOKEN, estimate_messages_tokens
 from agent.preflight.checks import Observed, Outcome, choice_label
-from agent.scripted_models import PROBE_MARKER
-from agent.tokens import CHARS_PER_TOKEN, estimate_messages_tokens
-from agent.tools import TOOL_SCHEMAS
+from agent.run.arms import settings_for
+from agent.run.tools import TOOL_SCHEMAS
 
 Record = Callable[[str, CallTry], Awaitable[None]]
 SENTENCE = "The quick brown fox jumps over the lazy dog near the quiet river bank. "

@@ -18,14 +18,12 @@ from typing import Any
 
 import anyio
 
-from agent.arms import ArmRuntime, open_arm
-from agent.attempt import call_columns
 from agent.config import RunConfig
-from agent.endpoint import CallTry
+from agent.endpoints.endpoint import CallTry
+from agent.endpoints.llamacpp import configured_flags, process_argv
+from agent.endpoints.tokens import estimate_messages_tokens
 from agent.ledger.store import new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
-from agent.llamacpp import configured_flags, process_argv
-from agent.loop import initial_messages
 from agent.preflight.checks import (
     Check,
     Observed,
@@ -39,8 +37,10 @@ from agent.preflight.checks import (
     usage_check,
 )
 from agent.preflight.probes import Prober, observe
-from agent.tokens import estimate_messages_tokens
-from agent.tools import TOOL_SCHEMAS, ToolError, Workspace
+from agent.run.arms import ArmRuntime, open_arm
+from agent.run.attempt import call_columns
+from agent.run.loop import initial_messages
+from agent.run.tools import TOOL_SCHEMAS, ToolError, Workspace
 from verifiers.tasks import Task
 
 FORCE_HINT = "`quotabench run --force` runs anyway"

@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 
 from agent.config import load_config
-from agent.engine import RunEngine
 from agent.ledger import Ledger
+from agent.run.engine import RunEngine
 from tests.conftest import FIXTURES
 
 

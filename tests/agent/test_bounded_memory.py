@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent import tokens
-from agent.scripted_server import REQUEST_LOG, ScriptedServer
+from agent.endpoints import tokens
+from agent.endpoints.scripted_server import REQUEST_LOG, ScriptedServer
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import FIXTURES
 from verifiers.grading import GradeResult

@@ -208,8 +208,8 @@ def test_each_endpoint_knob_is_documented_reaches_the_client_and_sampling_is_rec
     one as configured, and the ledger's sampling_json is derived from the same fields."""
     from dataclasses import fields
 
-    from agent.arms import settings_for
     from agent.config import ArmConfig, EndpointKnobs
+    from agent.run.arms import settings_for
 
     doc = (FIXTURES.parent / "docs" / "config.md").read_text()
     keys = " ".join(line.split("|")[1] for line in doc.splitlines() if line.startswith("| `"))  # first cells

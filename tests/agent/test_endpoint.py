@@ -14,9 +14,9 @@ import anyio
 import pytest
 
 from agent import QuotabenchError
-from agent.endpoint import CallTry, ChatClient, ContextOverflow, EndpointError, EndpointSettings
-from agent.scripted_server import ScriptedServer
-from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
+from agent.endpoints.endpoint import CallTry, ChatClient, ContextOverflow, EndpointError, EndpointSettings
+from agent.endpoints.scripted_server import ScriptedServer
+from agent.endpoints.tokens import estimate_messages_tokens, estimate_reply_tokens
 
 SMOKE = Path(__file__).resolve().parents[2] / "fixtures" / "smoke"
 REFERENCE = SMOKE / "py-word-count" / "reference" / "words.py"

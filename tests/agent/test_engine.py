@@ -6,8 +6,8 @@ from collections import Counter
 import pytest
 
 from agent import events as ev
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from agent.scripted_server import ScriptedServer
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import FIXTURES
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from agent.endpoints.response import MAX_USAGE
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from agent.response import MAX_USAGE
-from agent.scripted_server import ScriptedServer
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.agent.hostile_server import (
     BODY_PAYLOADS,
@@ -139,7 +139,7 @@ def test_forty_run_tests_in_one_turn_stop_at_the_attempt_limit(tmp_path, servers
 
 
 def test_bounded_reads_and_shape_checks_in_isolation():
-    from agent.response import Reply, TryFailed, checked_usage, json_object
+    from agent.endpoints.response import Reply, TryFailed, checked_usage, json_object
 
     assert json_object('{"a":' * 5_000 + "1" + "}" * 5_000) is None
     assert checked_usage({"prompt_tokens": -1, "completion_tokens": 1}) is None
@@ -160,7 +160,7 @@ def test_bounded_reads_and_shape_checks_in_isolation():
 async def test_the_attempt_deadline_bounds_a_trickling_try_even_without_retries():
     import time
 
-    from agent.endpoint import ChatClient, DeadlinePassed, EndpointSettings
+    from agent.endpoints.endpoint import ChatClient, DeadlinePassed, EndpointSettings
 
     with HostileServer() as server:
         client = ChatClient(EndpointSettings(server.base_url, "trickle", request_timeout_s=3, max_retries=0))

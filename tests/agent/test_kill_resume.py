@@ -14,8 +14,8 @@ import time
 
 import pytest
 
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from agent.scripted_server import ScriptedServer
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES, ROOT
 from verifiers import scratch

@@ -13,8 +13,8 @@ import pytest
 
 from agent import QuotabenchError
 from agent.config import LlamaCppSettings
+from agent.endpoints.llamacpp import REQUIRED_FLAGS, resolve_model, server_command
 from agent.ledger import Ledger
-from agent.llamacpp import REQUIRED_FLAGS, resolve_model, server_command
 from tests.agent.engine_helpers import run_sync
 from tests.conftest import FIXTURES, ROOT
 
@@ -161,9 +161,9 @@ def test_preflight_finds_a_server_started_with_another_context(tmp_path):
     import anyio
 
     from agent.config import load_config
-    from agent.engine import load_tasks
     from agent.ledger.writer import AsyncLedger
     from agent.preflight import preflight_standalone
+    from agent.run.engine import load_tasks
 
     path = tmp_path / "ctx.toml"
     path.write_text(_override_ctx(_config(tmp_path).read_text()))
@@ -228,7 +228,7 @@ def test_no_orphan_server_when_quotabench_is_killed(tmp_path, sig):
 def test_a_server_that_never_gets_ready_is_a_clear_error_with_its_log(tmp_path):
     import anyio
 
-    from agent.llamacpp import llama_server
+    from agent.endpoints.llamacpp import llama_server
 
     bogus = tmp_path / "not-a-model.gguf"
     bogus.write_bytes(b"this is not a gguf file\n" * 10)

@@ -12,11 +12,11 @@ import anyio
 import pytest
 
 from agent.config import load_config
-from agent.engine import load_tasks
 from agent.ledger import Ledger
 from agent.ledger.writer import AsyncLedger
 from agent.preflight import preflight_standalone
-from agent.resume import engine_for_resume, resume_run
+from agent.run.engine import load_tasks
+from agent.run.resume import engine_for_resume, resume_run
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import ROOT
 
@@ -192,8 +192,8 @@ def test_cli_force_runs_despite_the_mismatch(tmp_path):
 
 
 def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
-    from agent.engine import RunEngine
-    from agent.scripted_server import ScriptedServer
+    from agent.endpoints.scripted_server import ScriptedServer
+    from agent.run.engine import RunEngine
 
     with ScriptedServer(delay_s=30) as server:
         cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url)], tasks=["py-word-count"])

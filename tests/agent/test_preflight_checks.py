@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from agent.config import ArmConfig, LlamaCppSettings
-from agent.llamacpp import configured_flags, server_command
+from agent.endpoints.llamacpp import configured_flags, server_command
 from agent.preflight import recorded_differences
 from agent.preflight.checks import (
     Observed,
@@ -129,10 +129,10 @@ def test_gguf_hash_and_server_flags():
 def test_a_llama_server_listed_under_its_alias_is_the_configured_file():
     import anyio
 
-    from agent.arms import ArmRuntime
-    from agent.endpoint import ChatClient, EndpointSettings
+    from agent.endpoints.endpoint import ChatClient, EndpointSettings
     from agent.preflight.run import checks_for
-    from agent.quota import Quota
+    from agent.run.arms import ArmRuntime
+    from agent.run.quota import Quota
 
     settings = LlamaCppSettings(model_path="m.gguf", extra_args=("--model_alias", "local"))
     cfg = ArmConfig(name="A", kind="llamacpp", llamacpp=settings)

@@ -11,10 +11,10 @@ import anyio
 import pytest
 
 from agent.config import load_config
+from agent.endpoints.scripted_models import TaskFiles, coin_accepts, play
 from agent.ledger import Ledger
 from agent.metrics.report import build_report, render_report
-from agent.schedule import run_replicates
-from agent.scripted_models import TaskFiles, coin_accepts, play
+from agent.run.schedule import run_replicates
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES, ROOT
 from verifiers.tasks import load_suite

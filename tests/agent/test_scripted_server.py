@@ -13,11 +13,19 @@ import httpx
 import pytest
 
 from agent import QuotabenchError
-from agent.endpoint import ChatClient, EndpointSettings
-from agent.scripted_models import SCRIPTS, TaskFiles, first_source_file, solver, truncate_mid_line, unparseable, wrong
-from agent.scripted_server import FINGERPRINT, ScriptedServer, default_suites
-from agent.text_protocol import parse_actions
-from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
+from agent.endpoints.endpoint import ChatClient, EndpointSettings
+from agent.endpoints.scripted_models import (
+    SCRIPTS,
+    TaskFiles,
+    first_source_file,
+    solver,
+    truncate_mid_line,
+    unparseable,
+    wrong,
+)
+from agent.endpoints.scripted_server import FINGERPRINT, ScriptedServer, default_suites
+from agent.endpoints.text_protocol import parse_actions
+from agent.endpoints.tokens import estimate_messages_tokens, estimate_reply_tokens
 from verifiers.mechanics import grammar_for, parses_clean
 from verifiers.tasks import load_suite
 
@@ -237,7 +245,7 @@ def test_default_suites_cover_the_fixtures():
 
 def test_cli_serves_in_the_foreground():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent.scripted_server", "--port", "0", "--suite", str(SMOKE)],
+        [sys.executable, "-m", "agent.endpoints.scripted_server", "--port", "0", "--suite", str(SMOKE)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -317,7 +325,7 @@ def test_a_session_seed_repeats_within_a_session_and_varies_after_a_restart():
 
 
 def test_coin_solves_or_answers_wrong_by_the_session_seed():
-    from agent.scripted_models import coin, coin_accepts, play
+    from agent.endpoints.scripted_models import coin, coin_accepts, play
 
     task = next(t for t in ALL_TASKS if t.id == "py-word-count")
     for seed in range(8):
@@ -352,7 +360,7 @@ def test_cli_takes_the_misreport_switches():
         [
             sys.executable,
             "-m",
-            "agent.scripted_server",
+            "agent.endpoints.scripted_server",
             "--port",
             "0",
             "--suite",
@@ -381,7 +389,7 @@ def test_cli_takes_the_misreport_switches():
         proc.terminate()
         proc.wait(timeout=5)
     bad = subprocess.run(
-        [sys.executable, "-m", "agent.scripted_server", "--session-seed", "x"],
+        [sys.executable, "-m", "agent.endpoints.scripted_server", "--session-seed", "x"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import anyio
 import pytest
 
-from agent.endpoint import ChatClient, EndpointSettings
+from agent.endpoints.endpoint import ChatClient, EndpointSettings
 
 CHUNKS = [
     {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello"}}]},

@@ -9,9 +9,9 @@ import anyio
 
 from agent import events as ev
 from agent.config import load_config
-from agent.engine import RunEngine
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from agent.scripted_server import ScriptedServer
+from agent.run.engine import RunEngine
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES
 

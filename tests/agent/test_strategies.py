@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from agent import events as ev
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
 from agent.metrics.report import build_report, render_report
-from agent.scripted_server import ScriptedServer
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import FIXTURES
 
@@ -191,7 +191,7 @@ def test_a_parallel_at_4_task_never_spends_more_than_4x_directs_caps(tmp_path, s
 
 def test_the_task_budget_is_drawn_down_across_stages(tmp_path):
     from agent.config import Limits
-    from agent.strategies import TaskBudget
+    from agent.run.strategies import TaskBudget
 
     budget = TaskBudget(Limits(max_turns=5, max_tokens_per_attempt=1000, attempt_timeout_s=10), 2)
     assert budget.stage_limits().max_turns == 5
@@ -230,7 +230,7 @@ def test_a_judge_that_answers_strictly_decides(tmp_path, server):
     ],
 )
 def test_the_judges_choice_is_parsed_strictly(text, n, value, route):
-    from agent.strategy_prompts import parse_choice
+    from agent.run.strategy_prompts import parse_choice
 
     parsed = parse_choice(text, n)
     assert (parsed.value, parsed.route) == (value, route)
@@ -246,7 +246,7 @@ def test_the_judges_choice_is_parsed_strictly(text, n, value, route):
     ],
 )
 def test_the_critiques_verdict_is_parsed_strictly(text, value, route):
-    from agent.strategy_prompts import parse_verdict
+    from agent.run.strategy_prompts import parse_verdict
 
     parsed = parse_verdict(text)
     assert (parsed.value, parsed.route) == (value, route)

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from agent.tools import ToolError, Workspace, parse_arguments
+from agent.run.tools import ToolError, Workspace, parse_arguments
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
 from agent.metrics.report import build_report
-from agent.scripted_server import ScriptedServer
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES, ROOT
 

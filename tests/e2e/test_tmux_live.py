@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from agent.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "fixtures" / "smoke"

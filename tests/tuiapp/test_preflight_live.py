@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from agent.config import load_config
-from agent.engine import RunEngine
 from agent.ledger import Ledger
+from agent.run.engine import RunEngine
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.tuiapp.live.conftest import SIZE, wait_for
 from tuiapp.live.app import make_app

@@ -25,7 +25,7 @@ from agent.ledger import Ledger
 
 T = TypeVar("T")
 NOT_RUN = "not run"
-# Attempt statuses written by agent/attempt.py: running -> ended (tokens and diff written) -> done (classified).
+# Attempt statuses written by agent/run/attempt.py: running -> ended (tokens and diff written) -> done (classified).
 UNFINISHED_STATUS = {"running": "running", "ended": "ungraded"}
 
 

@@ -477,7 +477,7 @@ def make_app(
     choice point and waits for the user), for the CLI and tests. With `opener` instead, the
     ledger and the engine are built by it in a thread once the first frame is on screen."""
     if engine is None and opener is None:
-        from agent.engine import RunEngine
+        from agent.run.engine import RunEngine
 
         engine = RunEngine(config, ledger, auto_pause=True)
     return LiveApp.for_arms([a.name for a in config.arms])(config, ledger, engine, clock=clock, opener=opener)

@@ -18,9 +18,9 @@ from pathlib import Path
 import anyio
 
 from agent.config import load_config
-from agent.engine import RunEngine
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from agent.scripted_server import ScriptedServer
+from agent.run.engine import RunEngine
 
 PYTEST = "python -m pytest -q -p no:cacheprovider"
 # pytest costs seconds per grade in the sandbox: only py-add needs its failing-test names.

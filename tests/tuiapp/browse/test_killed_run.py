@@ -13,8 +13,8 @@ import time
 import pytest
 from textual.widgets import DataTable
 
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from agent.scripted_server import ScriptedServer
 from tuiapp.browse.app import make_app
 
 from .helpers import open_attempt, open_task, settle, shown

@@ -8,8 +8,8 @@ import anyio
 import pytest
 from textual.widgets import DataTable
 
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from agent.scripted_server import ScriptedServer
 from tests.agent.engine_helpers import arm_toml, drive, write_config
 from tests.conftest import FIXTURES
 from tuiapp.browse.app import make_app

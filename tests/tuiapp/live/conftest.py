@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from agent.config import load_config
-from agent.engine import RunEngine
+from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from agent.scripted_server import ScriptedServer
+from agent.run.engine import RunEngine
 
 ROOT = Path(__file__).resolve().parents[3]
 SMOKE = ROOT / "fixtures" / "smoke"

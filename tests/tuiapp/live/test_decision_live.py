@@ -4,8 +4,8 @@ has decided the user can stop both arms with `d` (run.stop_when_decided = false)
 import pytest
 
 from agent.config import load_config
-from agent.engine import RunEngine
 from agent.ledger import Ledger
+from agent.run.engine import RunEngine
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.tuiapp.live.conftest import SIZE, wait_for
 

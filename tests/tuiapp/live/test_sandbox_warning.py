@@ -4,8 +4,8 @@ import pytest
 
 from agent import events as ev
 from agent.config import load_config
-from agent.engine import RunEngine
 from agent.ledger import Ledger
+from agent.run.engine import RunEngine
 from tests.tuiapp.live.conftest import SIZE, wait_for, write_config
 from tuiapp.live.state import RunState
 from verifiers.grading import SandboxGrader

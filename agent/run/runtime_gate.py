@@ -19,8 +19,8 @@ from agent.ledger.store import new_id, utc_now
 from verifiers.runtimes import missing_runtimes
 
 if TYPE_CHECKING:
-    from agent.arms import ArmRuntime
-    from agent.engine import RunEngine
+    from agent.run.arms import ArmRuntime
+    from agent.run.engine import RunEngine
     from verifiers.tasks import Task
 
 END_REASON = "runtime_missing"

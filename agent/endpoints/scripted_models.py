@@ -2,7 +2,7 @@
 
 `turn` is the number of assistant turns already in the conversation, so a script is
 stateless across requests. A script returns a `Reply` (prose plus actions); `render`
-turns it into native tool calls or text-protocol blocks (agent.text_protocol.format_action).
+turns it into native tool calls or text-protocol blocks (agent.endpoints.text_protocol.format_action).
 
     solver        list_files; write every reference/ file (one turn); run_tests; finish
     wrong         write negative/ (or a comment appended to the first source file); finish
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.strategy_prompts import CRITIQUE_MARKER, JUDGE_MARKER, REVISION_MARKER
-from agent.text_protocol import format_action
+from agent.endpoints.text_protocol import format_action
+from agent.run.strategy_prompts import CRITIQUE_MARKER, JUDGE_MARKER, REVISION_MARKER
 from verifiers.tasks import Task, iter_files, load_task
 
 SOURCE_COMMENT = {
@@ -214,7 +214,7 @@ def coin(task: TaskFiles, turn: int, seed: int = 0) -> Reply:
 
 # Strategy scripts (issue 16): the request's `seed` tells a strategy's candidates apart (candidate
 # i sends seed + i; with no arm seed, candidate 1 sends 0). `stage` is what the request is: the
-# agent's turns, a revision's turns, a critique or a judge (agent.strategy_prompts' markers).
+# agent's turns, a revision's turns, a critique or a judge (agent.run.strategy_prompts' markers).
 #   second-passes    candidates with an odd request seed solve, the others are wrong; its judge
 #                    answers `ANSWER: 2`
 #   garbled-judge    candidates with an even request seed (the first) solve, odd ones are wrong;
@@ -259,7 +259,7 @@ SCRIPTS: dict[str, Callable[[TaskFiles, int], Reply]] = {
 
 
 def stage_of(body: dict[str, Any]) -> str:
-    """agent | revision | critique | judge, from the markers agent.strategy_prompts puts in a request."""
+    """agent | revision | critique | judge, from the markers agent.run.strategy_prompts puts in a request."""
     texts = [m.get("content") for m in body.get("messages") or [] if isinstance(m, dict)]
     joined = " ".join(t for t in texts[:3] if isinstance(t, str))
     for marker, stage in ((CRITIQUE_MARKER, "critique"), (JUDGE_MARKER, "judge"), (REVISION_MARKER, "revision")):

@@ -21,24 +21,24 @@ from typing import Any
 import anyio
 
 from agent import events as ev
-from agent.arms import ArmRuntime, open_arm
-from agent.attempt import AttemptRunner
 from agent.classify import counts_toward_budget
 from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig
-from agent.decision import DecisionWatch
-from agent.endpoint import Completion
-from agent.killpoints import kill_point
+from agent.endpoints.endpoint import Completion
 from agent.ledger.counts import LedgerCounts
 from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import load_average, manifest_sha256, observed_constants
 from agent.metrics.sequential import Decision
 from agent.preflight import preflight_for_run
-from agent.prepare import check_before_run, load_tasks, task_rows
-from agent.resume_plan import ResumePlan
-from agent.runtime_gate import skip_missing_runtime
-from agent.schedule import Replicate
-from agent.strategies import run_strategy_task, strategy_columns
+from agent.run.arms import ArmRuntime, open_arm
+from agent.run.attempt import AttemptRunner
+from agent.run.decision import DecisionWatch
+from agent.run.killpoints import kill_point
+from agent.run.prepare import check_before_run, load_tasks, task_rows
+from agent.run.resume_plan import ResumePlan
+from agent.run.runtime_gate import skip_missing_runtime
+from agent.run.schedule import Replicate
+from agent.run.strategies import run_strategy_task, strategy_columns
 from verifiers.executors import close_executor, make_executor
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.sandbox import describe_sandbox
@@ -75,7 +75,7 @@ class RunEngine:
         self._resume.set()
         self._auto_paused: set[str] = set()
         self._stop_now: anyio.CancelScope | None = None
-        self.resume_state: ResumePlan | None = None  # set by agent.resume for a resumed run
+        self.resume_state: ResumePlan | None = None  # set by agent.run.resume for a resumed run
         self._finished_arms: set[str] = set()  # arms whose final row is written
         self.decision_watch: DecisionWatch | None = None
         self.replicate = replicate
@@ -208,7 +208,7 @@ class RunEngine:
 
     async def checkpoint(self, arm: ArmRuntime) -> None:
         """Called before every model call: waits while paused, ends the attempt when stopping."""
-        from agent.loop import AttemptEnded
+        from agent.run.loop import AttemptEnded
 
         while True:
             if self.state == "aborting" or arm.state in ("stopped", "aborted", "decided"):
@@ -266,7 +266,7 @@ class RunEngine:
         return await self.drive(manifest, constants, fresh=True)
 
     async def drive(self, manifest: str, constants: dict[str, Any], fresh: bool) -> str:
-        """Open the arms and run them to the end; `fresh` is False when resuming (agent/resume.py)."""
+        """Open the arms and run them to the end; `fresh` is False when resuming (agent/run/resume.py)."""
         status = "crashed"
         try:
             async with contextlib.AsyncExitStack() as stack:

@@ -2,7 +2,7 @@
 
 `ChatClient.complete` retries transport faults (capped exponential backoff, full jitter) and
 reports every HTTP try as a `CallTry` through `on_try` before the next try (seeds 002, 004).
-Tokens per try: reported usage wins (when believable, see agent/response.py); else, if output
+Tokens per try: reported usage wins (when believable, see agent/endpoints/response.py); else, if output
 arrived (success without usage, stream cut, malformed mid-way), the prompt and what arrived are
 estimated; else 0 ("none"). Every try has a total deadline (request_deadline_s, and never past
 the caller's `deadline`), not only httpx's gap-between-bytes timeout, so a server that trickles
@@ -29,7 +29,7 @@ import httpx
 
 from agent import QuotabenchError
 from agent.config import EndpointKnobs
-from agent.response import (
+from agent.endpoints.response import (
     Reply,
     ToolCallRequest,
     TryFailed,
@@ -39,7 +39,7 @@ from agent.response import (
     read_body,
     read_events,
 )
-from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
+from agent.endpoints.tokens import estimate_messages_tokens, estimate_reply_tokens
 
 RETRIED_STATUSES = frozenset(
     {"http_429", "http_5xx", "connect_error", "read_timeout", "stream_cut", "malformed_json", "empty_response"}

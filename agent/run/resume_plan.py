@@ -1,7 +1,7 @@
 """What a resumed run starts from: per arm its recorded row and cap, per (arm, task) how far it got.
 
-Built by agent.resume from the ledger after recovery; the engine reads it to skip work that is
-done and to continue attempt numbering (agent/engine.py, agent/runtime_gate.py).
+Built by agent.run.resume from the ledger after recovery; the engine reads it to skip work that is
+done and to continue attempt numbering (agent/run/engine.py, agent/run/runtime_gate.py).
 """
 
 from __future__ import annotations

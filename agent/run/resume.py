@@ -20,16 +20,16 @@ import anyio
 
 from agent import QuotabenchError
 from agent import events as ev
-from agent.attempt import grade_attempt
 from agent.classify import classify, counts_toward_budget
 from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, load_config_text
-from agent.engine import RunEngine
 from agent.ledger.store import Ledger, LedgerError, capped
 from agent.manifest import manifest_sha256, observed_constants
-from agent.prepare import load_tasks, task_rows
-from agent.resume_plan import ResumePlan, TaskProgress
-from agent.schedule import Replicate
-from agent.workspace_diff import apply_changes
+from agent.run.attempt import grade_attempt
+from agent.run.engine import RunEngine
+from agent.run.prepare import load_tasks, task_rows
+from agent.run.resume_plan import ResumePlan, TaskProgress
+from agent.run.schedule import Replicate
+from agent.run.workspace_diff import apply_changes
 from verifiers.scratch import clean_stale, remove, scratch_dir
 from verifiers.tasks import Task, materialize
 

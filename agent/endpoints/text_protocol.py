@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agent.tools import TOOL_NAMES
+from agent.run.tools import TOOL_NAMES
 
 _OPENER = re.compile(r"(?P<fence>`{3,})(?P<info>[^`]*)")
 _INLINE = re.compile(r"(?<!`)```(?P<info>[A-Za-z_]+(?: [^`\n]*)?)```")

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.config import Limits
-from agent.endpoint import Completion
-from agent.text_protocol import INSTRUCTIONS, parse_actions
-from agent.tools import MAX_ARGUMENT_CHARS, TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
+from agent.endpoints.endpoint import Completion
+from agent.endpoints.text_protocol import INSTRUCTIONS, parse_actions
+from agent.run.tools import MAX_ARGUMENT_CHARS, TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
 from verifiers.tasks import Task
 
 SYSTEM_PROMPT = """You are a careful software engineer working alone in a small repository (the workspace).

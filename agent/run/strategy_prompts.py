@@ -1,7 +1,7 @@
 """The prompts of a strategy's model stages (critique, revision, judge) and the strict parsers
 of their replies (issue 16). Each prompt's first user message keeps the agent's `Task id:` line,
 and the system prompt names the stage (CRITIQUE_MARKER, JUDGE_MARKER), so a server that plays
-scripted models can tell the stages apart (agent/scripted_models.py).
+scripted models can tell the stages apart (agent/endpoints/scripted_models.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Running one task under a test-time strategy (issue 16; agent/strategy_spec.py says what each
+"""Running one task under a test-time strategy (issue 16; agent/run/strategy_spec.py says what each
 strategy is and its budget multiplier).
 
 Every stage is an attempts row with its `stage` (and `candidate`), every call of it a calls row
@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
-from agent.attempt import AttemptRunner, StagePlan
 from agent.config import ArmConfig, Limits
 from agent.ledger.store import LedgerError, capped, new_id, utc_now
-from agent.loop import AttemptEnded
-from agent.selection import (
+from agent.run.attempt import AttemptRunner, StagePlan
+from agent.run.loop import AttemptEnded
+from agent.run.selection import (
     Candidate,
     VisibleScore,
     first_non_empty,
@@ -32,19 +32,19 @@ from agent.selection import (
     select_visible,
     visible_scores,
 )
-from agent.strategy_prompts import (
+from agent.run.strategy_prompts import (
     critique_messages,
     judge_messages,
     parse_choice,
     parse_verdict,
     revision_message,
 )
-from agent.strategy_spec import Strategy, select_rule
+from agent.run.strategy_spec import Strategy, select_rule
 from verifiers.tasks import Task
 
 if TYPE_CHECKING:
-    from agent.arms import ArmRuntime
-    from agent.engine import RunEngine
+    from agent.run.arms import ArmRuntime
+    from agent.run.engine import RunEngine
 
 UNFINISHED = ("censored", "aborted")
 

@@ -20,7 +20,7 @@ from agent.config import RunConfig
 from agent.ledger.store import Ledger, new_id
 
 if TYPE_CHECKING:
-    from agent.engine import RunEngine
+    from agent.run.engine import RunEngine
 
 MAX_REPLICATES = 100
 
@@ -62,7 +62,7 @@ async def run_replicates(
 ) -> list[str]:
     """Run replicates 1..n in turn; the run ids so far (the last one did not finish if it is
     not `finished` in the ledger)."""
-    from agent.engine import RunEngine
+    from agent.run.engine import RunEngine
 
     run_ids: list[str] = []
     for replicate in replicate_plan(n):

@@ -1,11 +1,11 @@
 """A real OpenAI-compatible HTTP server on loopback that plays the scripted models
-(agent.scripted_models) on fixture tasks, with transport faults on demand.
+(agent.endpoints.scripted_models) on fixture tasks, with transport faults on demand.
 
     GET  /v1/models            the scripted model names
     POST /v1/chat/completions  stream true/false; the request's `model` picks the script, the
                                first user message's `Task id: <id>` line picks the task
 
-Usage is reported with the shared estimator (agent.tokens): prompt tokens of the request,
+Usage is reported with the shared estimator (agent.endpoints.tokens): prompt tokens of the request,
 completion tokens of the reply. `inject()` queues one fault per chat request:
 
     429[:SECONDS|:none]  HTTP 429 with Retry-After (default 1)      500     HTTP 500
@@ -22,11 +22,11 @@ tokens or more are refused as context_length_exceeded), `tool_calls=False` (tool
 actions come back as text), `stream_usage=False` (no usage in streams), `slots=1` (one request
 at a time: the rest queue). `session_seed`: an int, or "random" for a new one at every start;
 within a session the same request always gets the same reply, a new seed varies the wording
-and `coin`'s toss (agent.scripted_models.play). A preflight probe (a request carrying
+and `coin`'s toss (agent.endpoints.scripted_models.play). A preflight probe (a request carrying
 scripted_models.PROBE_MARKER) gets a short reply, never takes an injected fault, and is kept
 in `probes` and `probe_log`, apart from the workload's `requests` and `usage_log`.
 
-Run `python -m agent.scripted_server --port 8000 [--suite fixtures/smoke]` for demos (`--help`
+Run `python -m agent.endpoints.scripted_server --port 8000 [--suite fixtures/smoke]` for demos (`--help`
 lists the switches).
 """
 
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agent import QuotabenchError
-from agent.scripted_models import (
+from agent.endpoints.scripted_models import (
     SCRIPTS,
     TASK_ID,
     TaskFilesByID,
@@ -57,8 +57,8 @@ from agent.scripted_models import (
     render,
     stage_of,
 )
+from agent.endpoints.tokens import estimate_messages_tokens, estimate_reply_tokens
 from agent.shipped import data_root
-from agent.tokens import estimate_messages_tokens, estimate_reply_tokens
 from verifiers import VerifierError
 from verifiers.tasks import load_suite
 
@@ -482,7 +482,8 @@ def _seed(text: str) -> int | str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m agent.scripted_server", description="Serve the scripted models over an OpenAI-compatible API."
+        prog="python -m agent.endpoints.scripted_server",
+        description="Serve the scripted models over an OpenAI-compatible API.",
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")

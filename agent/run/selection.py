@@ -3,8 +3,8 @@
 `visible` ranks the non-empty candidates by their visible tests (run in the sandbox through
 `engine.grader.run_visible`, no model tokens): a candidate that runs ranks above one that does
 not parse or compile, then a visible pass above a fail, then more passed tests; ties go to the
-earlier candidate. `judge` is parsed in agent/strategy_prompts.py and charged in
-agent/strategies.py. `fallback` is the rule for a selection that yields no choice.
+earlier candidate. `judge` is parsed in agent/run/strategy_prompts.py and charged in
+agent/run/strategies.py. `fallback` is the rule for a selection that yields no choice.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from agent.workspace_diff import apply_changes
+from agent.run.workspace_diff import apply_changes
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, materialize

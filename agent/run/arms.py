@@ -2,7 +2,7 @@
 
 openai    an OpenAI-compatible endpoint that is already running (base_url)
 scripted  the in-package scripted server, started on loopback for this run
-llamacpp  a llama.cpp server quotabench starts and stops itself (agent/llamacpp.py)
+llamacpp  a llama.cpp server quotabench starts and stops itself (agent/endpoints/llamacpp.py)
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import anyio
 
 from agent import QuotabenchError
 from agent.config import ArmConfig, EndpointKnobs, LlamaCppSettings, ScriptedSettings
-from agent.endpoint import ChatClient, ChatEndpoint, EndpointSettings
+from agent.endpoints.endpoint import ChatClient, ChatEndpoint, EndpointSettings
 from agent.ledger.store import new_id
-from agent.quota import Quota
+from agent.run.quota import Quota
 
 if TYPE_CHECKING:
-    from agent.llamacpp import LlamaServer
+    from agent.endpoints.llamacpp import LlamaServer
 
 
 @dataclass
@@ -80,7 +80,7 @@ async def _scripted(arm: ArmConfig, suites: list[Path], replicate: int) -> Async
     if arm.base_url:
         yield Endpoint(arm.base_url, arm.model)
         return
-    from agent.scripted_server import ScriptedServer
+    from agent.endpoints.scripted_server import ScriptedServer
 
     s = arm.scripted or ScriptedSettings()
     seed = session_seed(s, replicate)
@@ -120,7 +120,7 @@ _shared_lock = anyio.Lock()
 
 @contextlib.asynccontextmanager
 async def _llamacpp(arm: ArmConfig, suites: list[Path], replicate: int) -> AsyncIterator[Endpoint]:
-    from agent.llamacpp import llama_server
+    from agent.endpoints.llamacpp import llama_server
 
     key = arm.llamacpp
     assert key is not None  # config validation requires [arms.llamacpp] for kind "llamacpp"

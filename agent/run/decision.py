@@ -16,7 +16,7 @@ from agent.metrics.decision import UNFINISHED, Status, paired_prefix
 from agent.metrics.sequential import Decision, decision, tokens_saved
 
 if TYPE_CHECKING:
-    from agent.engine import RunEngine
+    from agent.run.engine import RunEngine
 
 STATUSES: dict[str, Status] = {"accepted": True, "failed": False, "unfinished": UNFINISHED}
 

@@ -27,18 +27,18 @@ from typing import Any, Protocol
 import anyio
 
 from agent import events as ev
-from agent.arms import ArmRuntime
 from agent.classify import classify
 from agent.config import Limits, RunConfig
-from agent.endpoint import CallTry, Completion, ContextOverflow, DeadlinePassed, EndpointError
-from agent.killpoints import kill_point
+from agent.endpoints.endpoint import CallTry, Completion, ContextOverflow, DeadlinePassed, EndpointError
+from agent.endpoints.tokens import estimate_messages_tokens
 from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped, clean_text, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
-from agent.loop import AgentLoop, AttemptEnded
-from agent.quota import QuotaExhausted
-from agent.tokens import estimate_messages_tokens
-from agent.tools import ToolOutcome, Workspace
-from agent.workspace_diff import apply_changes, changed_files, unified_diff
+from agent.run.arms import ArmRuntime
+from agent.run.killpoints import kill_point
+from agent.run.loop import AgentLoop, AttemptEnded
+from agent.run.quota import QuotaExhausted
+from agent.run.tools import ToolOutcome, Workspace
+from agent.run.workspace_diff import apply_changes, changed_files, unified_diff
 from verifiers.grading import Grader
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
@@ -50,7 +50,7 @@ DIFF_CHARS = 4 * ROW_TEXT_CHARS
 
 @dataclass(frozen=True)
 class StagePlan:
-    """What a strategy stage changes in an attempt (issue 16; agent/strategies.py): its stage
+    """What a strategy stage changes in an attempt (issue 16; agent/run/strategies.py): its stage
     name and candidate number, the request seed, the stage's share of the task budget, the
     files it starts from and messages appended to the first prompt. The default is a plain attempt."""
 
