@@ -258,27 +258,29 @@ def refusal(results: list[ArmPreflight], lead: str = REFUSED) -> str | None:
     return refusal_line([(r.arm, c) for r in results for c in r.invalidating], lead)
 
 
-def recorded_refusal(rows: list[dict[str, Any]]) -> str | None:
-    """The refusal line from a run's `preflights` rows (what the CLI prints after a refused run)."""
-    invalid = []
+def _recorded_checks(rows: list[dict[str, Any]]) -> list[tuple[str, Check]]:
+    """(arm, check) for every check in a run's `preflights` rows, in order."""
+    out = []
     for row in rows:
         for c in json.loads(row.get("checks_json") or "[]"):
-            if c.get("invalidating"):
-                invalid.append(
-                    (row["arm"], Check(c["check"], c["status"], c["expected"], c["observed"], c["fix"], True))
-                )
-    return refusal_line(invalid)
+            check = Check(c["check"], c["status"], c["expected"], c["observed"], c["fix"], bool(c.get("invalidating")))
+            out.append((row["arm"], check))
+    return out
+
+
+def recorded_refusal(rows: list[dict[str, Any]]) -> str | None:
+    """The refusal line from a run's `preflights` rows (what the CLI prints after a refused run)."""
+    return refusal_line([(arm, c) for arm, c in _recorded_checks(rows) if c.invalidating])
 
 
 def recorded_differences(rows: list[dict[str, Any]]) -> list[str]:
     """Every check that differed, one line each (`!` when it invalidates the run), from a run's
     `preflights` rows; what a user needs after the live view's log has scrolled away."""
-    lines = []
-    for row in rows:
-        for c in json.loads(row.get("checks_json") or "[]"):
-            if c.get("status") == "differs":
-                mark = "!" if c.get("invalidating") else ""
-                lines.append(f"preflight arm {row['arm']} {c['check']} differs{mark}: {c['observed']} — {c['fix']}")
+    lines = [
+        f"preflight arm {arm} {c.name} differs{'!' if c.invalidating else ''}: {c.observed} — {c.fix}"
+        for arm, c in _recorded_checks(rows)
+        if c.status == "differs"
+    ]
     return lines or ["preflight: no check differed"]
 
 
