@@ -99,8 +99,10 @@ def _exit_code(ledger, run_id: str) -> int:
     if status == "refused":
         from agent.preflight import recorded_refusal
 
-        rows = ledger.query("select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id])
-        print(f"quotabench: {recorded_refusal(rows) or 'preflight refused the run'}", file=sys.stderr)
+        print(
+            f"quotabench: {recorded_refusal(_preflight_rows(ledger, run_id)) or 'preflight refused the run'}",
+            file=sys.stderr,
+        )
         return 2
     if status not in ("finished", "aborted"):  # the live view showed why; the terminal gets one line
         print(
@@ -108,6 +110,10 @@ def _exit_code(ledger, run_id: str) -> int:
             file=sys.stderr,
         )
     return {"finished": 0, "aborted": 130}.get(status, 1)
+
+
+def _preflight_rows(ledger, run_id: str) -> list[dict]:
+    return ledger.query("select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id])
 
 
 def _after_run(ledger, run_id: str, db: str, live: bool = False) -> None:
@@ -118,9 +124,7 @@ def _after_run(ledger, run_id: str, db: str, live: bool = False) -> None:
         if live:  # the tables scrolled by in the live view's log: what differed, one line each
             from agent.preflight import recorded_differences
 
-            rows = ledger.query(
-                "select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id]
-            )
+            rows = _preflight_rows(ledger, run_id)
             width = shutil.get_terminal_size((100, 24)).columns
             print(
                 "\n".join(textwrap.fill(line, width, subsequent_indent="    ") for line in recorded_differences(rows))
