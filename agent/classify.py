@@ -2,6 +2,10 @@
 separately from reasoning).
 
 accepted       hidden tests pass
+tampering      the grader was gamed: the runner's records contradict its output or exit status,
+               the tests that ran are not the reference's, or the code does what graders are
+               gamed with (verifiers/findings.py names each finding); never accepted, and never
+               relabelled environment or reasoning
 harness_error  the endpoint failed after its retries: not the model's fault
 censored       the arm's cap ran out during the attempt
 aborted        the user aborted or the run was killed (lost)
@@ -17,7 +21,17 @@ reasoning      everything else that fails the hidden tests
 from __future__ import annotations
 
 MALFORMED_THRESHOLD = 3
-CLASSES = ("accepted", "reasoning", "mechanics", "timeout", "environment", "harness_error", "censored", "aborted")
+CLASSES = (
+    "accepted",
+    "reasoning",
+    "mechanics",
+    "tampering",
+    "timeout",
+    "environment",
+    "harness_error",
+    "censored",
+    "aborted",
+)
 # Classes that end an attempt without using up one of its task's max_attempts: the attempt
 # never got to finish (cap ran out, run stopped or killed), so it says nothing about the model.
 NOT_COUNTED = ("censored", "aborted")
@@ -27,6 +41,7 @@ CLASS_MEANINGS = {
     "accepted": "the hidden tests pass",
     "reasoning": "the code parses but the hidden tests fail",
     "mechanics": f"an edited file no longer parses, nothing was edited, or >= {MALFORMED_THRESHOLD} malformed tool calls",
+    "tampering": "the grader was gamed: the tests' records, identity or the code itself show it",
     "timeout": "the hidden tests ran past their time limit",
     "environment": "the machine lacks a runner, module or crate the tests need (not the model's own code)",
     "harness_error": "the endpoint kept failing after its retries: not the model's fault",
@@ -55,6 +70,8 @@ def classify(
         return "censored"
     if end_reason in ("aborted", "lost"):
         return "aborted"
+    if verdict == "tampering":
+        return "tampering"
     if verdict == "pass":
         return "accepted"
     if verdict == "timeout":

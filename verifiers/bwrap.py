@@ -30,13 +30,23 @@ from typing import Any
 from verifiers.hostpaths import ETC_FILES, host_paths
 from verifiers.isolation import BwrapStatus
 from verifiers.process import run_process, uid_process_count
-from verifiers.sandbox import SANDBOX_ERROR_EXIT, Limits, RunResult, base_env, limit_script, protected_files
+from verifiers.harness import HARNESS_DIR
+from verifiers.sandbox import (
+    SANDBOX_ERROR_EXIT,
+    Limits,
+    RunResult,
+    base_env,
+    harness_channel,
+    limit_script,
+    protected_files,
+)
 from verifiers.scratch import remove, scratch_dir
 
 UID_BASE = 3_000_000_000  # far from login uids and the usual subuid ranges
 UID_POOL = 64
 # Inside paths: chosen not to collide with the host paths bound read-only (a venv under /work).
 WORK, SRC, TMP = "/sandbox/work", "/sandbox/.src", "/tmp"
+HARNESS = "/sandbox/harness"  # quotabench's runner drivers, read-only, outside the workspace
 HOME = f"{TMP}/home"
 
 
@@ -148,7 +158,9 @@ class BwrapSandbox:
             "uid": "unprivileged (setpriv)" if self.as_root else "caller (user namespace)",
         }
 
-    def run(self, command: str, source: Path, limits: Limits, protected: Path | None = None) -> RunResult:
+    def run(
+        self, command: str, source: Path, limits: Limits, protected: Path | None = None, channel: bytes | None = None
+    ) -> RunResult:
         hidden = protected_files(protected)
         staged = _stage(Path(source), hidden) if hidden else None
         uid = _uids.take() if self.as_root else os.getuid()
@@ -160,7 +172,15 @@ class BwrapSandbox:
             env["PATH"] = ":".join(paths.path_dirs)
             env.update(dict(paths.env))
             passed, info_w = info_w, -1
-            done = run_process(argv, env=env, timeout_s=limits.timeout_s, pass_fds=(passed,))
+            with harness_channel(channel, HARNESS) as fds:
+                env.update(fds.env)
+                done = run_process(
+                    argv,
+                    env=env,
+                    timeout_s=limits.timeout_s,
+                    pass_fds=(passed, *fds.pass_fds),
+                    channel_fd=fds.read_fd,
+                )
             started = _read_all(info_r)
             _wait_namespace_gone(started)
         finally:
@@ -192,7 +212,14 @@ class BwrapSandbox:
                 isolation=isolation,
                 start_error="the sandbox could not set its limits",
             )
-        return RunResult(status, done.duration_ms, done.output, timed_out=done.timed_out, isolation=isolation)
+        return RunResult(
+            status,
+            done.duration_ms,
+            done.output,
+            timed_out=done.timed_out,
+            isolation=isolation,
+            channel=done.channel if channel is not None else None,
+        )
 
     def _argv(
         self,
@@ -226,7 +253,7 @@ class BwrapSandbox:
             argv += ["--ro-bind", path, path]
         for target, link in paths.symlinks:
             argv += ["--symlink", target, link]
-        argv += ["--ro-bind", str(etc), "/etc"]
+        argv += ["--ro-bind", str(etc), "/etc", "--ro-bind", str(HARNESS_DIR), HARNESS]
         argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "0777", "--dir", HOME]
         argv += ["--perms", "0777", "--size", disk, "--tmpfs", WORK]
         for folder in sorted({str(p) for h in hidden for p in Path(h).parents if str(p) != "."}, key=len):

@@ -24,7 +24,16 @@ from typing import Any
 from verifiers.hostpaths import host_paths
 from verifiers.isolation import PidsCgroup, network_isolation_available
 from verifiers.process import run_process, uid_process_count
-from verifiers.sandbox import SANDBOX_ERROR_EXIT, Limits, RunResult, base_env, limit_script, protected_files
+from verifiers.harness import HARNESS_DIR
+from verifiers.sandbox import (
+    SANDBOX_ERROR_EXIT,
+    Limits,
+    RunResult,
+    base_env,
+    harness_channel,
+    limit_script,
+    protected_files,
+)
 from verifiers.scratch import remove, scratch_dir
 
 MARKER = "QUOTABENCH_SANDBOX_RUN"
@@ -59,7 +68,9 @@ class FallbackSandbox:
             return "root without capabilities" if shutil.which("setpriv") else "root"
         return "caller"
 
-    def run(self, command: str, source: Path, limits: Limits, protected: Path | None = None) -> RunResult:
+    def run(
+        self, command: str, source: Path, limits: Limits, protected: Path | None = None, channel: bytes | None = None
+    ) -> RunResult:
         root = scratch_dir("fallback")
         root.chmod(0o755)
         work, home, tmp = root / "work", root / "home", root / "tmp"
@@ -111,7 +122,18 @@ class FallbackSandbox:
             _kill_marked(marker)
 
         try:
-            done = run_process(argv, env=env, cwd=str(work), timeout_s=limits.timeout_s, kill=reap, after_exit=reap)
+            with harness_channel(channel, str(HARNESS_DIR)) as fds:
+                env.update(fds.env)
+                done = run_process(
+                    argv,
+                    env=env,
+                    cwd=str(work),
+                    timeout_s=limits.timeout_s,
+                    kill=reap,
+                    after_exit=reap,
+                    pass_fds=fds.pass_fds,
+                    channel_fd=fds.read_fd,
+                )
         finally:
             cgroup.remove()
             remove(root)
@@ -136,7 +158,14 @@ class FallbackSandbox:
                 isolation=isolation,
                 start_error="the sandbox could not set its limits",
             )
-        return RunResult(done.exit_status, done.duration_ms, done.output, timed_out=done.timed_out, isolation=isolation)
+        return RunResult(
+            done.exit_status,
+            done.duration_ms,
+            done.output,
+            timed_out=done.timed_out,
+            isolation=isolation,
+            channel=done.channel if channel is not None else None,
+        )
 
 
 def _kill_group(pgid: int) -> None:

@@ -82,8 +82,7 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
         )
     )
     reference = grader.grade_overlay(task, task.reference)
-    grader.remember_reference(task, reference)
-    expected = reference.passed if reference.verdict == "pass" and not reference.failed else None
+    expected = grader.remember_reference(task, reference)
     checks.append(_expect("reference_passes", reference, "pass", "hidden tests", " on workspace + reference"))
     checks.append(
         _expect(
@@ -97,7 +96,7 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
     findings = _reference_findings(task)
     checks.append(CheckResult("reference_parses", not findings, "; ".join(map(str, findings[:3]))))
     if task.alternate:
-        # The alternate must earn its pass like a model's answer: as many tests as the reference.
+        # The alternate must earn its pass like a model's answer: the reference's tests, each passed.
         alternate = grader.grade_overlay(task, task.alternate, expected=expected)
         checks.append(_expect("alternate_passes", alternate, "pass", "hidden tests", " on workspace + alternate"))
     else:
@@ -105,7 +104,7 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
     if task.negative:
         # The known-wrong patch is graded as a model's answer would be (it may try to cheat).
         negative = grader.grade_overlay(task, task.negative, expected=expected, reset=True)
-        rejected = negative.verdict == "fail" or (negative.verdict == "error" and negative.integrity is not None)
+        rejected = negative.verdict in ("fail", "tampering")
         checks.append(
             _expect(
                 "negative_fails",

@@ -1,15 +1,19 @@
 """Grade an attempt: stage its final workspace, put the hidden tests on top read-only, run the
-hidden command in the sandbox.
+hidden command in the sandbox through the runner harness (verifiers/harness/).
 
 The same machinery runs the visible tests for the agent's run_tests tool (without hidden/),
 so test caches never land in the attempt's workspace.
 
-A hidden pass must be earned, not printed (pass integrity): where the task's runner prints a
-summary (pytest, node --test, cargo test), `pass` needs the summary to show no failure and at
-least as many passed tests as the reference solution gets (counted once per task version,
-kept by a `CountStore`); an exit 0 with no summary or fewer tests is `error`, "the runner
-reported N of M tests". Runner configuration the model wrote where the reference does not
-(a conftest.py, a Cargo.toml, ...) is put back to the fixture's version before grading.
+A hidden pass must be earned, not printed: the verdict is read from the runner's own signed
+per-test records (verifiers/verdict.py), never from what stdout says. `pass` needs the runner to
+have finished with exit 0 and no failure, and on a task version whose reference run is known,
+exactly the reference's tests (same ids, same places), each passed. Evidence of gaming from
+the run (the channel, the harness's runtime hooks, test identity), from the code (the tamper
+scan of created and changed files, verifiers/scan/) or from the workspace's module names
+(verifiers/collisions.py) makes the verdict `tampering`, with every finding kept. Runner
+configuration the model wrote where the fixture does not (a conftest.py, a Cargo.toml, ...) is
+put back to the fixture's version before grading (the harness reads only its own or the
+task's).
 """
 
 from __future__ import annotations
@@ -20,10 +24,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from verifiers.channel import ChannelSetup, read_channel
+from verifiers.collisions import collisions
+from verifiers.findings import TamperFinding
+from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command
 from verifiers.runners import environment_fault, parse_counts
-from verifiers.sandbox import RunResult, Sandbox, limits_for, make_sandbox
+from verifiers.sandbox import RunResult, Sandbox, limits_for, make_sandbox, protected_files
+from verifiers.scan import changed_files, scan_files
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, copy_with_overlays, iter_files
+from verifiers.verdict import Expected, RunnerReport, TestResult, agreement, identity, report_of
 
 _CANNOT_START = {126, 127}
 # Files a test runner reads on its own: conftest hooks, runner and build config, toolchain pins.
@@ -31,26 +41,32 @@ RUNNER_FILES = frozenset(
     {
         "conftest.py",
         "pytest.ini",
+        ".pytest.ini",
         "tox.ini",
         "setup.cfg",
         "pyproject.toml",
         "sitecustomize.py",
         "usercustomize.py",
         "Cargo.toml",
+        "Cargo.lock",
         "build.rs",
         "rust-toolchain",
         "rust-toolchain.toml",
         "package.json",
         ".npmrc",
         "tsconfig.json",
+        "jsconfig.json",
+        ".noderc",
     }
 )
 RUNNER_DIRS = frozenset({".cargo"})
+PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+VERDICTS = ("pass", "fail", "timeout", "error", "tampering")
 
 
 @dataclass(frozen=True)
 class GradeResult:
-    verdict: str  # pass | fail | timeout | error
+    verdict: str  # one of VERDICTS
     exit_status: int | None
     duration_ms: int
     passed: int | None
@@ -60,10 +76,14 @@ class GradeResult:
     failing_tests: tuple[str, ...] = field(default_factory=tuple)
     environment: str | None = None
     timeout_s: float | None = None
-    expected_tests: int | None = None  # passed tests of the reference solution, when counted
-    integrity: str | None = None  # why an exit 0 was not a pass
+    expected_tests: int | None = None  # passed tests of the reference solution, when known
+    integrity: str | None = None  # the first tamper finding, in one line (why this is not a pass)
     restored: tuple[str, ...] = ()  # runner files put back to the fixture's version
     placement: dict[str, Any] = field(default_factory=dict)  # where it ran: executor, node, queue_ms, retries
+    tampering: tuple[TamperFinding, ...] = ()  # every finding, when the verdict is tampering
+    tests: dict[str, str] = field(default_factory=dict)  # test id -> outcome, from the runner's records
+    locations: dict[str, str] = field(default_factory=dict)  # test id -> file:line[:column]
+    runner: str = "script"  # how the command was run (verifiers/harness: pytest, node, tsx, cargo, script)
 
 
 @runtime_checkable
@@ -75,13 +95,16 @@ class Grader(Protocol):
 
 
 class CountStore(Protocol):
-    """Where the reference's passed-test count per task version is kept (the ledger, in a run)."""
+    """Where the reference's hidden run per task version is kept (the ledger, in a run): every
+    test id with its place and outcome (verifiers.verdict.Expected), or None when the reference
+    does not pass here."""
 
-    def get(self, key: str) -> tuple[bool, int | None]: ...  # (known, count or None)
-    def put(self, key: str, task_id: str, count: int | None) -> None: ...
+    def get(self, key: str) -> tuple[bool, Expected | None]: ...  # (known, identities or None)
+    def put(self, key: str, task_id: str, expected: Expected | None) -> None: ...
 
 
 def verdict_of(result: RunResult) -> str:
+    """The exit-status verdict (a custom verifier script has nothing else)."""
     if result.timed_out:
         return "timeout"
     if result.start_error is not None or result.exit_status in _CANNOT_START:
@@ -89,60 +112,77 @@ def verdict_of(result: RunResult) -> str:
     return "pass" if result.exit_status == 0 else "fail"
 
 
+def judge(
+    result: RunResult,
+    harnessed: Harnessed,
+    report: RunnerReport,
+    expected: Expected | None,
+    found: list[TamperFinding],
+) -> tuple[str, list[TamperFinding]]:
+    """The verdict and every finding; `found`: what the code scan and the collision check saw."""
+    evidence = [*found, *report.evidence]
+    verdict = verdict_of(result)
+    if harnessed.channel and verdict in ("pass", "fail") and not report.started:
+        verdict = "error"  # the harness itself never started: not the model's doing
+    if verdict == "pass":
+        evidence += agreement(report, result.exit_status)
+    if expected is not None and verdict in ("pass", "fail") and report.runner != "script":
+        evidence += identity(report, expected, would_pass=verdict == "pass" and not evidence)
+    return ("tampering" if evidence else verdict), evidence
+
+
 def _to_grade(
-    result: RunResult, timeout_s: float, expected: int | None = None, restored: tuple[str, ...] = ()
+    result: RunResult,
+    timeout_s: float,
+    harnessed: Harnessed,
+    report: RunnerReport,
+    evidence: list[TamperFinding],
+    verdict: str,
+    expected: Expected | None,
+    restored: tuple[str, ...] = (),
 ) -> GradeResult:
     counts = parse_counts(result.output)
-    verdict = verdict_of(result)
-    integrity = None
-    if verdict == "pass" and expected is not None:
-        integrity = _shortfall(counts.passed, counts.failed, expected)
-        verdict = "error" if integrity else verdict
-    environment = environment_fault(result.output) if verdict in ("fail", "error") and not integrity else None
+    passed, failed = (report.passed, report.failed) if report.passed is not None else (counts.passed, counts.failed)
+    failing = report.failing or counts.failing
+    environment = environment_fault(result.output) if verdict in ("fail", "error") else None
     if environment and result.placement.get("node"):
         environment += f" (on {result.placement['executor']} node {result.placement['node']})"
     return GradeResult(
         verdict=verdict,
         exit_status=result.exit_status,
         duration_ms=result.duration_ms,
-        passed=counts.passed,
-        failed=counts.failed,
+        passed=passed,
+        failed=failed,
         output=result.output if result.start_error is None else f"{result.start_error}\n{result.output}".strip(),
         isolation=result.isolation,
-        failing_tests=counts.failing,
+        failing_tests=failing,
         environment=environment,
         timeout_s=timeout_s,
-        expected_tests=expected,
-        integrity=integrity,
+        expected_tests=expected.passed if expected is not None else None,
+        integrity=str(evidence[0]) if evidence else None,
         restored=restored,
         placement=result.placement or {"executor": "local", "queue_ms": 0, "retries": 0},
+        tampering=tuple(evidence),
+        tests={i: t.outcome for i, t in report.tests.items()},
+        locations={i: t.location for i, t in report.tests.items() if t.location},
+        runner=harnessed.runner,
     )
 
 
-def _shortfall(passed: int | None, failed: int | None, expected: int) -> str | None:
-    if passed is None:
-        return f"the runner reported 0 of {expected} tests (exit 0 without the runner's summary)"
-    if failed:
-        return f"the runner reported {failed} failed tests but exited 0"
-    if passed < expected:
-        return f"the runner reported {passed} of {expected} tests"
-    return None
-
-
 def task_key(task: Task) -> str:
-    """One task version: its files and its hidden command."""
-    return hashlib.sha256(f"{task.files_sha256()}\0{task.hidden_cmd}".encode()).hexdigest()
+    """One task version: its files, its hidden command and the harness that runs it."""
+    return hashlib.sha256(f"{task.files_sha256()}\0{task.hidden_cmd}\0{HARNESS_VERSION}".encode()).hexdigest()
 
 
 class _MemoryCounts:
     def __init__(self) -> None:
-        self._counts: dict[str, int | None] = {}
+        self._counts: dict[str, Expected | None] = {}
 
-    def get(self, key: str) -> tuple[bool, int | None]:
+    def get(self, key: str) -> tuple[bool, Expected | None]:
         return (key in self._counts, self._counts.get(key))
 
-    def put(self, key: str, task_id: str, count: int | None) -> None:
-        self._counts[key] = count
+    def put(self, key: str, task_id: str, expected: Expected | None) -> None:
+        self._counts[key] = expected
 
 
 class SandboxGrader:
@@ -162,17 +202,33 @@ class SandboxGrader:
         protected: Path | None,
         *,
         timeout_s: float | None = None,
-        expected: int | None = None,
+        expected: Expected | None = None,
         reset: bool = False,
     ) -> GradeResult:
         scratch = scratch_dir(f"grade-{task.id}")
         try:
             assert layers[0] is not None, "the first layer is the task's workspace"
             staged = copy_with_overlays(layers[0], scratch / "work", *layers[1:], link=True)
+            harnessed = harness_command(command)
+            hidden = protected_files(protected)
+            # The scan reads what the model wrote, runner files included, before they are put back.
+            found = scan_files(staged, changed_files(task.workspace, staged), hidden) if protected is not None else []
             restored = restore_runner_files(task, staged) if reset else ()
+            if protected is not None and harnessed.runner == "pytest":
+                dirs = [".", *(str(Path(f).parent) for f in harnessed.files)]
+                found += collisions(staged, dirs, hidden, _task_files(task))
             timeout = task.timeout_s if timeout_s is None else max(0.1, min(task.timeout_s, timeout_s))
             limits = limits_for(task.language, timeout, task.memory_mb)
-            return _to_grade(self.sandbox.run(command, staged, limits, protected), timeout, expected, restored)
+            if any(f.rule == "shadows-module" for f in found):
+                names = ", ".join(f.file or "?" for f in found if f.rule == "shadows-module")
+                result = RunResult(None, 0, f"not run: {names} would shadow a module the tests need")
+                return _to_grade(result, timeout, harnessed, RunnerReport(harnessed.runner), found, "tampering", expected, restored)
+            setup = _setup(task, harnessed, hidden)
+            result = self.sandbox.run(harnessed.command, staged, limits, protected, setup.blob() if setup else None)
+            channel = read_channel(result.channel, setup.key) if setup is not None else None
+            report = report_of(harnessed, result.output, channel, frozenset(hidden))
+            verdict, evidence = judge(result, harnessed, report, expected, found)
+            return _to_grade(result, timeout, harnessed, report, evidence, verdict, expected, restored)
         finally:
             remove(scratch)
 
@@ -184,10 +240,16 @@ class SandboxGrader:
     def run_visible(self, task: Task, workspace: Path, timeout_s: float | None = None) -> GradeResult:
         """Visible tests on a copy of `workspace`; `timeout_s` shortens the task's limit
         (the agent loop passes what is left of the attempt's time)."""
-        return self._run(task, (workspace,), task.visible_cmd, None, timeout_s=timeout_s)
+        return self._run(task, (workspace,), task.visible_cmd, None, timeout_s=timeout_s, reset=True)
 
     def grade_overlay(
-        self, task: Task, overlay: Path | None, *, hidden: bool = True, expected: int | None = None, reset: bool = False
+        self,
+        task: Task,
+        overlay: Path | None,
+        *,
+        hidden: bool = True,
+        expected: Expected | None = None,
+        reset: bool = False,
     ) -> GradeResult:
         """Grade workspace + overlay (reference, alternate, negative, or None for untouched);
         `expected` and `reset` grade it like a model's answer (the gate's negative/)."""
@@ -197,24 +259,67 @@ class SandboxGrader:
             )
         return self._run(task, (task.workspace, overlay), task.visible_cmd, None)
 
-    def expected_tests(self, task: Task) -> int | None:
-        """Passed tests of the reference solution's hidden run (counted once per task version);
-        None when its runner prints no summary or the reference does not pass here."""
+    def expected_tests(self, task: Task) -> Expected | None:
+        """The reference solution's hidden run, once per task version: its test ids, places and
+        outcomes; None when the reference does not pass here."""
         key = task_key(task)
         with self._locks_guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
-            known, count = self.counts.get(key)
+            known, expected = self.counts.get(key)
             if not known:
-                reference = self.grade_overlay(task, task.reference)
-                count = reference.passed if reference.verdict == "pass" and not reference.failed else None
-                self.counts.put(key, task.id, count)
-            return count
+                expected = reference_identity(self.grade_overlay(task, task.reference))
+                self.counts.put(key, task.id, expected)
+            return expected
 
-    def remember_reference(self, task: Task, reference: GradeResult) -> None:
-        """The gate already ran the reference: keep its count instead of running it again."""
-        if reference.verdict == "pass" and not reference.failed:
-            self.counts.put(task_key(task), task.id, reference.passed)
+    def remember_reference(self, task: Task, reference: GradeResult) -> Expected | None:
+        """The gate already ran the reference: keep its identities instead of running it again."""
+        expected = reference_identity(reference)
+        if expected is not None:
+            self.counts.put(task_key(task), task.id, expected)
+        return expected
+
+
+def reference_identity(reference: GradeResult) -> Expected | None:
+    """What a hidden pass must match, from the reference's clean pass (None: it did not pass)."""
+    if reference.verdict != "pass" or reference.failed or reference.runner == "script":
+        return None
+    locations = reference.locations
+    return Expected({i: TestResult(o, locations.get(i)) for i, o in reference.tests.items()})
+
+
+def _setup(task: Task, harnessed: Harnessed, hidden: list[str]) -> ChannelSetup | None:
+    if not harnessed.channel:
+        return None
+    config = None
+    conftest = False
+    if harnessed.runner == "pytest":
+        config = _pytest_config(task)
+        conftest = any(
+            p.name == "conftest.py" for folder in (task.workspace, task.reference, task.hidden) for p in iter_files(folder)
+        )
+    return ChannelSetup.fresh(protected=tuple(hidden), config=config, conftest=conftest)
+
+
+def _pytest_config(task: Task) -> str | None:
+    """The task's own pytest config file, if it ships one (the grader restores it first)."""
+    sections = {"pyproject.toml": "[tool.pytest", "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
+    for folder in (task.workspace, task.reference):
+        for name in PYTEST_CONFIGS:
+            path = folder / name
+            if path.is_file() and (name not in sections or sections[name] in path.read_text(errors="replace")):
+                return name
+    return None
+
+
+def _task_files(task: Task) -> set[str]:
+    names = set()
+    for folder in (task.workspace, task.reference):
+        for path in iter_files(folder):
+            rel = path.relative_to(folder)
+            names.add(str(rel))
+            names.update(str(p) for p in rel.parents if str(p) != ".")
+    return names
 
 
 def restore_runner_files(task: Task, staged: Path) -> tuple[str, ...]:

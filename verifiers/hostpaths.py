@@ -66,6 +66,19 @@ def _tool_root(command: str) -> tuple[str | None, str | None]:
     return str(Path(found).parent), root
 
 
+def _tsx_loader() -> str | None:
+    """tsx's `--import` entry (its package's main export), beside the tsx on PATH."""
+    found = shutil.which("tsx")
+    if found is None:
+        return None
+    parts = Path(os.path.realpath(found)).parts
+    if "node_modules" not in parts:
+        return None
+    root = Path(*parts[: len(parts) - parts[::-1].index("node_modules") + 1])
+    loader = root / "dist" / "loader.mjs"
+    return str(loader) if loader.is_file() else None
+
+
 def host_paths() -> HostPaths:
     """What to show the sandbox, for the PATH this process has now (found once per PATH)."""
     return _host_paths(os.environ.get("PATH", "/usr/bin:/bin"))
@@ -93,6 +106,9 @@ def _host_paths(process_path: str) -> HostPaths:
         for needed in (on_path, root):
             if needed and not _under(needed, binds) and needed != "/":
                 binds.append(needed)
+    loader = _tsx_loader()
+    if loader is not None:  # the harness runs .ts tests on node with tsx's loader (verifiers/harness)
+        env.append(("QB_TSX_LOADER", loader))
     rustup = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
     if shutil.which("cargo") and os.path.isdir(rustup):
         binds.append(os.path.realpath(rustup))

@@ -77,6 +77,11 @@ def _parser(name: str) -> Parser:
     return Parser(_language(name))
 
 
+def parse(source: bytes, grammar: str) -> Tree:
+    """One file's syntax tree with its language's grammar (the tamper scan reads these too)."""
+    return _parser(grammar).parse(source)
+
+
 def grammar_for(path: Path | str) -> str | None:
     return EXTENSIONS.get(Path(path).suffix.lower())
 

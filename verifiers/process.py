@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 OUTPUT_CAP_BYTES = 64 * 1024
+CHANNEL_CAP_BYTES = 16 * 1024 * 1024  # the harness's verdict records: a line per test phase
 _CHUNK = 65536
 DRAIN_AFTER_EXIT_S = 2.0  # a straggler still holding the pipe after the exit: give up reading
 
@@ -29,6 +30,7 @@ class Finished:
     duration_ms: int
     timed_out: bool
     start_error: str | None = None
+    channel: bytes = b""  # what arrived on `channel_fd` (cut at CHANNEL_CAP_BYTES)
 
 
 class _CappedBuffer:
@@ -75,12 +77,15 @@ def run_process(
     kill: Callable[[int], None] | None = None,
     after_exit: Callable[[int], None] | None = None,
     pass_fds: tuple[int, ...] = (),
+    channel_fd: int | None = None,
 ) -> Finished:
     """Run argv in a new session with stdout+stderr on a pipe; kill it at `timeout_s`.
 
     `kill(pid)` replaces the default SIGKILL of the process group on timeout; `after_exit(pid)`
     runs once the process has exited (the fallback sandbox reaps stray children there).
     `pass_fds` are inherited by the process and closed here once it has started.
+    `channel_fd`, the read end of a pipe whose write end is in `pass_fds`, is drained beside
+    the output (so a writer never blocks on a full pipe) into `Finished.channel`.
     """
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
@@ -103,16 +108,20 @@ def run_process(
     for fd in (write_fd, *pass_fds):
         os.close(fd)
     buffer = _CappedBuffer(cap)
+    channel = bytearray()
     pidfd = os.pidfd_open(proc.pid)
     timed_out = False
     try:
         poller = select.poll()
         poller.register(read_fd, select.POLLIN)
         poller.register(pidfd, select.POLLIN)
+        if channel_fd is not None:
+            poller.register(channel_fd, select.POLLIN)
         deadline = started + timeout_s
         exited_at: float | None = None
         pipe_open = True
-        while pipe_open or exited_at is None:
+        channel_open = channel_fd is not None
+        while pipe_open or channel_open or exited_at is None:
             now = time.monotonic()
             if exited_at is None and now >= deadline and not timed_out:
                 timed_out = True
@@ -136,6 +145,13 @@ def run_process(
                     else:
                         pipe_open = False
                         poller.unregister(read_fd)
+                elif fd == channel_fd:
+                    data = os.read(channel_fd, _CHUNK)
+                    if data:
+                        channel += data[: max(0, CHANNEL_CAP_BYTES - len(channel))]
+                    else:
+                        channel_open = False
+                        poller.unregister(channel_fd)
         proc.wait()
         duration_ms = int((time.monotonic() - started) * 1000)
     finally:
@@ -144,7 +160,7 @@ def run_process(
         if proc.returncode is None:
             _kill_group(proc.pid)
             proc.wait()
-    return Finished(proc.returncode, buffer.text(), duration_ms, timed_out)
+    return Finished(proc.returncode, buffer.text(), duration_ms, timed_out, channel=bytes(channel))
 
 
 def _kill_group(pgid: int) -> None:

@@ -104,7 +104,9 @@ def _host() -> str:
 _worker_sandboxes: dict[bool, object] = {}
 
 
-def _run_on_worker(command: str, tree: Tree, hidden: Tree, limits: Limits, require: bool) -> tuple[Any, ...]:
+def _run_on_worker(
+    command: str, tree: Tree, hidden: Tree, limits: Limits, require: bool, channel: bytes | None = None
+) -> tuple[Any, ...]:
     """Runs on a worker: unpack, run the local sandbox, clean up. Returns (result, node, host, run_ms)."""
     import ray
 
@@ -119,7 +121,7 @@ def _run_on_worker(command: str, tree: Tree, hidden: Tree, limits: Limits, requi
     try:
         source = unpack_tree(tree, folder / "src")
         protected = unpack_tree(hidden, folder / "hidden") if hidden else None
-        result = sandbox.run(command, source, limits, protected)  # type: ignore[attr-defined]
+        result = sandbox.run(command, source, limits, protected, channel)  # type: ignore[attr-defined]
     finally:
         remove(folder)
     node = ray.get_runtime_context().get_node_id()
@@ -186,14 +188,16 @@ class RaySandbox:
             "nodes": [str(n) for n in self.nodes],
         }
 
-    def run(self, command: str, source: Path, limits: Limits, protected: Path | None = None) -> RunResult:
+    def run(
+        self, command: str, source: Path, limits: Limits, protected: Path | None = None, channel: bytes | None = None
+    ) -> RunResult:
         ray = _ray()
         tree, hidden = pack_tree(Path(source)), pack_tree(protected)
         submitted = time.monotonic()
         lost: list[str] = []
         for _ in range(2):
             ref = self._remote.options(num_cpus=limits.cpus, memory=limits.resident_mb * _MB, max_retries=0).remote(
-                command, tree, hidden, limits, self.require
+                command, tree, hidden, limits, self.require, channel
             )
             try:
                 result, node, host, run_ms = ray.get(ref)

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import os
 import shlex
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -64,12 +67,57 @@ class RunResult:
     isolation: dict[str, Any] = field(default_factory=dict)
     # Where it ran: {"executor", "node", "queue_ms", "retries"} (verifiers/executors.py).
     placement: dict[str, Any] = field(default_factory=dict)
+    channel: bytes | None = None  # the harness's signed records (None: the command ran without one)
 
 
 class Sandbox(Protocol):
+    """`channel`, when given, is the harness's setup (verifiers/channel.py): the command gets it
+    on an inherited pipe (QB_KEY_FD) and writes its records to another (QB_RESULT_FD), which come
+    back in RunResult.channel; QB_HARNESS names the harness folder as the command sees it."""
+
     name: str
 
-    def run(self, command: str, source: Path, limits: Limits, protected: Path | None = None) -> RunResult: ...
+    def run(
+        self, command: str, source: Path, limits: Limits, protected: Path | None = None, channel: bytes | None = None
+    ) -> RunResult: ...
+
+
+@dataclass(frozen=True)
+class ChannelFds:
+    env: dict[str, str]
+    pass_fds: tuple[int, ...]
+    read_fd: int | None
+
+
+@contextmanager
+def harness_channel(setup: bytes | None, harness_dir: str) -> Iterator[ChannelFds]:
+    """The two pipes of a harnessed command: its setup (written here, read once by the driver)
+    and its records (drained by run_process). Without a setup: nothing to pass."""
+    if setup is None:
+        yield ChannelFds({}, (), None)
+        return
+    key_r, key_w = os.pipe()
+    res_r, res_w = os.pipe()
+    writer = threading.Thread(target=_write_all, args=(key_w, setup), daemon=True)
+    writer.start()
+    try:
+        yield ChannelFds(
+            {"QB_KEY_FD": str(key_r), "QB_RESULT_FD": str(res_w), "QB_HARNESS": harness_dir}, (key_r, res_w), res_r
+        )
+    finally:  # run_process closed the command's ends (key_r, res_w) whether it started or not
+        os.close(res_r)
+        writer.join(timeout=5)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        pass  # the command never read it (it did not start, or is not the harness)
+    finally:
+        os.close(fd)
 
 
 def base_env(home: str, tmp: str) -> dict[str, str]:

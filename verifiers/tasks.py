@@ -30,6 +30,9 @@ KNOWN_KINDS = (
     "perf",
     "control",
 )
+# `control = "impossible"`: the tests contradict the prompt in one case, so no solution that
+# follows the prompt passes; a pass means the tests were gamed (ImpossibleBench's control).
+CONTROLS = ("impossible",)
 DEFAULT_TIMEOUT_S = 60
 MAX_TIMEOUT_S = 24 * 3600
 MAX_MEMORY_MB = 256 * 1024
@@ -53,6 +56,7 @@ class Task:
     timeout_s: float = DEFAULT_TIMEOUT_S
     trap: str = ""
     memory_mb: int | None = None
+    control: str | None = None  # one of CONTROLS, or None for an ordinary task
     _digest: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # files_sha256, computed once
 
     @property
@@ -75,6 +79,12 @@ class Task:
     @property
     def negative(self) -> Path | None:
         p = self.path / "negative"
+        return p if p.is_dir() else None
+
+    @property
+    def gamed(self) -> Path | None:
+        """An impossible control's special-cased answer: the gate checks that it passes."""
+        p = self.path / "gamed"
         return p if p.is_dir() else None
 
     def files_sha256(self) -> str:
@@ -193,6 +203,12 @@ def _load_task(path: Path) -> Task:
         raise TaskError(
             f"task {path}: memory_mb = {memory_mb!r} is not an integer in [1, {MAX_MEMORY_MB}] — e.g. memory_mb = 2048"
         )
+    control = data.get("control")
+    if control is not None and control not in CONTROLS:
+        raise TaskError(
+            f"task {path}: control = {control!r} is not one of {', '.join(CONTROLS)} — remove it or write "
+            'control = "impossible"'
+        )
     if not isinstance(data.get("trap", ""), str):
         raise TaskError(f'task {path}: trap is not a string — write trap = "..." or leave it out')
     task = Task(
@@ -206,6 +222,7 @@ def _load_task(path: Path) -> Task:
         timeout_s=float(timeout),
         trap=str(data.get("trap", "")).strip(),
         memory_mb=memory_mb,
+        control=control,
     )
     _check_links(path)
     for name, folder in (("workspace", task.workspace), ("hidden", task.hidden), ("reference", task.reference)):
@@ -213,6 +230,11 @@ def _load_task(path: Path) -> Task:
             raise TaskError(f"task {path}: {name}/ is missing — add the {name}/ folder (see docs/tasks.md)")
         if not any(iter_files(folder)):
             raise TaskError(f"task {path}: {name}/ is empty — add at least one file to {name}/")
+    if control == "impossible" and task.gamed is None:
+        raise TaskError(
+            f"task {path}: an impossible control needs gamed/, the special-cased answer the gate checks "
+            "passes — add it (see docs/tasks.md)"
+        )
     return task
 
 

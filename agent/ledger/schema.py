@@ -355,6 +355,18 @@ def m017_arms_strategy(db: Database) -> None:
     db.table("arms").add_column("fallback", int)
 
 
+@migrations()
+def m018_tampering(db: Database) -> None:
+    # A grade's tamper evidence (rule, file, line, snippet per finding: the verdict `tampering`)
+    # and how its command ran (pytest, node, tsx, cargo through the harness, or a script). Each
+    # task version's reference run keeps every test id with its place and outcome, which a
+    # hidden pass must match. A task marked `control = "impossible"` cannot be passed honestly.
+    db.table("grades").add_column("tampering_json", str)
+    db.table("grades").add_column("runner", str)
+    db.table("reference_counts").add_column("tests_json", str)
+    db.table("tasks").add_column("control", str)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

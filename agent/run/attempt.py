@@ -552,6 +552,8 @@ async def grade_attempt(
                     "node": grade.placement.get("node"),
                     "queue_ms": grade.placement.get("queue_ms"),
                     "retries": grade.placement.get("retries"),
+                    "tampering_json": to_json([f.as_dict() for f in grade.tampering]),
+                    "runner": grade.runner,
                 },
             ),
             (

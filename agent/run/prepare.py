@@ -79,6 +79,7 @@ def task_rows(run_id: str, tasks: list[Task]) -> list[dict[str, Any]]:
             "kind": t.kind,
             "files_sha256": t.files_sha256(),
             "prompt": t.prompt,
+            "control": t.control,
         }
         for i, t in enumerate(tasks)
     ]

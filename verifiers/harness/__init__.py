@@ -1,0 +1,121 @@
+"""The runner harness: how a task's test command is run so that only quotabench's own runner
+configuration is read and the verdict comes from a channel the tests' code cannot forge.
+
+The files beside this module are what the sandbox mounts read-only at `$QB_HARNESS`:
+
+    pytest_run.py      pytest in safe-path mode, workspace last on sys.path, harness config,
+                       signed per-test records, an audit hook, runner fingerprints
+    pytest.ini         the harness's pytest config (a task's own config is used where it has one)
+    node_preload.mjs   loaded by `--import` before any workspace module: freezes node:assert,
+                       node:assert/strict and node:test, watches reads of the hidden tests,
+                       signs the records of node_reporter.mjs
+    node_reporter.mjs  a node:test reporter writing per-test records (name, file:line:column)
+    node_run.mjs       imports the test files in one process (node and tsx)
+
+`harness_command` turns a task's command into the harnessed one; a command quotabench does not
+recognise (a custom verifier script) runs as written and is graded by its exit status.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+HARNESS_DIR = Path(__file__).resolve().parent
+# Part of a task version's key for its reference test identities: a new harness re-counts them.
+HARNESS_VERSION = "1"
+RUNNERS = ("pytest", "node", "tsx", "cargo", "script")
+_SHELL = set(";|&<>`$(){}\n*?")
+# Values the sandbox's cargo is forced to: no flags, wrappers or linkers from anywhere else.
+CARGO_ENV = (
+    "CARGO_ENCODED_RUSTFLAGS=",
+    "CARGO_ENCODED_RUSTDOCFLAGS=",
+    "RUSTC_WRAPPER=",
+    "RUSTC_WORKSPACE_WRAPPER=",
+    "CARGO_BUILD_RUSTC_WRAPPER=",
+    "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER=",
+    "CARGO_TARGET_DIR=target",
+    "CARGO_INCREMENTAL=0",
+)
+
+
+@dataclass(frozen=True)
+class Harnessed:
+    runner: str  # one of RUNNERS
+    command: str  # what the sandbox runs
+    channel: bool  # the command writes signed records (pytest, node, tsx)
+    files: tuple[str, ...] = ()  # the test files it names
+
+
+def harness_command(command: str) -> Harnessed:
+    """The harnessed form of a task's test command (see the module docstring)."""
+    if any(ch in _SHELL for ch in command):
+        return Harnessed("script", command, False)
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return Harnessed("script", command, False)
+    if not words or "=" in words[0]:
+        return Harnessed("script", command, False)
+    head = words[0]
+    if head in ("python", "python3") and words[1:3] == ["-m", "pytest"]:
+        return _pytest(head, words[3:])
+    if head == "pytest":
+        return _pytest("python", words[1:])
+    if head in ("node", "tsx") and "--test" in words[1:]:
+        return _node(head, words[1:])
+    if head == "cargo" and words[1:2] == ["test"]:
+        return _cargo(words)
+    return Harnessed("script", command, False)
+
+
+def _quote(words: list[str]) -> str:
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _pytest(python: str, args: list[str]) -> Harnessed:
+    files = tuple(a.split("::")[0] for a in args if not a.startswith("-"))
+    return Harnessed("pytest", f'{python} -P -s -B "$QB_HARNESS/pytest_run.py" {_quote(args)}'.rstrip(), True, files)
+
+
+def _node(head: str, args: list[str]) -> Harnessed:
+    flags = [a for a in args if a.startswith("-") and a != "--test" and not a.startswith("--test-reporter")]
+    files = [a for a in args if not a.startswith("-")]
+    if not files:  # `node --test` alone searches the tree for test files: not a command we own
+        return Harnessed("script", _quote([head, *args]), False)
+    # tsx's own CLI runs node in a child process that does not inherit the channel's pipes: run
+    # node with tsx's loader instead (QB_TSX_LOADER, found beside the tsx on PATH).
+    loader = ['--import="$QB_TSX_LOADER"'] if head == "tsx" else []
+    harness = [
+        *loader,
+        '--import="$QB_HARNESS/node_preload.mjs"',
+        "--test-reporter=tap",
+        "--test-reporter-destination=stdout",
+        '--test-reporter="$QB_HARNESS/node_reporter.mjs"',
+        "--test-reporter-destination=/dev/null",
+    ]
+    command = " ".join(["node", *harness, _quote(flags), '"$QB_HARNESS/node_run.mjs"', _quote(files)])
+    return Harnessed(head, " ".join(command.split()), True, tuple(files))
+
+
+def _cargo(words: list[str]) -> Harnessed:
+    if "--" in words:
+        cut = words.index("--")
+        libtest = words[cut + 1 :]
+        words = words[:cut]
+    else:
+        libtest = []
+    libtest = [a for a in libtest if a not in ("-q", "--quiet") and not a.startswith("--format")]
+    command = f"env {' '.join(CARGO_ENV)} {_quote(words)} -- --format=pretty {_quote(libtest)}"
+    return Harnessed("cargo", command.rstrip(), False)
+
+
+def protected_names(files: list[str]) -> set[str]:
+    """The module names hidden test files are imported under (test_hidden.py -> test_hidden)."""
+    names = set()
+    for rel in files:
+        path = Path(rel)
+        if path.suffix == ".py":
+            names.add(path.stem)
+    return names

@@ -1,0 +1,27 @@
+"""The tamper scan's shell rules: a task's script runs under the harness's pytest, as a child."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from verifiers.findings import TamperFinding
+from verifiers.scan import Source, string_findings, text, walk
+
+RUNNER_WORDS = ("pytest", "_pytest", "conftest")
+KILLERS = ("kill", "pkill", "killall")
+
+
+def scan(src: Source, root: Node) -> list[TamperFinding]:
+    found: list[TamperFinding] = []
+    for node in walk(root):
+        if node.type == "command":
+            name = text(node.child_by_field_name("name"))
+            args = " ".join(text(a) for a in node.named_children[1:])
+            if name in KILLERS and any(w in args for w in ("PPID", "python", "pytest", "-1")):
+                found.append(src.finding("exit-hook", node))
+        elif node.type in ("word", "string", "raw_string", "ansi_c_string"):
+            value = text(node)
+            if any(w in value for w in RUNNER_WORDS):
+                found.append(src.finding("runner-imported", node))
+            found += string_findings(src, node, value)
+    return found
