@@ -32,6 +32,7 @@ class RunStarted(Event):
     task_ids: tuple[str, ...]
     caps: dict[str, int]
     isolation: dict[str, Any]
+    controls: tuple[str, ...] = ()  # impossible controls: shown, but kept out of every figure
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ COLUMNS = (
     "task_id",
     "language",
     "kind",
+    "control",
     "attempt_no",
     "verdict",
     "failure_class",
@@ -33,11 +34,18 @@ COLUMNS = (
     "turns",
     "duration_ms",
     "started_utc",
+    "tampering",
 )
-_FROM_TASKS = ("language", "kind")
+_FROM_TASKS = ("language", "kind", "control")
+# `tampering`: the rules of the grade's tamper findings, comma-separated (empty: none).
+_COLUMN_SQL = {
+    "tampering": "(select group_concat(json_extract(j.value, '$.rule'), ',') from grades g, json_each(g.tampering_json) j "
+    "where g.attempt_id = a.id) as tampering"
+}
 SQL = (
-    f"select {', '.join(('t.' if c in _FROM_TASKS else 'a.') + c for c in COLUMNS)} from attempts a "
-    "join tasks t on t.run_id = a.run_id and t.task_id = a.task_id where a.run_id = ? "
+    "select "
+    + ", ".join(_COLUMN_SQL.get(c) or (("t." if c in _FROM_TASKS else "a.") + c) for c in COLUMNS)
+    + " from attempts a join tasks t on t.run_id = a.run_id and t.task_id = a.task_id where a.run_id = ? "
     "order by t.position, a.arm, a.attempt_no"
 )
 

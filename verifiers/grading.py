@@ -268,7 +268,7 @@ class SandboxGrader:
         with lock:
             known, expected = self.counts.get(key)
             if not known:
-                expected = reference_identity(self.grade_overlay(task, task.reference))
+                expected = reference_identity(self.grade_overlay(task, passing_overlay(task)))
                 self.counts.put(key, task.id, expected)
             return expected
 
@@ -278,6 +278,12 @@ class SandboxGrader:
         if expected is not None:
             self.counts.put(task_key(task), task.id, expected)
         return expected
+
+
+def passing_overlay(task: Task) -> Path:
+    """What passes the hidden tests by construction: the reference, or for an impossible
+    control (whose prompt-following reference cannot pass) its special-cased answer."""
+    return task.gamed if task.control == "impossible" and task.gamed is not None else task.reference
 
 
 def reference_identity(reference: GradeResult) -> Expected | None:

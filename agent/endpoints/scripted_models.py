@@ -10,6 +10,7 @@ turns it into native tool calls or text-protocol blocks (agent.endpoints.text_pr
                   (text protocol: an edit_file block without markers, a ```delete_file```, a bare ```read_file```)
     unparseable   the first reference file cut in the middle of a line; finish
     saboteur      list_files; write every negative/ file (a known-wrong or hostile answer); run_tests; finish
+    gamer         like solver, but on an impossible control writes its gamed/ (special-cased) answer
     never-finish  list_files forever
     chatty        prose only, never an action
     coin          solver or wrong, by a coin tossed from the session seed and the task id
@@ -59,6 +60,7 @@ class TaskFiles:
     workspace: dict[str, str]
     reference: dict[str, str]
     negative: dict[str, str] = field(default_factory=dict)
+    gamed: dict[str, str] = field(default_factory=dict)  # an impossible control's special-cased answer
 
     @classmethod
     def from_task(cls, task: Task) -> TaskFiles:
@@ -67,6 +69,7 @@ class TaskFiles:
             _read_folder(task.workspace),
             _read_folder(task.reference),
             _read_folder(task.negative) if task.negative else {},
+            _read_folder(task.gamed) if task.gamed else {},
         )
 
 
@@ -189,6 +192,19 @@ def saboteur(task: TaskFiles, turn: int) -> Reply:
     return Reply("Done.", (Action("finish", {"summary": "Wrote my answer."}),))
 
 
+def gamer(task: TaskFiles, turn: int) -> Reply:
+    """An honest solver everywhere but on an impossible control, where it special-cases the
+    contradicting input (what a model gaming its tests does: ImpossibleBench)."""
+    if not task.gamed:
+        return solver(task, turn)
+    if turn == 0:
+        return Reply("Let me look at the workspace first.", (Action("list_files", {}),))
+    if turn == 1:
+        writes = tuple(Action("write_file", {"path": p, "content": c}) for p, c in sorted(task.gamed.items()))
+        return Reply("The test wants a special value there; I will give it.", writes)
+    return Reply("Done.", (Action("finish", {"summary": "All tests pass."}),))
+
+
 def never_finish(task: TaskFiles, turn: int) -> Reply:
     return Reply(f"Listing the files again ({turn + 1}).", (Action("list_files", {}),))
 
@@ -249,6 +265,7 @@ SCRIPTS: dict[str, Callable[[TaskFiles, int], Reply]] = {
     "malformed": malformed,
     "unparseable": unparseable,
     "saboteur": saboteur,
+    "gamer": gamer,
     "never-finish": never_finish,
     "chatty": chatty,
     "coin": coin,

@@ -10,6 +10,7 @@ from typing import Any
 
 from agent.classify import CLASS_LABELS
 from agent.metrics.errors import ReportError
+from agent.metrics.integrity import integrity_lines
 from agent.metrics.replicate_stats import replicate_stats_blocks
 from agent.metrics.strategy_render import strategy_blocks
 
@@ -420,7 +421,7 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
                 "heading",
                 f"Run {run['id']} ({run['status'] or '—'}, created {run['created_utc'] or '—'}, "
                 f"{_session(run['session_id'])}, manifest {run['manifest_sha256'] or '—'}, "
-                f"n={section['n_tasks']} tasks)",
+                f"n={section['n_tasks']} tasks{_controls_note(section)})",
             )
         )
         if not section["sandbox"]["full"]:
@@ -431,6 +432,8 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
         blocks.append(("section", "published with these numbers:", published_lines(section, with_cost)))
         for arm in section["arms"]:
             blocks.append(("section", f"{arm['metrics']['name']}:", _arm_details(arm)))
+        if section.get("integrity"):
+            blocks.append(("section", "grader integrity (apart from acceptance):", integrity_lines(section["integrity"])))
         blocks.extend(strategy_blocks(section))  # issue 16
         for c in section["comparisons"]:
             blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))
@@ -461,6 +464,11 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
     if report.get("replicate_statistics"):
         blocks.extend(replicate_stats_blocks(report["replicate_statistics"]))
     return blocks
+
+
+def _controls_note(section: dict[str, Any]) -> str:
+    controls = (section.get("integrity") or {}).get("controls") or []
+    return f" + {len(controls)} impossible control{'s' if len(controls) != 1 else ''}" if controls else ""
 
 
 def _text_table(headers: list[str], rows: list[list[str]]) -> list[str]:

@@ -9,6 +9,7 @@ import json
 from collections import defaultdict
 from dataclasses import asdict
 from datetime import datetime
+from collections.abc import Iterable
 from itertools import combinations
 from typing import Any
 
@@ -19,6 +20,7 @@ from agent.metrics.arm import ArmMetrics, arm_metrics
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
 from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
 from agent.metrics.errors import PriceError, ReportError
+from agent.metrics.integrity import integrity_section
 from agent.metrics.outcome import NOT_RUN, TaskOutcome
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
@@ -55,7 +57,7 @@ ATTEMPT_COLUMNS = (
     "stage",
     "submitted",
 )
-TASK_COLUMNS = ("task_id", "files_sha256")  # not the prompts: 50k tasks' prompts are tens of MB
+TASK_COLUMNS = ("task_id", "files_sha256", "control")  # not the prompts: 50k tasks' prompts are tens of MB
 CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "usage_source", "prompt_tokens", "completion_tokens")
 
 
@@ -110,7 +112,7 @@ def _price_table(arm_row: dict[str, Any]) -> dict[str, Any] | None:
     return table if isinstance(table, dict) and table else None
 
 
-def _by_arm(rows: list[Row]) -> dict[str, list[Row]]:
+def _by_arm(rows: Iterable[Row]) -> dict[str, list[Row]]:
     out: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         out[row["arm"]].append(row)
@@ -149,11 +151,16 @@ def _run_section(
         raise ReportError(
             f"run {run_id}: has no arms in the ledger — was it started? list runs with `quotabench report --list`"
         )
+    all_tasks = tasks
+    controls = {t["task_id"] for t in tasks if t.get("control")}
+    tasks = [t for t in tasks if t["task_id"] not in controls]  # impossible controls: reported apart
     attempts = _by_arm(
-        ledger.rows(
+        r
+        for r in ledger.rows(
             f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no",
             [run_id],
         )
+        if r["task_id"] not in controls
     )
     with ledger.stream(
         f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ? and kind = 'attempt'", [run_id]
@@ -234,10 +241,27 @@ def _run_section(
         ],
         "comparisons": [_comparison_dict(c, costs, censored, same) for c in comparisons],
         "decision": decision_section(run, arm_rows, outcomes),
+        "integrity": _integrity(ledger, run_id, [a["name"] for a in arm_rows], all_tasks, controls),
         "strategies": strategy_section(ledger, run_id, arm_rows, attempts, outcomes, costs),
     }
     why = {m.name: m.not_comparable or "" for m in metrics if m.censored}
     return section, outcomes, why
+
+
+def _integrity(
+    ledger: Ledger, run_id: str, arms: list[str], tasks: list[dict[str, Any]], controls: set[str]
+) -> dict[str, Any]:
+    """Tampering per arm and the impossible controls (agent/metrics/integrity.py): only the rows
+    that can count, so a large clean run reads almost nothing more."""
+    marks = ", ".join("?" * len(controls))
+    control_clause = f" or a.task_id in ({marks})" if controls else ""
+    rows = ledger.query(
+        "select a.id, a.arm, a.task_id, a.failure_class, a.accepted, a.total_tokens, g.tampering_json "
+        "from attempts a left join grades g on g.attempt_id = a.id "
+        f"where a.run_id = ? and (a.failure_class = 'tampering'{control_clause})",
+        [run_id, *sorted(controls)],
+    )
+    return integrity_section(arms, tasks, rows)
 
 
 def _run_config(run: dict[str, Any]) -> dict[str, Any]:

@@ -280,8 +280,11 @@ class RunEngine:
                     await self._register_arm(arm, fresh)
                 kill_point("arms_open")
                 if len(self.arms) == 2:  # the always-valid paired test, watched live (issue 20)
-                    self.decision_watch = DecisionWatch(
-                        self, [t.id for t in self.tasks], self.config.decision_alpha, self.config.stop_when_decided
+                    self.decision_watch = DecisionWatch(  # impossible controls are not part of the comparison
+                        self,
+                        [t.id for t in self.tasks if t.control is None],
+                        self.config.decision_alpha,
+                        self.config.stop_when_decided,
                     )
                 self.emit(
                     ev.RunStarted(
@@ -291,6 +294,7 @@ class RunEngine:
                         task_ids=tuple(t.id for t in self.tasks),
                         caps={a.name: a.quota.cap for a in self.arms.values()},
                         isolation=self._isolation_event(constants),
+                        controls=tuple(t.id for t in self.tasks if t.control is not None),
                     )
                 )
                 go = False

@@ -3,6 +3,7 @@
 mechanics      each tree-sitter finding: file, line, error, surrounding lines highlighted;
                the malformed tool calls quoted; "changed no file" when nothing was edited
 reasoning      the failing hidden tests and the test output
+tampering      each finding: its rule and what the rule means, file:line, the snippet; then the output
 timeout        the grade time limit, the command that was running and its last output
 environment    what is missing, and the output
 harness_error  every HTTP try: status, HTTP status, retry index, error
@@ -19,6 +20,7 @@ from rich.text import Text
 from tuiapp.browse import labels
 from tuiapp.browse.data import UNFINISHED_STATUS, AttemptView, loads
 from tuiapp.browse.diffview import highlighter
+from verifiers.findings import RULES
 
 SNIPPET_CONTEXT = 3
 OUTPUT_TAIL = 60
@@ -131,6 +133,26 @@ def _reasoning(view: AttemptView) -> list[RenderableType]:
     if not failing:
         parts.append(Text("  (the runner named no test: read the output)", style="italic"))
     parts += [heading("Test output"), _quote(_tail(g.get("output")))]
+    return parts
+
+
+def _tampering(view: AttemptView) -> list[RenderableType]:
+    g = view.grade or {}
+    findings = loads(g.get("tampering_json"), [])
+    parts: list[RenderableType] = [heading(f"Tamper evidence (n={len(findings)}): the grader was gamed, not failed")]
+    for f in findings:
+        rule = str(f.get("rule") or "?")
+        line = Text(f"  ✗ {rule}", style="bold red")
+        where = f.get("file") or ""
+        if where:
+            line.append(f"  {where}" + (f":{f['line']}" if f.get("line") else ""), style="bold")
+        parts.append(line)
+        parts.append(Text(f"    {RULES.get(rule, '')}", style="italic"))
+        if f.get("snippet"):
+            parts.append(_quote(str(f["snippet"]), style="yellow"))
+    if not findings:
+        parts.append(Text("  (no finding recorded: " + (g.get("integrity") or "see the output") + ")", style="italic"))
+    parts += [heading("Test output"), _quote(_tail(g.get("output"), 30))]
     return parts
 
 
@@ -266,6 +288,7 @@ def _harness_error(view: AttemptView) -> list[RenderableType]:
 SECTIONS = {
     "mechanics": _mechanics,
     "reasoning": _reasoning,
+    "tampering": _tampering,
     "timeout": _timeout,
     "environment": _environment,
     "harness_error": _harness_error,

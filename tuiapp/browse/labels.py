@@ -16,6 +16,7 @@ CLASS_STYLES = {
     "accepted": "bold green",
     "reasoning": "bold dark_orange",
     "mechanics": "bold magenta",
+    "tampering": "bold white on red",
     "timeout": "bold yellow",
     "environment": "bold cyan",
     "harness_error": "bold red",
@@ -30,6 +31,7 @@ VERDICT_STYLES = {
     "fail": "red",
     "timeout": "yellow",
     "error": "red",
+    "tampering": "bold white on red",
     "running": "blue",
     "ungraded": "blue",
 }

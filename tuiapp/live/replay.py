@@ -22,12 +22,13 @@ from agent import events as ev
 
 SNAPSHOT_RUN_ID = "01KSNAPSHOT0RUN00000000000"
 SNAPSHOT_START = 1_764_460_800.0  # 2025-11-30 00:00:00 UTC
-# outcome letters: one per attempt. P accepted, R reasoning, M mechanics, T timeout,
+# outcome letters: one per attempt. P accepted, R reasoning, M mechanics, X tampering, T timeout,
 # E environment, H harness error, C censored (the arm's cap runs out during the attempt)
 LETTERS = {
     "P": "accepted",
     "R": "reasoning",
     "M": "mechanics",
+    "X": "tampering",
     "T": "timeout",
     "E": "environment",
     "H": "harness_error",
@@ -242,7 +243,7 @@ def synthetic_events(
         cls = LETTERS[letter]
         end = "censored" if letter == "C" else "finished"
         out.append(ev.AttemptFinished(run_id, arm=arm, task_id=task, attempt=no, end_reason=end, tokens=spent, at=at()))
-        verdict = {"accepted": "pass", "timeout": "timeout", "environment": "error"}.get(cls, "fail")
+        verdict = {"accepted": "pass", "timeout": "timeout", "environment": "error", "tampering": "tampering"}.get(cls, "fail")
         out.append(
             ev.TaskGraded(
                 run_id,

@@ -34,6 +34,7 @@ CELL_LOOK: dict[str, tuple[str, str, str]] = {
     "accepted": ("✓", "accepted", "accepted"),
     "reasoning": ("✗", "reasoning", "failed: reasoning"),
     "mechanics": ("M", "mechanics", "failed: mechanics"),
+    "tampering": ("!", "tampering", "tampering (grader gamed)"),
     "timeout": ("T", "timeout", "timeout"),
     "environment": ("E", "environment", "environment"),
     "harness_error": ("H", "harness err", "harness error"),
@@ -205,6 +206,7 @@ class RunState:
         self.sandbox_warning: str | None = None  # set when grades run without bubblewrap
         self.decision: ev.DecisionUpdated | None = None  # the always-valid paired test (issue 20)
         self.task_ids: list[str] = []
+        self.controls: set[str] = set()  # impossible controls (RunStarted): in the grid, not in the figures
         self.arms: dict[str, ArmState] = {name: ArmState(name, caps.get(name, 0)) for name in arms}
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.log_total = 0
@@ -288,6 +290,7 @@ class RunState:
 
     def _run_started(self, event: ev.RunStarted) -> Notice | None:
         self.run_id, self.manifest, self.started_at = event.run_id, event.manifest_sha256, event.at
+        self.controls = set(event.controls)
         if self.engine_state == "starting":
             self.engine_state = "running"
         for name in event.arms:
@@ -420,7 +423,7 @@ class RunState:
                 t, c.status, c.attempt, c.tokens, tuple(c.attempts), c.submitted, c.staged, c.submitted_attempt
             )
             for t in self.task_ids
-            if (c := a.cells.get(t)) is not None
+            if (c := a.cells.get(t)) is not None and t not in self.controls
         )
         return ArmSnapshot(
             a.name, a.cap, a.used, a.reserved, a.state, tuple(a.buckets.items()), a.wasted, cells, self.max_attempts
@@ -428,9 +431,8 @@ class RunState:
 
     def snapshot(self, now: float) -> Snapshot:
         arms = tuple(self._arm_snapshot(a) for a in self.arms.values())
-        return Snapshot(
-            tuple(self.task_ids), arms, self.started_at, self.finished_at, now, self.max_attempts, self.status
-        )
+        ordinary = tuple(t for t in self.task_ids if t not in self.controls)  # controls: never in a figure
+        return Snapshot(ordinary, arms, self.started_at, self.finished_at, now, self.max_attempts, self.status)
 
 
 def log_line(event: ev.Event) -> str | None:
