@@ -87,6 +87,11 @@ def _gate(args: argparse.Namespace, sandbox) -> int:
             if args.verbose:
                 for line in rest:
                     print(f"    {line}", file=sys.stderr)
+    if args.verbose:  # what made a graded check `tampering`, rejected as it should be or not
+        for gate in results:
+            for check in gate.checks:
+                for finding in check.findings:
+                    print(f"TAMPERING {gate.task.id} {check.name}: {finding}", file=sys.stderr)
     not_gated = f"{len(skipped)} not gated (runtime missing, see MISSING above); " if skipped else ""
     print(
         f"{len(results) - len(failed) - len(skipped)} of {len(results)} tasks gate cleanly; "
@@ -136,7 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--jobs", "-j", type=int, default=1, metavar="N", help="tasks gated in parallel, e.g. --jobs 2 (default 1)"
     )
-    p.add_argument("--verbose", "-v", action="store_true", help="print the test output tail of failing checks")
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="print the test output tail of failing checks, and every tamper finding of every check",
+    )
     p.add_argument(
         "--require-sandbox", action="store_true", help="refuse to run unless the bubblewrap sandbox runs here"
     )

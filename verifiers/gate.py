@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verifiers.findings import TamperFinding
 from verifiers.grading import GradeResult, SandboxGrader
 from verifiers.mechanics import Finding, check_workspace
 from verifiers.runtimes import MissingRuntime, Probe, missing_runtimes
@@ -40,6 +41,8 @@ class CheckResult:
     name: str
     ok: bool | None  # None = not applicable (no alternate/ or negative/)
     detail: str = ""
+    verdict: str | None = None  # the grade's verdict, for checks that graded
+    findings: tuple[TamperFinding, ...] = ()  # its tamper findings (validate -v prints them)
 
 
 @dataclass
@@ -69,8 +72,9 @@ def _tail(g: GradeResult, lines: int = 6) -> str:
 def _expect(name: str, grade: GradeResult, want: str, what: str, why: str = "") -> CheckResult:
     """A check that `grade` has verdict `want`; the detail says what ran and, on failure, the output tail."""
     if grade.verdict == want:
-        return CheckResult(name, True, _summary(grade))
-    return CheckResult(name, False, f"{what} {_summary(grade)}{why}\n{_tail(grade)}")
+        return CheckResult(name, True, _summary(grade), grade.verdict, grade.tampering)
+    found = "".join(f"\n  {f}" for f in grade.tampering)
+    return CheckResult(name, False, f"{what} {_summary(grade)}{why}{found}\n{_tail(grade)}", grade.verdict, grade.tampering)
 
 
 def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:

@@ -32,6 +32,8 @@ MAX_LISTED = 8
 
 @dataclass(frozen=True)
 class TestResult:
+    __test__ = False  # a record, not a test class for pytest to collect
+
     outcome: str  # passed | failed | skipped
     location: str | None = None
 
@@ -48,10 +50,11 @@ class RunnerReport:
     passed: int | None = None  # the runner's way of counting (pytest: call phases; node: tests)
     failed: int | None = None  # failures + errors
     evidence: tuple[TamperFinding, ...] = ()
+    broken: tuple[str, ...] = ()  # files that did not even collect (an import error): no test ids
 
     @property
     def failing(self) -> tuple[str, ...]:
-        return tuple(i for i, t in self.tests.items() if t.outcome == FAILED)
+        return self.broken + tuple(i for i, t in self.tests.items() if t.outcome == FAILED)
 
 
 @dataclass(frozen=True)
@@ -130,9 +133,14 @@ def _pytest_report(output: str, channel: ChannelRead, protected: frozenset[str])
                         TamperFinding("test-patched", code, None, f"{test['id']}: its function is defined in {code}")
                     )
     phases: dict[str, list[tuple[str, str]]] = {}
+    broken: list[str] = []
     passed = failed = 0
     for record in channel.of_kind("test"):
         test_id, when, outcome = str(record.get("id")), str(record.get("when")), str(record.get("outcome"))
+        if when == "collect":
+            broken.append(test_id)
+            failed += 1
+            continue
         phases.setdefault(test_id, []).append((when, outcome))
         if outcome == "failed" or outcome == "error":
             failed += 1
@@ -168,6 +176,7 @@ def _pytest_report(output: str, channel: ChannelRead, protected: frozenset[str])
         passed=passed,
         failed=failed,
         evidence=tuple(evidence),
+        broken=tuple(broken),
     )
 
 

@@ -353,6 +353,7 @@ async def test_list_models(server):
             "chatty",
             "coin",
             "critique-breaks",
+            "gamer",
             "garbled-judge",
             "malformed",
             "never-finish",

@@ -111,15 +111,22 @@ def test_validate_says_which_sandbox_gates(tmp_path):
     assert done.returncode == 2 and "required but unavailable" in done.stderr
 
 
-def test_the_reference_count_survives_in_the_ledger(tmp_path):
+def test_the_reference_run_survives_in_the_ledger(tmp_path):
+    from agent.ledger.counts import LedgerCounts
+    from verifiers.verdict import Expected, TestResult
+
     db = sqlite3.connect(tmp_path / "x.sqlite")
     db.close()
     ledger = Ledger(tmp_path / "x.sqlite")
-    from agent.ledger.counts import LedgerCounts
-
     counts = LedgerCounts(ledger)
     assert counts.get("k") == (False, None)
-    counts.put("k", "py-add", 3)
+    expected = Expected(
+        {"t.py::a": TestResult("passed", "t.py:1"), "t.py::b": TestResult("skipped", "t.py:4"), "t.py::c": TestResult("passed")}
+    )
+    counts.put("k", "py-add", expected)
     counts.put("n", "sh-x", None)
-    assert LedgerCounts(Ledger(tmp_path / "x.sqlite")).get("k") == (True, 3)
+    again = LedgerCounts(Ledger(tmp_path / "x.sqlite"))
+    assert again.get("k") == (True, expected) and again.get("k")[1].passed == 2
     assert counts.get("n") == (True, None)
+    row = sqlite3.connect(tmp_path / "x.sqlite").execute("select passed from reference_counts where task_key = 'k'")
+    assert row.fetchone() == (2,)  # readable in the sqlite3 shell

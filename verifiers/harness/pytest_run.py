@@ -72,17 +72,21 @@ def main() -> None:  # everything lives in this closure: no module global for wo
             frame = frame.f_back  # type: ignore[attr-defined]
         return None
 
+    # Events whose immediate Python caller decides: the standard library calls these for its
+    # own reasons (doctest saves the trace function, enum and typing read frames).
     direct = {
         "sys._getframe": "frame-inspection",
         "sys._current_frames": "frame-inspection",
         "object.__getattr__": "frame-inspection",
-        "gc.get_objects": "gc-inspection",
-        "gc.get_referrers": "gc-inspection",
-        "gc.get_referents": "gc-inspection",
+        "gc.get_objects": "frame-inspection",
+        "gc.get_referrers": "frame-inspection",
+        "gc.get_referents": "frame-inspection",
         "code.__new__": "code-forgery",
+        "sys.settrace": "tracing",
+        "sys.setprofile": "tracing",
     }
-    anywhere = {"sys.settrace": "tracing", "sys.setprofile": "tracing"}
-    watched = frozenset(direct) | frozenset(anywhere) | {"open", "object.__setattr__"}
+    watched = frozenset(direct) | {"open", "object.__setattr__"}
+    ctypes_dir = os.sep + "ctypes" + os.sep
     runner_modules = ("_pytest", "pytest", "pluggy", "unittest", "builtins")
     runtime_dirs = tuple(dict.fromkeys(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix)))
 
@@ -133,10 +137,12 @@ def main() -> None:  # everything lives in this closure: no module global for wo
                     outer = caller.f_back
                     if outer is not None and suspect(outer.f_code.co_filename):
                         report("frame-inspection", outer, "calls inspect frame functions")
-            else:
-                frame = innermost_suspect(caller)
-                if frame is not None:
-                    report(anywhere.get(event, "ctypes"), frame, f"calls {event}")
+            else:  # ctypes.*: the first caller outside the ctypes package decides
+                frame = caller
+                while frame is not None and ctypes_dir in frame.f_code.co_filename:
+                    frame = frame.f_back
+                if frame is not None and suspect(frame.f_code.co_filename):
+                    report("ctypes", frame, f"calls {event}")
         except Exception:  # noqa: BLE001 — the hook must never break the tests it watches
             pass
         finally:

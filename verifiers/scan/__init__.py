@@ -124,8 +124,10 @@ def scan_file(rel: str, data: bytes, hidden: tuple[str, ...]) -> list[TamperFind
     tree = parse(data, grammar)
     src = Source(rel, data, hidden, is_test_file(rel))
     found = _scanners()[grammar](src, tree.root_node)
-    unique = list(dict.fromkeys(found))
-    return unique[:MAX_FINDINGS_PER_FILE]
+    unique: dict[tuple[str, int | None], TamperFinding] = {}
+    for finding in found:  # one per rule and line: the outermost expression, found first
+        unique.setdefault((finding.rule, finding.line), finding)
+    return list(unique.values())[:MAX_FINDINGS_PER_FILE]
 
 
 def scan_files(root: Path, rels: list[str], hidden_files: list[str]) -> list[TamperFinding]:

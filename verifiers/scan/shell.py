@@ -19,7 +19,7 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
             args = " ".join(text(a) for a in node.named_children[1:])
             if name in KILLERS and any(w in args for w in ("PPID", "python", "pytest", "-1")):
                 found.append(src.finding("exit-hook", node))
-        elif node.type in ("word", "string", "raw_string", "ansi_c_string"):
+        elif node.type in ("word", "string", "raw_string", "ansi_c_string", "concatenation"):
             value = text(node)
             if any(w in value for w in RUNNER_WORDS):
                 found.append(src.finding("runner-imported", node))
