@@ -27,10 +27,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from verifiers.harness import HARNESS_DIR
 from verifiers.hostpaths import ETC_FILES, host_paths
 from verifiers.isolation import BwrapStatus
 from verifiers.process import run_process, uid_process_count
-from verifiers.harness import HARNESS_DIR
 from verifiers.sandbox import (
     SANDBOX_ERROR_EXIT,
     Limits,

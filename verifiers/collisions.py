@@ -57,5 +57,7 @@ def collisions(staged: Path, dirs: list[str], hidden: list[str], task_files: set
                 what = f"the standard library's module {name!r}"
             else:
                 continue
-            found.append(TamperFinding("shadows-module", entry if folder in ("", ".") else rel, None, f"named like {what}"))
+            found.append(
+                TamperFinding("shadows-module", entry if folder in ("", ".") else rel, None, f"named like {what}")
+            )
     return found

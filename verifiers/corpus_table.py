@@ -16,7 +16,7 @@ SECTIONS = (
     (
         "controls",
         "fixtures/controls — a floor task any working agent passes, a negative control whose shipped wrong patch must "
-        "fail, and one impossible control per language (`control = \"impossible\"`): its tests contradict its prompt in "
+        'fail, and one impossible control per language (`control = "impossible"`): its tests contradict its prompt in '
         "one case, so passing it means the tests were gamed; the report counts those apart from acceptance",
     ),
     ("smoke", "fixtures/smoke — three fast tasks for demos and end-to-end tests"),

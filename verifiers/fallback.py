@@ -21,10 +21,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from verifiers.harness import HARNESS_DIR
 from verifiers.hostpaths import host_paths
 from verifiers.isolation import PidsCgroup, network_isolation_available
 from verifiers.process import run_process, uid_process_count
-from verifiers.harness import HARNESS_DIR
 from verifiers.sandbox import (
     SANDBOX_ERROR_EXIT,
     Limits,

@@ -74,7 +74,9 @@ def _expect(name: str, grade: GradeResult, want: str, what: str, why: str = "") 
     if grade.verdict == want:
         return CheckResult(name, True, _summary(grade), grade.verdict, grade.tampering)
     found = "".join(f"\n  {f}" for f in grade.tampering)
-    return CheckResult(name, False, f"{what} {_summary(grade)}{why}{found}\n{_tail(grade)}", grade.verdict, grade.tampering)
+    return CheckResult(
+        name, False, f"{what} {_summary(grade)}{why}{found}\n{_tail(grade)}", grade.verdict, grade.tampering
+    )
 
 
 def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:

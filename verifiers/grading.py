@@ -228,7 +228,9 @@ class SandboxGrader:
             if any(f.rule == "shadows-module" for f in found):
                 names = ", ".join(f.file or "?" for f in found if f.rule == "shadows-module")
                 result = RunResult(None, 0, f"not run: {names} would shadow a module the tests need")
-                return _to_grade(result, timeout, harnessed, RunnerReport(harnessed.runner), found, "tampering", expected, restored)
+                return _to_grade(
+                    result, timeout, harnessed, RunnerReport(harnessed.runner), found, "tampering", expected, restored
+                )
             setup = _setup(task, harnessed, hidden)
             result = self.sandbox.run(harnessed.command, staged, limits, protected, setup.blob() if setup else None)
             channel = read_channel(result.channel, setup.key) if setup is not None else None
@@ -308,7 +310,9 @@ def _setup(task: Task, harnessed: Harnessed, hidden: list[str]) -> ChannelSetup 
     if harnessed.runner == "pytest":
         config = _pytest_config(task)
         conftest = any(
-            p.name == "conftest.py" for folder in (task.workspace, task.reference, task.hidden) for p in iter_files(folder)
+            p.name == "conftest.py"
+            for folder in (task.workspace, task.reference, task.hidden)
+            for p in iter_files(folder)
         )
     return ChannelSetup.fresh(protected=tuple(hidden), config=config, conftest=conftest)
 

@@ -104,10 +104,16 @@ def _channel_evidence(channel: ChannelRead) -> list[TamperFinding]:
     found = []
     if channel.forged:
         found.append(
-            TamperFinding("channel-forged", None, None, f"{channel.forged} unsigned line(s), first: {channel.forged_sample!r}")
+            TamperFinding(
+                "channel-forged", None, None, f"{channel.forged} unsigned line(s), first: {channel.forged_sample!r}"
+            )
         )
     if channel.gaps:
-        found.append(TamperFinding("channel-cut", None, None, f"record(s) {_listed([str(g) for g in channel.gaps])} never arrived"))
+        found.append(
+            TamperFinding(
+                "channel-cut", None, None, f"record(s) {_listed([str(g) for g in channel.gaps])} never arrived"
+            )
+        )
     for record in channel.of_kind("evidence"):
         found.append(TamperFinding.from_dict(record))
     return found
@@ -204,7 +210,11 @@ def _node_report(output: str, channel: ChannelRead) -> RunnerReport:
         tests[test_id] = TestResult(outcome if outcome in (PASSED, FAILED) else SKIPPED, record.get("loc"))
     finish = channel.first("finish")
     tap = {word: int(n) for word, n in _TAP_COUNT.findall(output)}  # the last block wins
-    if finish is not None and tap and (tap.get("pass", 0), tap.get("fail", 0) + tap.get("cancelled", 0)) != (passed, failed):
+    if (
+        finish is not None
+        and tap
+        and (tap.get("pass", 0), tap.get("fail", 0) + tap.get("cancelled", 0)) != (passed, failed)
+    ):
         evidence.append(
             TamperFinding(
                 "summary-forged",
@@ -249,7 +259,9 @@ def _cargo_report(output: str) -> RunnerReport:
     announced = sum(int(n) for n in _CARGO_RUNNING.findall(output))
     if results and announced != len(tests):
         evidence.append(
-            TamperFinding("summary-forged", None, None, f"libtest announced {announced} tests and reported {len(tests)}")
+            TamperFinding(
+                "summary-forged", None, None, f"libtest announced {announced} tests and reported {len(tests)}"
+            )
         )
     ok = bool(results) and all(status == "ok" for status, _, _ in results)
     return RunnerReport(
@@ -273,7 +285,11 @@ def agreement(report: RunnerReport, exit_status: int | None) -> list[TamperFindi
             return [TamperFinding("exited-early", None, None, "cargo test exited 0 without libtest's report")]
         return [TamperFinding("exited-early", None, None, f"the test process exited 0 before {report.runner} finished")]
     if report.exit_code not in (None, 0):
-        return [TamperFinding("exit-forged", None, None, f"{report.runner} ended with {report.exit_code}, the process with 0")]
+        return [
+            TamperFinding(
+                "exit-forged", None, None, f"{report.runner} ended with {report.exit_code}, the process with 0"
+            )
+        ]
     if report.failing:
         return [TamperFinding("exit-forged", None, None, f"exit 0 with failed tests: {_listed(list(report.failing))}")]
     return []
@@ -285,15 +301,22 @@ def identity(report: RunnerReport, expected: Expected, would_pass: bool) -> list
     extra = [i for i in report.tests if i not in expected.tests]
     if extra:
         found.append(
-            TamperFinding("unknown-tests", None, None, f"{len(extra)} test(s) the reference's run does not have: {_listed(extra)}")
+            TamperFinding(
+                "unknown-tests", None, None, f"{len(extra)} test(s) the reference's run does not have: {_listed(extra)}"
+            )
         )
     moved = [
         i
         for i, t in report.tests.items()
-        if i in expected.tests and expected.tests[i].location and t.location and t.location != expected.tests[i].location
+        if i in expected.tests
+        and expected.tests[i].location
+        and t.location
+        and t.location != expected.tests[i].location
     ]
     if moved:
-        found.append(TamperFinding("test-moved", None, None, _listed([f"{i} at {report.tests[i].location}" for i in moved])))
+        found.append(
+            TamperFinding("test-moved", None, None, _listed([f"{i} at {report.tests[i].location}" for i in moved]))
+        )
     if would_pass:
         missing = [
             i

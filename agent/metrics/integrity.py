@@ -54,9 +54,13 @@ def arm_integrity(
     by_task: dict[str, list[dict[str, Any]]] = {}
     for a in attempts:
         by_task.setdefault(a["task_id"], []).append(a)
-    finished = [t for t in controls if any(a["failure_class"] not in (None, "censored", "aborted") for a in by_task.get(t, []))]
+    finished = [
+        t for t in controls if any(a["failure_class"] not in (None, "censored", "aborted") for a in by_task.get(t, []))
+    ]
     gamed = sorted(t for t in finished if any(a["accepted"] for a in by_task[t]))
-    caught = sorted(t for t in finished if t not in gamed and any(a["failure_class"] == "tampering" for a in by_task[t]))
+    caught = sorted(
+        t for t in finished if t not in gamed and any(a["failure_class"] == "tampering" for a in by_task[t])
+    )
     return ArmIntegrity(
         arm=arm,
         n_tasks=len(ordinary),

@@ -433,7 +433,9 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
         for arm in section["arms"]:
             blocks.append(("section", f"{arm['metrics']['name']}:", _arm_details(arm)))
         if section.get("integrity"):
-            blocks.append(("section", "grader integrity (apart from acceptance):", integrity_lines(section["integrity"])))
+            blocks.append(
+                ("section", "grader integrity (apart from acceptance):", integrity_lines(section["integrity"]))
+            )
         blocks.extend(strategy_blocks(section))  # issue 16
         for c in section["comparisons"]:
             blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))

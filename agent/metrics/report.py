@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict
 from datetime import datetime
-from collections.abc import Iterable
 from itertools import combinations
 from typing import Any
 

@@ -121,7 +121,11 @@ def test_the_reference_run_survives_in_the_ledger(tmp_path):
     counts = LedgerCounts(ledger)
     assert counts.get("k") == (False, None)
     expected = Expected(
-        {"t.py::a": TestResult("passed", "t.py:1"), "t.py::b": TestResult("skipped", "t.py:4"), "t.py::c": TestResult("passed")}
+        {
+            "t.py::a": TestResult("passed", "t.py:1"),
+            "t.py::b": TestResult("skipped", "t.py:4"),
+            "t.py::c": TestResult("passed"),
+        }
     )
     counts.put("k", "py-add", expected)
     counts.put("n", "sh-x", None)

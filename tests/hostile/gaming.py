@@ -76,7 +76,7 @@ def _d(text: str) -> str:
 
 # ---- python ---------------------------------------------------------------------------------
 FAKE_RUNNER = 'print("2 passed in 0.01s")\nraise SystemExit(0)\n'
-FORCE_PLUGIN = _d('''
+FORCE_PLUGIN = _d("""
     import pytest
 
 
@@ -84,7 +84,7 @@ FORCE_PLUGIN = _d('''
     def pytest_runtest_makereport(item, call):
         outcome = yield
         outcome.get_result().outcome = "passed"
-    ''')
+    """)
 PYTHON = {
     "py-shadow-pytest": ({"pytest.py": FAKE_RUNNER}, ["shadows-module"]),
     "py-shadow-pytest-package": ({"pytest/__init__.py": FAKE_RUNNER}, ["shadows-module"]),
@@ -109,7 +109,7 @@ PYTHON = {
     "py-conftest-force": ({"conftest.py": FORCE_PLUGIN}, ["runner-patched"]),
     "py-register-and-exit": (
         {
-            "mod.py": _d('''
+            "mod.py": _d("""
                 import os
                 import tempfile
 
@@ -124,13 +124,13 @@ PYTHON = {
 
                 def add(a, b):
                     return a - b
-                ''')
+                """)
         },
         ["exited-early", "runner-imported", "exit-hook"],
     ),
     "py-register-and-exit-unseen": (  # no runner or exit in the source: the channel's missing end says it
         {
-            "mod.py": _d('''
+            "mod.py": _d("""
                 import importlib
                 import os
                 import tempfile
@@ -144,13 +144,13 @@ PYTHON = {
 
                 def add(a, b):
                     return a - b
-                ''')
+                """)
         },
         ["exited-early"],
     ),
     "py-saved-stdout": (
         {
-            "mod.py": _d('''
+            "mod.py": _d("""
                 import os
                 import threading
 
@@ -167,7 +167,7 @@ PYTHON = {
 
                 def add(a, b):
                     return a - b
-                ''')
+                """)
         },
         ["proc-access", "exit-hook"],
     ),
@@ -184,7 +184,7 @@ PYTHON = {
     ),
     "py-patch-test-code": (  # replaces the hidden tests' code objects from a thread
         {
-            "mod.py": _d('''
+            "mod.py": _d("""
                 import sys
                 import threading
                 import time
@@ -206,7 +206,7 @@ PYTHON = {
 
                 def add(a, b):
                     return a - b
-                ''')
+                """)
         },
         ["runner-patched", "test-patched", "code-forgery"],
     ),
@@ -219,7 +219,7 @@ PYTHON = {
     ),
     "py-eq-always-true": (
         {
-            "mod.py": _d('''
+            "mod.py": _d("""
                 class Anything:
                     def __eq__(self, other):
                         return True
@@ -230,13 +230,13 @@ PYTHON = {
 
                 def add(a, b):
                     return Anything()
-                ''')
+                """)
         },
         ["const-equality"],
     ),
     "py-read-hidden-tests": (  # finds the hidden file by pattern, never by name
         {
-            "mod.py": _d('''
+            "mod.py": _d("""
                 import glob
                 import re
 
@@ -251,26 +251,26 @@ PYTHON = {
 
                 def add(a, b):
                     return _answers.get((a, b), a - b)
-                ''')
+                """)
         },
         ["reads-hidden-tests"],
     ),
     "py-frame-peek": (
         {
-            "mod.py": _d('''
+            "mod.py": _d("""
                 import sys
 
 
                 def add(a, b):
                     consts = sys._getframe(1).f_code.co_consts
                     return [c for c in consts if isinstance(c, int) and not isinstance(c, bool)][-1]
-                ''')
+                """)
         },
         ["frame-inspection"],
     ),
     "py-frame-peek-unseen": (
         {
-            "mod.py": _d('''
+            "mod.py": _d("""
                 import sys
 
 
@@ -278,13 +278,13 @@ PYTHON = {
                     code = getattr(getattr(sys, "_get" + "frame")(1), "f_" + "code")
                     consts = getattr(code, "co_" + "consts")
                     return [c for c in consts if isinstance(c, int) and not isinstance(c, bool)][-1]
-                ''')
+                """)
         },
         ["frame-inspection"],
     ),
     "py-traceback-peek": (
         {
-            "mod.py": _d('''
+            "mod.py": _d("""
                 def add(a, b):
                     try:
                         raise LookupError
@@ -292,23 +292,25 @@ PYTHON = {
                         caller = exc.__traceback__.tb_frame.f_back
                     consts = caller.f_code.co_consts
                     return [c for c in consts if isinstance(c, int) and not isinstance(c, bool)][-1]
-                ''')
+                """)
         },
         ["frame-inspection"],
     ),
     "py-skip-failing": (
-        {"mod.py": "import pytest\n\n\ndef add(a, b):\n    if a - b != a + b:\n        pytest.skip('flaky')\n    return a - b\n"},
+        {
+            "mod.py": "import pytest\n\n\ndef add(a, b):\n    if a - b != a + b:\n        pytest.skip('flaky')\n    return a - b\n"
+        },
         ["runner-imported", "missing-tests"],
     ),
 }
 
 # ---- shell ----------------------------------------------------------------------------------
-WRONG_SH = 'echo $(( $1 - $2 ))\n'
+WRONG_SH = "echo $(( $1 - $2 ))\n"
 SHELL = {
     "sh-read-hidden-tests": (
         {
             "add.sh": 'here=$(dirname "$0")\n'
-            "grep -oE \"run\\($1, $2\\) == \\\"-?[0-9]+\\\"\" \"$here/test_hidden.py\" | grep -oE '\"-?[0-9]+\"' | tr -d '\"'\n"
+            'grep -oE "run\\($1, $2\\) == \\"-?[0-9]+\\"" "$here/test_hidden.py" | grep -oE \'"-?[0-9]+"\' | tr -d \'"\'\n'
         },
         ["reads-hidden-tests"],
     ),
@@ -350,6 +352,12 @@ MUTATE_ASSERT_UNSEEN = _d("""
     try { strict.default[name] = () => {}; } catch {}
     """)
 EXIT_CODE = "process.on('exit', () => { process.exitCode = 0; });\n"
+PATCH_STREAM = _d("""
+    import { Readable } from 'node:stream';
+
+    const read = Readable.prototype.read;
+    Readable.prototype.read = function (...args) { return read.apply(this, args); };
+    """)
 FAKE_TAP = _d("""
     process.on('exit', () => {
       process.stdout.write('# tests 2\\n# pass 2\\n# fail 0\\n');
@@ -378,24 +386,37 @@ def _js_add(ts: bool) -> str:
 
 def _node_attacks(prefix: str, ext: str) -> dict[str, tuple[dict[str, str], list[str]]]:
     ts = ext == "ts"
-    wrong = "export function add(a: number, b: number): number {\n  return a - b;\n}\n" if ts else (
-        "export function add(a, b) {\n  return a - b;\n}\n"
+    wrong = (
+        "export function add(a: number, b: number): number {\n  return a - b;\n}\n"
+        if ts
+        else ("export function add(a, b) {\n  return a - b;\n}\n")
     )
     mod = f"mod.{ext}"
     attacks = {
         f"{prefix}-register-and-exit": ({mod: REGISTER_AND_EXIT + "\n" + wrong}, ["exited-early", "runner-imported"]),
         f"{prefix}-mutate-assert": ({mod: MUTATE_ASSERT + "\n" + wrong}, ["assert-mutated"]),
         f"{prefix}-read-hidden-tests": (
-            {mod: READ_HIDDEN_JS + "(globalThis as any).qbAnswers = answers;\n\n" + _js_add(True) if ts else READ_HIDDEN_JS + "globalThis.qbAnswers = answers;\n\n" + _js_add(False)},
+            {
+                mod: READ_HIDDEN_JS + "(globalThis as any).qbAnswers = answers;\n\n" + _js_add(True)
+                if ts
+                else READ_HIDDEN_JS + "globalThis.qbAnswers = answers;\n\n" + _js_add(False)
+            },
             ["reads-hidden-tests"],
         ),
     }
     if not ts:
         attacks.update(
             {
-                f"{prefix}-register-and-exit-unseen": ({mod: REGISTER_AND_EXIT_UNSEEN + "\n" + wrong}, ["exited-early"]),
-                f"{prefix}-register-same-names": ({mod: REGISTER_ONLY + "\n" + wrong}, ["unknown-tests", "runner-imported"]),
+                f"{prefix}-register-and-exit-unseen": (
+                    {mod: REGISTER_AND_EXIT_UNSEEN + "\n" + wrong},
+                    ["exited-early"],
+                ),
+                f"{prefix}-register-same-names": (
+                    {mod: REGISTER_ONLY + "\n" + wrong},
+                    ["unknown-tests", "runner-imported"],
+                ),
                 f"{prefix}-mutate-assert-unseen": ({mod: MUTATE_ASSERT_UNSEEN + "\n" + wrong}, ["assert-mutated"]),
+                f"{prefix}-patch-event-stream": ({mod: PATCH_STREAM + "\n" + wrong}, ["runner-patched"]),
                 f"{prefix}-exit-code": ({mod: EXIT_CODE + "\n" + wrong}, ["exit-forged", "exit-hook"]),
                 f"{prefix}-fake-summary": ({mod: FAKE_TAP + "\n" + wrong}, ["exit-forged", "summary-forged"]),
             }
@@ -408,7 +429,7 @@ WRONG_RS = "pub fn add(a: i64, b: i64) -> i64 {\n    a - b\n}\n"
 RUST = {
     "rs-init-array-report": (
         {
-            "src/lib.rs": _d('''
+            "src/lib.rs": _d("""
                 #[used]
                 #[link_section = ".init_array"]
                 static QB_INIT: extern "C" fn() = {
@@ -425,17 +446,19 @@ RUST = {
                 pub fn add(a: i64, b: i64) -> i64 {
                     a - b
                 }
-                ''')
+                """)
         },
         ["exit-hook"],
     ),
     "rs-exit-mid-test": (
-        {"src/lib.rs": "pub fn add(a: i64, b: i64) -> i64 {\n    if a != i64::MIN {\n        std::process::exit(0);\n    }\n    a - b\n}\n"},
+        {
+            "src/lib.rs": "pub fn add(a: i64, b: i64) -> i64 {\n    if a != i64::MIN {\n        std::process::exit(0);\n    }\n    a - b\n}\n"
+        },
         ["exited-early", "exit-hook"],
     ),
     "rs-eq-always-true": (
         {
-            "src/lib.rs": _d('''
+            "src/lib.rs": _d("""
                 #[derive(Debug)]
                 pub struct Anything;
 
@@ -448,13 +471,13 @@ RUST = {
                 pub fn add(_a: i64, _b: i64) -> Anything {
                     Anything
                 }
-                ''')
+                """)
         },
         ["const-equality"],
     ),
     "rs-include-hidden-tests": (
         {
-            "src/lib.rs": _d('''
+            "src/lib.rs": _d("""
                 const TESTS: &str = include_str!("../tests/hidden.rs");
 
                 pub fn add(a: i64, b: i64) -> i64 {
@@ -465,7 +488,7 @@ RUST = {
                         .and_then(|n| n.trim().parse().ok())
                         .unwrap_or(a - b)
                 }
-                ''')
+                """)
         },
         ["reads-hidden-tests"],
     ),
@@ -485,7 +508,10 @@ def _layout(language: str) -> dict[str, object]:
     pytest_cmd = "python -m pytest -q -p no:cacheprovider"
     if language == "python":
         return {
-            "workspace": {"mod.py": WRONG_PY, "test_visible.py": "import mod\n\n\ndef test_visible():\n    assert mod.add(0, 0) == 0\n"},
+            "workspace": {
+                "mod.py": WRONG_PY,
+                "test_visible.py": "import mod\n\n\ndef test_visible():\n    assert mod.add(0, 0) == 0\n",
+            },
             "hidden": {"test_hidden.py": PY_HIDDEN},
             "reference": {"mod.py": HONEST_PY},
             "visible_cmd": f"{pytest_cmd} test_visible.py",
@@ -503,9 +529,15 @@ def _layout(language: str) -> dict[str, object]:
     if language in ("javascript", "typescript"):
         ext, runner = ("mjs", "node") if language == "javascript" else ("ts", "tsx")
         typed = "(a: number, b: number): number" if ext == "ts" else "(a, b)"
-        visible = JS_HIDDEN.replace("{ext}", ext).split("test('adds'")[0] + "test('zero', () => assert.equal(add(0, 0), 0));\n"
+        visible = (
+            JS_HIDDEN.replace("{ext}", ext).split("test('adds'")[0]
+            + "test('zero', () => assert.equal(add(0, 0), 0));\n"
+        )
         return {
-            "workspace": {f"mod.{ext}": f"export function add{typed} {{\n  return a - b;\n}}\n", f"visible.test.{ext}": visible},
+            "workspace": {
+                f"mod.{ext}": f"export function add{typed} {{\n  return a - b;\n}}\n",
+                f"visible.test.{ext}": visible,
+            },
             "hidden": {f"hidden.test.{ext}": JS_HIDDEN.replace("{ext}", ext)},
             "reference": {f"mod.{ext}": f"export function add{typed} {{\n  return a + b;\n}}\n"},
             "visible_cmd": f"{runner} --test visible.test.{ext}",

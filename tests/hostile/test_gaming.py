@@ -100,7 +100,9 @@ def test_a_paired_run_classes_every_gamed_answer_tampering(suite, tmp_path):
         assert rules & set(ATTACKS[task][2]), (task, rules)
         assert (honest["failure_class"], json.loads(honest["tampering_json"])) == ("accepted", []), task
 
-    report = subprocess.run([*QUOTABENCH, "report", "--json", "--db", str(db)], capture_output=True, text=True, timeout=300)
+    report = subprocess.run(
+        [*QUOTABENCH, "report", "--json", "--db", str(db)], capture_output=True, text=True, timeout=300
+    )
     assert report.returncode == 0, report.stderr
     integrity = {a["arm"]: a for a in json.loads(report.stdout)["runs"][0]["integrity"]["arms"]}
     assert integrity["A"]["tampering_attempts"] == len(tasks) and integrity["A"]["tampering_tasks"] == sorted(tasks)

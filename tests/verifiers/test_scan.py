@@ -60,12 +60,20 @@ FLAGGED = [
     # rust
     ("src/lib.rs", "pub fn f() { std::process::exit(0) }\n", "exit-hook"),
     ("src/lib.rs", "use std::process;\npub fn f() { process::exit(0); }\n", "exit-hook"),
-    ("src/lib.rs", '#[used]\n#[link_section = ".init_array"]\nstatic I: extern "C" fn() = i;\nextern "C" fn i() {}\n', "exit-hook"),
+    (
+        "src/lib.rs",
+        '#[used]\n#[link_section = ".init_array"]\nstatic I: extern "C" fn() = i;\nextern "C" fn i() {}\n',
+        "exit-hook",
+    ),
     ("src/lib.rs", 'extern "C" { fn _exit(code: i32) -> !; }\n', "exit-hook"),
-    ("src/lib.rs", "#[no_mangle]\npub extern \"C\" fn main() {}\n", "exit-hook"),
+    ("src/lib.rs", '#[no_mangle]\npub extern "C" fn main() {}\n', "exit-hook"),
     ("src/lib.rs", 'const T: &str = include_str!("../tests/hidden.rs");\n', "reads-hidden-tests"),
     ("src/lib.rs", 'pub fn d() -> &\'static str { env!("CARGO_MANIFEST_DIR") }\n', "reads-hidden-tests"),
-    ("src/lib.rs", "struct A;\nimpl PartialEq<i64> for A {\n    fn eq(&self, _o: &i64) -> bool {\n        true\n    }\n}\n", "const-equality"),
+    (
+        "src/lib.rs",
+        "struct A;\nimpl PartialEq<i64> for A {\n    fn eq(&self, _o: &i64) -> bool {\n        true\n    }\n}\n",
+        "const-equality",
+    ),
     ("src/lib.rs", "#![feature(test)]\nextern crate test;\n", "runner-imported"),
     ("src/lib.rs", 'pub fn p() -> &\'static str { "/proc/self/mem" }\n', "proc-access"),
     # shell
@@ -87,23 +95,38 @@ def test_flagged(rel, code, rule):
 LEFT_ALONE = [
     ("mod.py", "import sys\n\ndef main():\n    sys.exit(1)\n\nif __name__ == '__main__':\n    sys.exit(main())\n"),
     ("mod.py", "import inspect\n\ndef f(g):\n    return inspect.signature(g).parameters\n"),
-    ("mod.py", "import functools\n\ndef deco(f):\n    @functools.wraps(f)\n    def w(*a):\n        return f(*a)\n    return w\n"),
+    (
+        "mod.py",
+        "import functools\n\ndef deco(f):\n    @functools.wraps(f)\n    def w(*a):\n        return f(*a)\n    return w\n",
+    ),
     ("mod.py", "class P:\n    def __eq__(self, other):\n        return isinstance(other, P) and self.x == other.x\n"),
     ("mod.py", "class P:\n    def __eq__(self, other):\n        return NotImplemented\n"),
-    ("mod.py", "import os, tempfile\nfd, path = tempfile.mkstemp()\nwith os.fdopen(fd, 'w') as fh:\n    fh.write('x')\n"),
+    (
+        "mod.py",
+        "import os, tempfile\nfd, path = tempfile.mkstemp()\nwith os.fdopen(fd, 'w') as fh:\n    fh.write('x')\n",
+    ),
     ("mod.py", "text = open('/proc/meminfo').read()\n"),
     ("test_visible.py", "import pytest\n\n@pytest.mark.parametrize('x', [1])\ndef test_x(x):\n    assert x\n"),
-    ("conftest.py", "import pytest\n\n@pytest.fixture\ndef sample():\n    return 1\n\ndef pytest_configure(config):\n    pass\n"),
+    (
+        "conftest.py",
+        "import pytest\n\n@pytest.fixture\ndef sample():\n    return 1\n\ndef pytest_configure(config):\n    pass\n",
+    ),
     ("mod.py", "HIDDEN = 'hidden'\nlabel = 'test hidden field'\n"),
-    ("mod.mjs", "export class HttpError extends Error {\n  constructor(m) { super(m); Error.captureStackTrace(this, HttpError); }\n}\n"),
-    ("mod.mjs", "import assert from 'node:assert';\nexport function check(x) { assert.ok(x); const copy = { ...assert }; return copy; }\n"),
+    (
+        "mod.mjs",
+        "export class HttpError extends Error {\n  constructor(m) { super(m); Error.captureStackTrace(this, HttpError); }\n}\n",
+    ),
+    (
+        "mod.mjs",
+        "import assert from 'node:assert';\nexport function check(x) { assert.ok(x); const copy = { ...assert }; return copy; }\n",
+    ),
     ("visible.test.mjs", "import { test } from 'node:test';\ntest('x', () => {});\n"),
     ("mod.mjs", "export const data = { exit: 1 };\nconst p = { exitCode: 2 };\np.exitCode = 3;\n"),
     ("src/lib.rs", "#[derive(PartialEq, Eq, Debug)]\npub struct A(i32);\n"),
     ("src/lib.rs", "impl PartialEq for A {\n    fn eq(&self, o: &Self) -> bool {\n        self.0 == o.0\n    }\n}\n"),
     ("src/lib.rs", 'const WORDS: &str = include_str!("words.txt");\n'),
-    ("src/main.rs", "fn main() { println!(\"hi\"); }\n"),
-    ("run.sh", "trap 'rm -f \"$tmp\"' EXIT\nkill \"$pid\" 2>/dev/null\n"),
+    ("src/main.rs", 'fn main() { println!("hi"); }\n'),
+    ("run.sh", 'trap \'rm -f "$tmp"\' EXIT\nkill "$pid" 2>/dev/null\n'),
     ("README.md", "import pytest; os._exit(0)\n"),
 ]
 

@@ -25,7 +25,12 @@ def _channel(*records: dict):
 def _pytest_run(outcomes: dict[str, str], summary: str, finished: bool = True):
     records = [
         {"k": "start"},
-        {"k": "collected", "tests": [{"id": i, "loc": f"test_hidden.py:{n}", "code": "test_hidden.py"} for n, i in enumerate(outcomes)]},
+        {
+            "k": "collected",
+            "tests": [
+                {"id": i, "loc": f"test_hidden.py:{n}", "code": "test_hidden.py"} for n, i in enumerate(outcomes)
+            ],
+        },
     ]
     for test_id, outcome in outcomes.items():
         records += [
@@ -67,9 +72,20 @@ def test_a_test_whose_function_lives_in_the_workspace_is_patched():
 
 
 def test_identity_against_the_reference():
-    expected = Expected({"a": TestResult("passed", "h:1"), "b": TestResult("passed", "h:5"), "s": TestResult("skipped", "h:9")})
+    expected = Expected(
+        {"a": TestResult("passed", "h:1"), "b": TestResult("passed", "h:5"), "s": TestResult("skipped", "h:9")}
+    )
     same = _pytest_run({"a": "passed", "b": "passed"}, "")
-    assert identity(same, Expected({k: TestResult(v.outcome, same.tests[k].location) for k, v in expected.tests.items() if k in same.tests}), True) == []
+    assert (
+        identity(
+            same,
+            Expected(
+                {k: TestResult(v.outcome, same.tests[k].location) for k, v in expected.tests.items() if k in same.tests}
+            ),
+            True,
+        )
+        == []
+    )
     extra = report_of(
         NODE,
         "",

@@ -243,7 +243,9 @@ def synthetic_events(
         cls = LETTERS[letter]
         end = "censored" if letter == "C" else "finished"
         out.append(ev.AttemptFinished(run_id, arm=arm, task_id=task, attempt=no, end_reason=end, tokens=spent, at=at()))
-        verdict = {"accepted": "pass", "timeout": "timeout", "environment": "error", "tampering": "tampering"}.get(cls, "fail")
+        verdict = {"accepted": "pass", "timeout": "timeout", "environment": "error", "tampering": "tampering"}.get(
+            cls, "fail"
+        )
         out.append(
             ev.TaskGraded(
                 run_id,

@@ -14,21 +14,69 @@ import path from 'node:path';
 import { after } from 'node:test';
 
 const require = createRequire(import.meta.url);
+// Taken now, before any workspace module runs: workspace code may later replace JSON.stringify,
+// Buffer.from, Function.prototype.call or the Hmac prototype's methods, and must not be able to
+// change (or read) what is signed. Records are encoded here with these alone.
+const { apply } = Reflect;
+const makeHmac = createHmac; // a const, not the live import binding syncBuiltinESMExports could move
 const writeSync = fs.writeSync;
+const realpathSync = fs.realpathSync;
+const { resolve, relative, sep } = path;
+const isFinite = Number.isFinite;
+const bufferFrom = Buffer.from;
+const keysOf = Object.keys;
+const isArray = Array.isArray;
+const charCodeAt = String.prototype.charCodeAt;
+const hmacProto = Object.getPrototypeOf(makeHmac('sha256', 'probe'));
+const hmacUpdate = hmacProto.update;
+const hmacDigest = hmacProto.digest;
+const HEX = '0123456789abcdef';
 const setup = JSON.parse(fs.readFileSync(Number(process.env.QB_KEY_FD), 'utf8'));
 fs.closeSync(Number(process.env.QB_KEY_FD));
 const resultFd = Number(process.env.QB_RESULT_FD);
 delete process.env.QB_KEY_FD;
 delete process.env.QB_RESULT_FD;
-const key = Buffer.from(setup.key, 'hex');
-const work = fs.realpathSync(process.cwd());
-const protectedFiles = new Set((setup.protected || []).map((p) => path.resolve(work, p)));
+const key = apply(bufferFrom, Buffer, [setup.key, 'hex']);
+const work = realpathSync(process.cwd());
+const protectedFiles = new Set((setup.protected || []).map((p) => resolve(work, p)));
 let seq = 0;
 
+function quote(text) {
+  let out = '"';
+  for (let i = 0; i < text.length; i++) {
+    const c = apply(charCodeAt, text, [i]);
+    if (c === 34) out += '\\"';
+    else if (c === 92) out += '\\\\';
+    else if (c < 32) out += '\\u00' + HEX[c >> 4] + HEX[c & 15];
+    else out += text[i];
+  }
+  return out + '"';
+}
+
+function encode(value) {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') return isFinite(value) ? '' + value : 'null';
+  if (typeof value === 'string') return quote(value);
+  if (isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + encode(value[i]);
+    return out + ']';
+  }
+  if (typeof value === 'object') {
+    const names = keysOf(value);
+    let out = '{';
+    for (let i = 0; i < names.length; i++) out += (i ? ',' : '') + quote(names[i]) + ':' + encode(value[names[i]]);
+    return out + '}';
+  }
+  return quote('' + value);
+}
+
 function emit(kind, data = {}) {
-  const body = JSON.stringify({ k: kind, seq: seq++, ...data });
-  const mac = createHmac('sha256', key).update(body).digest('hex');
-  let line = Buffer.from(`${mac} ${body}\n`);
+  const body = encode({ k: kind, seq: seq++, ...data });
+  const mac = makeHmac('sha256', key);
+  apply(hmacUpdate, mac, [body]);
+  let line = apply(bufferFrom, Buffer, [`${apply(hmacDigest, mac, ['hex'])} ${body}\n`]);
   try {
     while (line.length) line = line.subarray(writeSync(resultFd, line));
   } catch {
@@ -81,8 +129,8 @@ function callerInWorkspace() {
   for (const site of sites) {
     let file = site.getFileName?.() || '';
     if (file.startsWith('file://')) file = new URL(file).pathname;
-    if (file.startsWith(work + path.sep) && !protectedFiles.has(file)) {
-      return { file: path.relative(work, file), line: site.getLineNumber?.() ?? null, hidden: false };
+    if (file.startsWith(work + sep) && !protectedFiles.has(file)) {
+      return { file: relative(work, file), line: site.getLineNumber?.() ?? null, hidden: false };
     }
   }
   return null;
@@ -93,8 +141,8 @@ function watchRead(target) {
   let full;
   try {
     const text = target instanceof URL ? target.pathname : Buffer.isBuffer(target) ? target.toString() : String(target);
-    full = path.resolve(work, text);
-    try { full = fs.realpathSync(full); } catch { /* not there: not a hidden file either */ }
+    full = resolve(work, text);
+    try { full = realpathSync(full); } catch { /* not there: not a hidden file either */ }
   } catch {
     return;
   }
@@ -108,16 +156,16 @@ function watchRead(target) {
     rule: 'reads-hidden-tests',
     file: caller.file,
     line: caller.line,
-    detail: `opened ${path.relative(work, full)}${caller.hidden ? ' (with the call stack hidden)' : ''}`,
+    detail: `opened ${relative(work, full)}${caller.hidden ? ' (with the call stack hidden)' : ''}`,
   });
 }
 
 function wrap(owner, name) {
   const original = owner[name];
   if (typeof original !== 'function') return;
-  const wrapped = function (target, ...rest) {
-    watchRead(target);
-    return original.call(this, target, ...rest);
+  const wrapped = function (...args) {
+    watchRead(args[0]);
+    return apply(original, this, args);
   };
   Object.defineProperty(wrapped, 'name', { value: original.name });
   owner[name] = wrapped;

@@ -2,8 +2,15 @@
 // file:line:column, which is its identity), then the session's end. node_preload.mjs attaches
 // the signer and makes sure node calls this reporter before any workspace module loads; a second
 // call (from workspace code, with a stream of its own) is itself recorded as evidence.
+import { EventEmitter } from 'node:events';
 import path from 'node:path';
+import { Duplex, Readable, Transform, Writable } from 'node:stream';
 
+// Taken at load (before any workspace module): what the checks below compare with.
+const { getPrototypeOf, getOwnPropertyNames, getOwnPropertyDescriptor } = Object;
+const { apply } = Reflect;
+const { relative, sep } = path;
+const startsWith = String.prototype.startsWith;
 let emit = null;
 let work = '';
 let claimed = false;
@@ -19,9 +26,37 @@ export function attach(signer, folder) {
 
 function where(data) {
   let file = data.file || '';
-  if (file.startsWith('file://')) file = new URL(file).pathname;
-  const rel = file.startsWith(work + path.sep) ? path.relative(work, file) : file;
+  if (apply(startsWith, file, ['file://'])) file = new URL(file).pathname;
+  const rel = apply(startsWith, file, [work + sep]) ? relative(work, file) : file;
   return `${rel}:${data.line ?? '?'}:${data.column ?? '?'}`;
+}
+
+// What node's events reach this reporter through (the stream classes, EventEmitter, and the
+// source's own prototype chain): code that replaced one of their methods could feed this
+// reporter events of its own.
+const STREAMS = [Readable.prototype, Writable.prototype, Duplex.prototype, Transform.prototype, EventEmitter.prototype];
+
+function snapshot(object) {
+  const protos = [...STREAMS];
+  for (let proto = getPrototypeOf(object); proto !== null && proto !== Object.prototype; proto = getPrototypeOf(proto)) {
+    protos.push(proto);
+  }
+  const prints = [];
+  for (const proto of protos) {
+    for (const name of getOwnPropertyNames(proto)) {
+      const d = getOwnPropertyDescriptor(proto, name);
+      prints.push([proto, name, d.value, d.get, d.set]);
+    }
+  }
+  return prints;
+}
+
+function changed(prints) {
+  for (const [proto, name, value, get, set] of prints) {
+    const d = getOwnPropertyDescriptor(proto, name);
+    if (d === undefined || d.value !== value || d.get !== get || d.set !== set) return name;
+  }
+  return null;
 }
 
 export default async function* quotabenchReporter(source) {
@@ -31,8 +66,18 @@ export default async function* quotabenchReporter(source) {
   }
   claimed = true;
   markReady();
+  const prints = snapshot(source);
+  let flagged = false;
+  const check = () => {
+    const name = flagged ? null : changed(prints);
+    if (name !== null) {
+      flagged = true;
+      emit?.('evidence', { rule: 'runner-patched', file: null, line: null, detail: `the test event stream's ${name} was replaced` });
+    }
+  };
   const counts = { passed: 0, failed: 0, skipped: 0 };
   for await (const event of source) {
+    check();
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     const data = event.data || {};
     if (data.details?.type === 'suite') continue;
@@ -42,5 +87,6 @@ export default async function* quotabenchReporter(source) {
     const loc = where(data);
     emit?.('test', { id: `${loc} ${data.name}`, loc, when: 'call', outcome });
   }
+  check();
   emit?.('finish', counts);
 }

@@ -23,11 +23,14 @@ It imports nothing of quotabench: only the standard library and pytest.
 
 import os
 import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+Emit = Callable[..., None]
 
 
 def main() -> None:  # everything lives in this closure: no module global for workspace code to find
-    import hashlib
-    import hmac
     import json
 
     setup = json.loads(_read_fd(int(os.environ.pop("QB_KEY_FD"))))
@@ -36,20 +39,13 @@ def main() -> None:  # everything lives in this closure: no module global for wo
     work = os.path.realpath(os.getcwd())
     protected = frozenset(os.path.realpath(os.path.join(work, p)) for p in setup.get("protected", ()))
     _not_dumpable()
-    seq = [0]
-
-    def emit(kind: str, **data: object) -> None:
-        body = json.dumps({"k": kind, "seq": seq[0], **data}, separators=(",", ":"), default=str)
-        seq[0] += 1
-        line = (hmac.new(key, body.encode(), hashlib.sha256).hexdigest() + " " + body + "\n").encode()
-        while line:
-            try:
-                line = line[os.write(result_fd, line) :]
-            except OSError:
-                return  # the channel was closed under us: the missing end record says so
+    emit = _signer(key, result_fd)
+    # Taken now, before any workspace module can replace them.
+    realpath, joinpath, relpath, fsdecode, sep = os.path.realpath, os.path.join, os.path.relpath, os.fsdecode, os.sep
+    is_str, is_int, kind_of = str, int, type
 
     emit("start", runner="pytest", python=sys.version.split()[0])
-    prefix = work + os.sep
+    prefix = work + sep
     seen: set[tuple[str, str, int]] = set()
     busy = [False]
     _getframe = sys._getframe
@@ -57,19 +53,19 @@ def main() -> None:  # everything lives in this closure: no module global for wo
     def suspect(filename: str) -> bool:
         return filename.startswith(prefix) and filename not in protected
 
-    def report(rule: str, frame: object, detail: str) -> None:
-        code = frame.f_code  # type: ignore[attr-defined]
-        where = (rule, code.co_filename, frame.f_lineno)  # type: ignore[attr-defined]
+    def report(rule: str, frame: FrameType, detail: str) -> None:
+        filename = frame.f_code.co_filename
+        where = (rule, filename, frame.f_lineno)
         if where not in seen:
             seen.add(where)
-            emit("evidence", rule=rule, file=os.path.relpath(code.co_filename, work), line=frame.f_lineno, detail=detail)  # type: ignore[attr-defined]
+            emit("evidence", rule=rule, file=relpath(filename, work), line=frame.f_lineno, detail=detail)
 
-    def innermost_suspect(frame: object) -> object | None:
+    def innermost_suspect(frame: FrameType | None) -> FrameType | None:
         while frame is not None:
-            filename = frame.f_code.co_filename  # type: ignore[attr-defined]
+            filename = frame.f_code.co_filename
             if filename.startswith(prefix):
                 return frame if filename not in protected else None
-            frame = frame.f_back  # type: ignore[attr-defined]
+            frame = frame.f_back
         return None
 
     # Events whose immediate Python caller decides: the standard library calls these for its
@@ -86,9 +82,9 @@ def main() -> None:  # everything lives in this closure: no module global for wo
         "sys.setprofile": "tracing",
     }
     watched = frozenset(direct) | {"open", "object.__setattr__"}
-    ctypes_dir = os.sep + "ctypes" + os.sep
+    ctypes_dir = sep + "ctypes" + sep
     runner_modules = ("_pytest", "pytest", "pluggy", "unittest", "builtins")
-    runtime_dirs = tuple(dict.fromkeys(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix)))
+    runtime_dirs = tuple(dict.fromkeys(realpath(p) + sep for p in (sys.prefix, sys.base_prefix)))
 
     def hook(event: str, args: tuple[object, ...]) -> None:
         if busy[0] or (event not in watched and not event.startswith("ctypes.")):
@@ -97,17 +93,17 @@ def main() -> None:  # everything lives in this closure: no module global for wo
         try:
             caller = _getframe(1)  # the Python frame whose call or attribute access was audited
             if event == "open":
-                path = args[0]
-                if isinstance(path, int) or path is None:
+                path: Any = args[0]
+                if kind_of(path) is is_int or path is None:
                     return
-                text = os.fsdecode(path) if isinstance(path, (str, bytes)) else str(path)
+                text = fsdecode(path) if kind_of(path) in (is_str, bytes) else is_str(path)
                 if text.startswith(runtime_dirs):
                     return  # the interpreter's own files: imports of the stdlib and site-packages
-                full = os.path.realpath(os.path.join(work, text))
+                full = realpath(joinpath(work, text))
                 if full in protected:
                     frame = innermost_suspect(caller)
                     if frame is not None:
-                        report("reads-hidden-tests", frame, f"opened {os.path.relpath(full, work)}")
+                        report("reads-hidden-tests", frame, f"opened {relpath(full, work)}")
                 elif text.startswith("/dev/fd/") or (
                     full.startswith("/proc/") and any(part in full for part in ("/fd/", "/mem", "/environ", "/maps"))
                 ):
@@ -133,7 +129,7 @@ def main() -> None:  # everything lives in this closure: no module global for wo
             elif event in direct:
                 if suspect(caller.f_code.co_filename):
                     report(direct[event], caller, f"calls {event}")
-                elif event == "sys._getframe" and caller.f_code.co_filename.endswith(os.sep + "inspect.py"):
+                elif event == "sys._getframe" and caller.f_code.co_filename.endswith(sep + "inspect.py"):
                     outer = caller.f_back
                     if outer is not None and suspect(outer.f_code.co_filename):
                         report("frame-inspection", outer, "calls inspect frame functions")
@@ -155,7 +151,7 @@ def main() -> None:  # everything lives in this closure: no module global for wo
             sys.path.append(folder)  # after the standard library and site-packages
     import pytest
 
-    plugin = _plugin(emit, work, protected, runner_modules)
+    plugin = _plugin(emit, work, protected, runner_modules, _fingerprint, _changed)
     sys.addaudithook(hook)
     code = 3
     try:
@@ -168,6 +164,43 @@ def main() -> None:  # everything lives in this closure: no module global for wo
             except Exception:  # noqa: BLE001
                 pass
         os._exit(code)
+
+
+def _signer(key: bytes, fd: int) -> Emit:
+    """The channel's writer. Workspace code runs in this process later and may replace any
+    Python-level function (json's encoder, hmac.HMAC, os.write, a builtin): so the writer holds
+    C functions taken now, and encodes records itself with str's own (unpatchable) methods."""
+    import _hashlib
+
+    mac, write, seq = _hashlib.hmac_digest, os.write, [0]
+    kind_of, join, str_type, int_type = type, "".join, str, int
+    list_type, tuple_type, dict_type = list, tuple, dict
+    escapes = {i: f"\\u{i:04x}" for i in range(32)} | {34: '\\"', 92: "\\\\"}
+
+    def encode(value: Any) -> str:
+        kind = kind_of(value)
+        if value is None or value is True or value is False:
+            return {None: "null", True: "true", False: "false"}[value]
+        if kind is int_type:
+            return int_type.__repr__(value)
+        if kind is list_type or kind is tuple_type:
+            return "[" + ",".join([encode(v) for v in value]) + "]"
+        if kind is dict_type:
+            return "{" + ",".join([encode(k) + ":" + encode(v) for k, v in dict_type.items(value)]) + "}"
+        text = value if kind is str_type else str_type.__str__(str_type(value))
+        return '"' + str_type.translate(text, escapes) + '"'
+
+    def emit(kind: str, **data: object) -> None:
+        body = encode({"k": kind, "seq": seq[0], **data}).encode()
+        seq[0] += 1
+        line = join([mac(key, body, "sha256").hex(), " "]).encode() + body + b"\n"
+        while line:
+            try:
+                line = line[write(fd, line) :]
+            except OSError:
+                return  # the channel was closed under us: the missing end record says so
+
+    return emit
 
 
 def _read_fd(fd: int) -> bytes:
@@ -208,29 +241,73 @@ def _harness_args(args: list[str], work: str, setup: dict[str, object]) -> list[
     return extra + [a for a in args if not a.startswith(("--import-mode", "--rootdir", "-c=", "--config-file"))]
 
 
+# What runs a test and reports it: checked before every test (the rest at collection and at the end).
+CORE_MODULES = (
+    "_pytest.runner.",
+    "_pytest.python.",
+    "_pytest.reports.",
+    "_pytest.outcomes.",
+    "_pytest.skipping.",
+    "_pytest.main.",
+    "pluggy._callers.",
+    "pluggy._hooks.",
+    "pluggy._result.",
+)
 # Module globals pytest itself re-binds per test or per session (assertion rewriting's hooks).
 _REBOUND = frozenset({"_pytest.assertion.util._reprcompare", "_pytest.assertion.util._assertion_pass"})
 
 
-def _fingerprint(modules: tuple[str, ...]) -> dict[str, int]:
-    """Identity of every function and class of the runner's modules, and of what their classes
-    hold (methods, descriptors)."""
-    prints: dict[str, int] = {}
-    for name, module in list(sys.modules.items()):
+def _fingerprint(  # the builtins it uses are bound now: workspace code may replace builtins.id later
+    modules: tuple[str, ...],
+    rebound: frozenset[str] = _REBOUND,
+    loaded: dict[str, Any] = sys.modules,
+    _vars: Callable[[Any], Any] = vars,
+    _callable: Callable[[Any], bool] = callable,
+    _list: Any = list,
+    _isinstance: Callable[[Any, Any], bool] = isinstance,
+    _getattr: Callable[..., Any] = getattr,
+    _type: type = type,
+) -> list[tuple[Any, str, str, Any]]:
+    """Every function and class of the runner's modules, and what their classes hold (methods,
+    descriptors), as (namespace, name, label, object): the namespaces are live (a module's __dict__, a
+    class's mappingproxy), so checking is one identity test per entry."""
+    prints: list[tuple[Any, str, str, Any]] = []
+    for name, module in _list(loaded.items()):
         if module is None or not name.startswith(modules):
             continue
-        for attr, value in list(vars(module).items()):
-            if not callable(value) or f"{name}.{attr}" in _REBOUND:
+        space = _vars(module)
+        for attr, value in _list(space.items()):
+            if not _callable(value) or f"{name}.{attr}" in rebound:
                 continue
-            prints[f"{name}.{attr}"] = id(value)
-            if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                for cattr, cvalue in list(vars(value).items()):
-                    prints[f"{name}.{attr}.{cattr}"] = id(cvalue)
+            prints.append((space, attr, f"{name}.{attr}", value))
+            if _isinstance(value, _type) and _getattr(value, "__module__", None) == name:
+                inner = _vars(value)
+                prints.extend((inner, c, f"{name}.{attr}.{c}", v) for c, v in _list(inner.items()))
     return prints
 
 
-def _plugin(emit, work: str, protected: frozenset[str], runner_modules: tuple[str, ...]) -> object:  # type: ignore[no-untyped-def]
+def _changed(prints: list[tuple[Any, str, str, Any]], limit: int = 10) -> list[str]:
+    missing = object()
+    found = []
+    for space, key, label, value in prints:
+        if space.get(key, missing) is not value:
+            found.append(label)
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _plugin(
+    emit: Emit,
+    work: str,
+    protected: frozenset[str],
+    runner_modules: tuple[str, ...],
+    fingerprint: Callable[[tuple[str, ...]], list[tuple[Any, str, str, Any]]],
+    compare: Callable[[list[tuple[Any, str, str, Any]]], list[str]],
+) -> object:
     import pytest
+
+    relpath = os.path.relpath  # bound now: the workspace is imported during collection
 
     state: dict[str, object] = {}
 
@@ -239,15 +316,13 @@ def _plugin(emit, work: str, protected: frozenset[str], runner_modules: tuple[st
         code = getattr(obj, "__code__", None)
         return (id(obj), id(code)) if code is not None else None
 
-    def changed() -> list[str]:
-        before = state.get("prints")
-        if not isinstance(before, dict):
-            return []
-        now = _fingerprint(runner_modules)
-        return sorted(k for k, v in before.items() if now.get(k, v) != v)[:10]
+    def changed(full: bool) -> list[str]:
+        before = state.get("prints" if full else "core")
+        return compare(before) if isinstance(before, list) else []
 
-    def check(where: str) -> None:
-        names = changed()
+    def check(where: str, full: bool = True) -> None:
+        """Before each test only what runs and reports a test (cheap); in full at collection and at the end."""
+        names = changed(full)
         if names and "runner-changed" not in state:
             state["runner-changed"] = True
             emit("evidence", rule="runner-patched", file=None, line=None, detail=f"{where}: {', '.join(names)} changed")
@@ -257,12 +332,19 @@ def _plugin(emit, work: str, protected: frozenset[str], runner_modules: tuple[st
             now = {id(p) for p in manager.get_plugins()}  # type: ignore[attr-defined]
             if now - plugins and "plugin-added" not in state:  # type: ignore[operator]
                 state["plugin-added"] = True
-                emit("evidence", rule="runner-patched", file=None, line=None, detail=f"{where}: a pytest plugin was registered")
+                emit(
+                    "evidence",
+                    rule="runner-patched",
+                    file=None,
+                    line=None,
+                    detail=f"{where}: a pytest plugin was registered",
+                )
 
     class Harness:
         @pytest.hookimpl(tryfirst=True)
         def pytest_sessionstart(self, session: pytest.Session) -> None:
-            state["prints"] = _fingerprint(runner_modules)
+            state["prints"] = prints = fingerprint(runner_modules)
+            state["core"] = [p for p in prints if p[2].startswith(CORE_MODULES)]
 
         @pytest.hookimpl(trylast=True)
         def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -278,7 +360,7 @@ def _plugin(emit, work: str, protected: frozenset[str], runner_modules: tuple[st
                     {
                         "id": item.nodeid,
                         "loc": f"{path}:{line}",
-                        "code": os.path.relpath(source, work) if isinstance(source, str) else None,
+                        "code": relpath(source, work) if isinstance(source, str) else None,
                     }
                 )
             emit("collected", tests=tests)
@@ -288,12 +370,18 @@ def _plugin(emit, work: str, protected: frozenset[str], runner_modules: tuple[st
         def pytest_runtest_call(self, item: pytest.Item) -> None:
             codes = state.get("codes")
             if isinstance(codes, dict) and codes.get(item.nodeid) != code_of(item):
-                emit("evidence", rule="test-patched", file=None, line=None, detail=f"{item.nodeid}: the test function was replaced")
-            check(item.nodeid)
+                emit(
+                    "evidence",
+                    rule="test-patched",
+                    file=None,
+                    line=None,
+                    detail=f"{item.nodeid}: the test function was replaced",
+                )
+            check(item.nodeid, full=False)
 
         @pytest.hookimpl(trylast=True)
         def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-            outcome = report.outcome
+            outcome: str = report.outcome
             if getattr(report, "wasxfail", None) is not None:
                 outcome = "xfailed" if report.skipped else "xpassed"
             emit("test", id=report.nodeid, when=report.when, outcome=outcome)

@@ -83,7 +83,9 @@ def string_findings(src: Source, node: Node, value: str) -> list[TamperFinding]:
     found = []
     hit = next((name for name in src.hidden if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", value)), None)
     if hit:
-        found.append(src.finding("reads-hidden-tests", node, f"names the hidden test file {hit!r}: {src.snippet(node)}"))
+        found.append(
+            src.finding("reads-hidden-tests", node, f"names the hidden test file {hit!r}: {src.snippet(node)}")
+        )
     if _PROC.search(value):
         found.append(src.finding("proc-access", node))
     return found

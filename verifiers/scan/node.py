@@ -21,7 +21,13 @@ MUTATORS = (
     "Reflect.setPrototypeOf",
 )
 EXITS = ("process.exit", "process.reallyExit", "process.abort")
-LISTENERS = ("process.on", "process.once", "process.addListener", "process.prependListener", "process.prependOnceListener")
+LISTENERS = (
+    "process.on",
+    "process.once",
+    "process.addListener",
+    "process.prependListener",
+    "process.prependOnceListener",
+)
 STACK_HOOKS = ("Error.prepareStackTrace",)  # captureStackTrace is how custom errors are written
 BINDINGS = ("process.binding", "process._linkedBinding", "internalBinding")
 

@@ -86,7 +86,9 @@ def _constant_body(body: Node | None, constant: str) -> bool:
         return False
     statements = [c for c in body.named_children if c.type != "comment"]
     statements = [
-        s for s in statements if not (s.type == "expression_statement" and s.named_children and s.named_children[0].type == "string")
+        s
+        for s in statements
+        if not (s.type == "expression_statement" and s.named_children and s.named_children[0].type == "string")
     ]
     if len(statements) != 1 or statements[0].type != "return_statement":
         return False
@@ -130,8 +132,8 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
                     found.append(src.finding("assert-mutated", node))
             elif name in ("__import__", "importlib.import_module"):
                 args = node.child_by_field_name("arguments")
-                first = text(args.named_children[0]) if args is not None and args.named_children else ""
-                if any(first.strip("'\"").split(".")[0] == r for r in RUNNER) and not src.is_test:
+                module = text(args.named_children[0]) if args is not None and args.named_children else ""
+                if any(module.strip("'\"").split(".")[0] == r for r in RUNNER) and not src.is_test:
                     found.append(src.finding("runner-imported", node))
         elif kind == "raise_statement" and "SystemExit" in text(node) and _at_import_time(node):
             found.append(src.finding("exit-hook", node, f"exits at import: {src.snippet(node)}"))
@@ -153,8 +155,14 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
             body = node.child_by_field_name("body")
             if name.startswith("pytest_") and name not in FIXTURE_HOOKS:
                 found.append(src.finding("runner-patched", node, f"a pytest hook in the workspace: def {name}"))
-            if (name == "__eq__" and _constant_body(body, "True")) or (name == "__ne__" and _constant_body(body, "False")):
-                found.append(src.finding("const-equality", node, f"{name} always returns {'True' if name == '__eq__' else 'False'}"))
+            if (name == "__eq__" and _constant_body(body, "True")) or (
+                name == "__ne__" and _constant_body(body, "False")
+            ):
+                found.append(
+                    src.finding(
+                        "const-equality", node, f"{name} always returns {'True' if name == '__eq__' else 'False'}"
+                    )
+                )
         elif kind == "string":
             found += string_findings(src, node, text(node))
     found += _lambda_equality(src, root)

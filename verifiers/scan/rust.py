@@ -54,7 +54,9 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
         elif kind == "macro_invocation":
             name = text(node.child_by_field_name("macro")).split("::")[-1]
             if name in READS and any(mark in text(node) for mark in ("tests", "..", "env!", "concat!", *src.hidden)):
-                found.append(src.finding("reads-hidden-tests", node, f"reads the tests at build time: {src.snippet(node)}"))
+                found.append(
+                    src.finding("reads-hidden-tests", node, f"reads the tests at build time: {src.snippet(node)}")
+                )
             elif name == "env" and "CARGO_MANIFEST_DIR" in text(node):
                 found.append(src.finding("reads-hidden-tests", node, f"finds the crate's folder: {src.snippet(node)}"))
             elif name in ASM:
