@@ -99,6 +99,10 @@ class EndpointKnobs:
     backoff_cap_s: Annotated[float, Meta(ge=0, le=_DAY_S)] = 20.0
     stream: bool = field(default=True, metadata=SAMPLING)
     tool_choice: str | dict[str, Any] | None = field(default=None, metadata=SAMPLING)  # sent only with tools
+    # A task's attempt 2, 3, ... sends seed + (attempt - 1), or this temperature: at temperature 0
+    # a deterministic endpoint answers a byte-identical retry identically, so the retry buys nothing.
+    retry_seed: bool = field(default=False, metadata=SAMPLING)
+    retry_temperature: Annotated[float, Meta(ge=0, le=2)] | None = field(default=None, metadata=SAMPLING)
 
     def sampling(self) -> dict[str, Any]:
         """The knobs that shape the reply, as the ledger records them (arms.sampling_json)."""

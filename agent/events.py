@@ -154,6 +154,7 @@ class LogMessage(Event):
     level: str
     text: str
     arm: str | None = None
+    kind: str = ""  # "preflight_forced": the run goes on past an invalidating preflight (a banner)
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,7 @@ class ChatEndpoint(Protocol):
         on_delta: Callable[[str], None] | None = None,
         deadline: float | None = None,
         seed: int | None = None,
+        temperature: float | None = None,
     ) -> Completion: ...
 
     async def aclose(self) -> None: ...
@@ -183,12 +184,16 @@ class ChatClient:
         on_delta: Callable[[str], None] | None = None,
         deadline: float | None = None,
         seed: int | None = None,
+        temperature: float | None = None,
     ) -> Completion:
         """Send the request, retrying transport faults (on_delta sees each try's text). `deadline`
-        (time.monotonic) bounds every try and the backoff between them."""
+        (time.monotonic) bounds every try and the backoff between them. `seed` and `temperature`
+        replace the configured ones (a strategy's candidate, a task's later attempt)."""
         body = self._body(messages, tools)
         if seed is not None:  # a strategy's candidate i sends seed + i (issue 16)
             body["seed"] = seed
+        if temperature is not None:
+            body["temperature"] = temperature
         prompt_estimate = estimate_messages_tokens(messages, tools)
         asked = request_sha256(body)
         tries: list[CallTry] = []

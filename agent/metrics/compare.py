@@ -11,7 +11,8 @@ The paired bootstrap stays as a second view (seed 000's own method); it decides 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from agent.metrics.outcome import TaskOutcome
 from agent.metrics.stats import (
@@ -73,8 +74,35 @@ def decide(
     *,
     alpha: float = ALPHA,
     min_discordant: int = MIN_DISCORDANT,
+    exclusion: str | None = None,
 ) -> Verdict:
-    """Apply the rule (module docstring) to one comparison."""
+    """Apply the rule (module docstring) to one comparison. `exclusion` ("20 excluded: B
+    censored") says the verdict rests on part of the suite: then it is never a plain win."""
+    verdict = _decide(first, second, interval, mcnemar, tasks_needed, alpha=alpha, min_discordant=min_discordant)
+    if not exclusion:
+        return verdict
+    rests = f"on the {interval.n} tasks both finished ({exclusion})"
+    if verdict.winner:
+        evidence = verdict.text.split(" pts (", 1)[-1]
+        return replace(
+            verdict,
+            text=f"{verdict.winner} ahead on acceptance by {verdict.points:.0f} pts {rests}, not a win over the "
+            f"whole suite ({evidence}",
+            short=f"{verdict.winner} ahead by {verdict.points:.0f} pts {rests}",
+        )
+    return replace(verdict, text=f"{rests}: {verdict.text}", short=f"{verdict.short} {rests}")
+
+
+def _decide(
+    first: str,
+    second: str,
+    interval: PairedInterval,
+    mcnemar: McNemar,
+    tasks_needed: int | None,
+    *,
+    alpha: float,
+    min_discordant: int,
+) -> Verdict:
     gap, points = interval.gap, abs(interval.gap) * 100
     discordant = mcnemar.only_a + mcnemar.only_b
     evidence = (
@@ -117,12 +145,15 @@ def compare_arms(
     *,
     seed: int,
     resamples: int,
+    not_comparable: Mapping[str, str] | None = None,
 ) -> Comparison | None:
     """Pair two arms task by task (both lists in the run's task order); None if nothing pairs.
 
     Only tasks decided on both arms pair: a task unfinished in either (censored, stopped,
     aborted, lost) never got its full attempt budget there, so counting it as a failure would
     score the cap, not the arm (seed 002). `resamples` = 0 leaves the bootstrap out.
+    `not_comparable` (arm -> why, e.g. "cap hit: 20 of 40 tasks unfinished") makes the verdict
+    say what it rests on.
     """
     pairs = [(a, b) for a, b in zip(first_outcomes, second_outcomes, strict=True) if a.decided and b.decided]
     excluded = [a.task_id for a, b in zip(first_outcomes, second_outcomes) if not (a.decided and b.decided)]
@@ -145,5 +176,16 @@ def compare_arms(
         mcnemar=mcnemar,
         bootstrap=paired_bootstrap(a, b, seed=seed, resamples=resamples) if resamples else None,
         tasks_needed=needed,
-        verdict=decide(first, second, interval, mcnemar, needed),
+        verdict=decide(first, second, interval, mcnemar, needed, exclusion=_exclusion(excluded, not_comparable)),
     )
+
+
+def _exclusion(excluded: list[str], not_comparable: Mapping[str, str] | None) -> str | None:
+    if not excluded or not not_comparable:
+        return None
+    words = {"cap hit": "censored (cap hit)", "arm stopped": "stopped", "run aborted": "aborted"}
+    why = "; ".join(
+        f"{arm} {words.get(reason.split(':')[0], reason.split(':')[0] or 'unfinished')}"
+        for arm, reason in not_comparable.items()
+    )
+    return f"{len(excluded)} excluded: {why}"

@@ -69,9 +69,35 @@ def _kept(replicates: list[ReplicateOutcomes]) -> tuple[list[ReplicateOutcomes],
     return kept, [t for t in kept[0].accepted if t in common]
 
 
+def two_level_ci(
+    matrix: np.ndarray, *, seed: int, resamples: int = 10_000, level: float = LEVEL
+) -> tuple[float, float]:
+    """Percentile interval of the mean of a replicates × tasks 0/1 matrix, resampling both the
+    replicates (sessions) and the tasks, independently (the crossed two-way bootstrap): each
+    resample's mean is counts_r · M · counts_t / (R n), with multinomial counts of each draw.
+    A replicate-to-replicate spread widens it, which a bootstrap over tasks alone never shows."""
+    r, n = matrix.shape
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    step = max(1, min(CHUNK, 2_000_000 // max(n, r)))  # draws held at once: bounded for large suites
+
+    def counts(draws: np.ndarray, k: int) -> np.ndarray:
+        offsets = np.arange(draws.shape[0])[:, None] * k
+        return np.bincount((draws + offsets).ravel(), minlength=draws.shape[0] * k).reshape(-1, k).astype(np.float64)
+
+    for start in range(0, resamples, step):
+        size = min(step, resamples - start)
+        row_counts = counts(rng.integers(0, r, size=(size, r)), r)
+        col_counts = counts(rng.integers(0, n, size=(size, n)), n)
+        means[start : start + size] = np.einsum("br,rt,bt->b", row_counts, matrix, col_counts) / (r * n)
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(means, [tail, 1 - tail])
+    return float(lo), float(hi)
+
+
 def error_bar(replicates: list[ReplicateOutcomes], *, seed: int, resamples: int = 10_000) -> dict[str, Any]:
     """Acceptance per comparable replicate with mean, range and standard deviation across them,
-    and the 95% bootstrap interval over tasks of the mean pass rate."""
+    and the 95% interval of the mean pass rate resampling replicates and tasks (two_level_ci)."""
     kept, tasks = _kept(replicates)
     left_out = [{"run_id": r.run_id, "replicate": r.replicate} for r in replicates if r.censored]
     out = {
@@ -92,7 +118,7 @@ def error_bar(replicates: list[ReplicateOutcomes], *, seed: int, resamples: int 
     out["mean"] = float(per_replicate.mean())
     out["range"] = float(per_replicate.max() - per_replicate.min())
     out["sd"] = float(per_replicate.std(ddof=1)) if len(kept) > 1 else None
-    out["ci"] = list(bootstrap_mean_ci(list(matrix.mean(axis=0)), seed=seed, resamples=resamples))
+    out["ci"] = list(two_level_ci(matrix, seed=seed, resamples=resamples))
     return out
 
 

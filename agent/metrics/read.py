@@ -4,6 +4,8 @@ for someone choosing an endpoint, e.g. "wins on acceptance; eats quota on retrie
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent.metrics.arm import ArmMetrics
 from agent.metrics.compare import Comparison
 from agent.metrics.cost import ArmCost
@@ -36,6 +38,25 @@ def _ratio_phrase(mine: float | None, theirs: float | None, cheaper: str, dearer
     return None
 
 
+def _interval_phrase(me: str, ratio: dict[str, Any], n: int) -> str | None:
+    """Cheaper or dearer only when the ratio's 95% interval excludes 1 (seed 000)."""
+    if ratio["value"] is None:
+        return None  # one side solved nothing: there is no cost per solved task to compare
+    lo, hi = ratio["lo"], ratio["hi"]
+    if lo is None or (hi is None and not ratio["unbounded"]):
+        return f"no detectable cost difference at n={n}"
+    inverted = me == ratio["first"]  # the ratio is second / first
+    below = hi is not None and hi < 1
+    above = lo > 1
+    what = "per solved task" if ratio["of"] == "cpsp" else "quota per patch"
+    if below or above:
+        cheaper = below != inverted
+        if ratio["of"] == "cpsp":
+            return f"{'cheaper' if cheaper else 'dearer'} {what}"
+        return f"{'less' if cheaper else 'more'} {what}"
+    return f"no detectable cost difference at n={n}"
+
+
 def practical_read(
     me: ArmMetrics,
     my_cost: ArmCost | None,
@@ -44,6 +65,7 @@ def practical_read(
     comparison: Comparison | None = None,
     *,
     same_accounting: bool = True,
+    ratio: dict[str, Any] | None = None,
 ) -> str:
     """One line for the decision table (seed 002's "Practical read" column).
 
@@ -65,7 +87,10 @@ def practical_read(
         phrases.append("eats quota on retries")
     elif me.retry_tax is not None and me.retry_tax <= LOW_RETRY_TAX:
         phrases.append("little spent on retries")
-    if comparable and my_cost and other_cost:
+    n = comparison.n_paired if comparison is not None else me.decided
+    if comparable and ratio is not None and (ratio["of"] == "cpsp" or same_accounting):
+        phrases.append(_interval_phrase(me.name, ratio, n))
+    elif comparable and my_cost and other_cost:
         phrases.append(
             _ratio_phrase(my_cost.cpsp, other_cost.cpsp, "cheaper per solved task", "dearer per solved task")
         )

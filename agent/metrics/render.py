@@ -9,9 +9,12 @@ import math
 from typing import Any
 
 from agent.classify import CLASS_LABELS
+from agent.metrics.cost_ci import bracket, ratio_line
 from agent.metrics.errors import ReportError
 from agent.metrics.integrity import integrity_lines
+from agent.metrics.repeats import repeat_lines
 from agent.metrics.replicate_stats import replicate_stats_blocks
+from agent.metrics.setup import forced_banner, setup_lines
 from agent.metrics.strategy_render import strategy_blocks
 
 FORMATS = ("text", "markdown", "json")
@@ -84,13 +87,13 @@ def _cpsp(arm: dict[str, Any], with_cost: bool) -> str:
     cost = arm["cost"]
     if arm["metrics"]["censored"]:
         return "—"
-    return f"{_money(cost['cpsp'])} n={cost['solved']}"
+    return f"{_money(cost['cpsp'])}{bracket(cost.get('cpsp_ci'), _money)} n={cost['solved']}"
 
 
 def _qap(m: dict[str, Any], same_accounting: bool) -> str:
     if m["qap"] is None and m["censored"]:
         return "—"
-    return f"{_int(m['qap'])} n={m['accepted']}" + ("" if same_accounting else " †")
+    return f"{_int(m['qap'])}{bracket(m.get('qap_ci'), _int)} n={m['accepted']}" + ("" if same_accounting else " †")
 
 
 def _or_dash(m: dict[str, Any], text: str) -> str:
@@ -118,9 +121,29 @@ def decision_rows(section: dict[str, Any], with_cost: bool) -> list[list[str]]:
     return rows
 
 
+def _budgets(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {a["setup"]["arm"]: a["setup"]["attempt_budget"] for a in section["arms"] if a.get("setup")}
+
+
+def budget_line(section: dict[str, Any]) -> str:
+    """Each arm's effective per-task budget (attempts × the strategy's multiplier), said once
+    when equal, and named as unequal when not (seed 004: a max of five is not a mean of one)."""
+    budgets = _budgets(section)
+    if not budgets:
+        attempts = section["published"]["max_attempts"]
+        return f"max_attempts {', '.join(f'{k} {v}' for k, v in attempts.items())}"
+    texts = {b["text"] for b in budgets.values()}
+    if len(texts) == 1:
+        return f"{texts.pop()} per task on every arm (acceptance is within it)"
+    arms = "; ".join(f"{arm} {b['text']}" for arm, b in budgets.items())
+    return f"UNEQUAL per-task budgets — {arms}: a comparison of budgets as much as of arms (seed 004)"
+
+
 def decision_headers(section: dict[str, Any]) -> list[str]:
-    budgets = {n for n in section.get("published", {}).get("max_attempts", {}).values() if n}
-    within = f"within {budgets.pop()} attempts " if len(budgets) == 1 else ""
+    budgets = {b["text"] for b in _budgets(section).values()}
+    if not budgets:
+        budgets = {f"{n} attempts" for n in section.get("published", {}).get("max_attempts", {}).values() if n}
+    within = f"within {budgets.pop().split(' (')[0]} " if len(budgets) == 1 else "within each arm's budget "
     return ["arm", f"acceptance {within}[95% CI]", *DECISION_HEADERS[2:]]
 
 
@@ -163,15 +186,7 @@ def _accounting(a: dict[str, Any]) -> str:
 def published_lines(section: dict[str, Any], with_cost: bool) -> list[str]:
     """What seed 000's checklist and seed 002 ask to publish with the numbers."""
     pub = section["published"]
-    budgets = pub["max_attempts"]
-    if len(set(budgets.values())) == 1:
-        budget = f"max_attempts = {next(iter(budgets.values()))} per task on every arm (acceptance is within it)"
-    else:
-        budget = (
-            "max_attempts differs between arms: "
-            + ", ".join(f"{k} {v}" for k, v in budgets.items())
-            + " — not one benchmark (seed 002: retry budget parity)"
-        )
+    budget = budget_line(section)
     lines = [
         f"attempt budget: {budget}",
         "prices: " + "; ".join(f"{arm} {_price(t)}" for arm, t in pub["prices"].items()),
@@ -265,6 +280,9 @@ def comparison_lines(c: dict[str, Any]) -> list[str]:
         )
     if not c.get("qap_same_accounting", True):
         lines.append("QAP: not compared — the arms' tokens were counted differently (†)")
+    ratio = c.get("cost_ratio")
+    if ratio and (ratio["of"] == "cpsp" or c.get("qap_same_accounting", True)) and bs:
+        lines.append(ratio_line(ratio, c["n_paired"], bs["resamples"], bs["seed"]) or "")
     be = c.get("break_even")
     if be:
         now = f"now {_percent(be['current_utilization'])}, {be['utilization_source']}"
@@ -281,8 +299,14 @@ def comparison_lines(c: dict[str, Any]) -> list[str]:
                 f"{be['self_hosted']} costs more per solved task even at 100% ({now})"
             )
         else:
+            ci = be.get("ci") or {}
+            span = (
+                f", 95% CI [{_percent(ci['lo'])}, {'—' if ci.get('hi') is None else _percent(ci['hi'])}]"
+                if ci.get("lo") is not None
+                else ""
+            )
             lines.append(
-                f"break-even utilization {be['self_hosted']} vs {be['priced']}: {_percent(be['utilization'])} ({now})"
+                f"break-even utilization {be['self_hosted']} vs {be['priced']}: {_percent(be['utilization'])}{span} ({now})"
             )
     return lines
 
@@ -424,14 +448,21 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
                 f"n={section['n_tasks']} tasks{_controls_note(section)})",
             )
         )
+        setup = _setup_of(section)
+        banner = forced_banner(setup)
+        if banner:
+            blocks.append(("lines", [banner]))
         if not section["sandbox"]["full"]:
             blocks.append(("lines", [sandbox_warning(section["sandbox"])]))
+        blocks.append(("section", "setup:", setup_lines(setup)))
         if section["sandbox"]["placement"]["n"]:
             blocks.append(("lines", [placement_line(section["sandbox"]["placement"])]))
         blocks.append(("table", decision_headers(section), decision_rows(section, with_cost)))
         blocks.append(("section", "published with these numbers:", published_lines(section, with_cost)))
         for arm in section["arms"]:
             blocks.append(("section", f"{arm['metrics']['name']}:", _arm_details(arm)))
+        if section.get("repeated_retries"):
+            blocks.append(("section", "retries that could not differ:", repeat_lines(section["repeated_retries"])))
         if section.get("integrity"):
             blocks.append(
                 ("section", "grader integrity (apart from acceptance):", integrity_lines(section["integrity"]))
@@ -449,6 +480,20 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
                     decision_lines(section["decision"]),
                 )
             )
+    for i, group in enumerate(report.get("setup_groups") or []):
+        runs = ", ".join(group["run_ids"])
+        lines = [f"runs {runs}"] + (group["differences"] or ["the first setup"] if i else ["the first setup"])
+        blocks.append(
+            (
+                "section",
+                f"setup {i + 1} of {len(report['setup_groups'])} ({group['setup_sha256'][:16]}): not replicates of the others",
+                lines,
+            )
+        )
+        if group.get("replicates"):
+            blocks.extend(_replicate_blocks(group["replicates"]))
+        if group.get("replicate_statistics"):
+            blocks.extend(replicate_stats_blocks(group["replicate_statistics"]))
     if report["replicates"]:
         blocks.extend(_replicate_blocks(report["replicates"]))
         early = [sec["run"]["id"] for sec in report["runs"] if (sec.get("decision") or {}).get("stopped_early")]
@@ -465,7 +510,21 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
             )
     if report.get("replicate_statistics"):
         blocks.extend(replicate_stats_blocks(report["replicate_statistics"]))
+    if len(report["runs"]) == 1:
+        blocks.append(
+            (
+                "lines",
+                [
+                    "run-to-run spread: unknown from one run (the model's own error bar, seed 003) — "
+                    "`quotabench run CONFIG --replicates 3` measures it"
+                ],
+            )
+        )
     return blocks
+
+
+def _setup_of(section: dict[str, Any]) -> dict[str, Any]:
+    return {**section["setup"], "arms": [a["setup"] for a in section["arms"] if a.get("setup")]}
 
 
 def _controls_note(section: dict[str, Any]) -> str:

@@ -87,7 +87,7 @@ def replicate_statistics(
         "n_runs": len(runs),
         "replicates": [numbers[r] for r in run_ids],
         "arms": arms,
-        "bootstrap": {"seed": seed, "resamples": resamples, "unit": "task"},
+        "bootstrap": {"seed": seed, "resamples": resamples, "unit": "replicate and task (two-level)"},
     }
 
 
@@ -143,7 +143,16 @@ def replicate_stats_blocks(stats: dict[str, Any]) -> list[tuple[Any, ...]]:
     blocks.append(
         (
             "table",
-            ["arm", "model", "replicates", "acceptance per replicate", "mean", "range", "SD", "95% CI over tasks"],
+            [
+                "arm",
+                "model",
+                "replicates",
+                "acceptance per replicate",
+                "mean",
+                "range",
+                "SD",
+                "95% CI (replicates × tasks)",
+            ],
             rows,
         )
     )
@@ -152,9 +161,9 @@ def replicate_stats_blocks(stats: dict[str, Any]) -> list[tuple[Any, ...]]:
             "lines",
             left_out
             + [
-                f"CI: bootstrap of the mean per-task pass rate over tasks ({boot['resamples']:,} "
-                f"resamples, seed {boot['seed']}); the spread across replicates is the model's "
-                "own error bar (result 4)"
+                f"CI: two-level bootstrap of the mean pass rate, resampling the replicates (sessions) and the "
+                f"tasks independently ({boot['resamples']:,} resamples, seed {boot['seed']}), so the spread "
+                "across replicates is in it: the model's own error bar (result 4)"
             ],
         )
     )

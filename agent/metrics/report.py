@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime
 from itertools import combinations
 from typing import Any
@@ -19,13 +19,16 @@ from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics, arm_metrics
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
 from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
+from agent.metrics.cost_ci import CostIntervals, cost_intervals, task_costs
 from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.integrity import integrity_section
 from agent.metrics.outcome import NOT_RUN, TaskOutcome
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
+from agent.metrics.repeats import repeated_retries
 from agent.metrics.replicate_stats import replicate_statistics
 from agent.metrics.replicates import check_same_manifest, replicate_summary
+from agent.metrics.setup import budget_note, run_setup, setup_differences
 from agent.metrics.strategy import stage_tokens_of, strategy_figures
 from agent.metrics.usage import Spans, accounting, call_usage, grading, same_accounting, union_ms
 
@@ -92,15 +95,20 @@ def _break_even(costs: dict[str, ArmCost], first: str, second: str, censored: se
 
 
 def _reads(
-    metrics: list[ArmMetrics], costs: dict[str, ArmCost], comparisons: list[Comparison], same: bool
+    metrics: list[ArmMetrics],
+    costs: dict[str, ArmCost],
+    comparisons: list[Comparison],
+    same: bool,
+    intervals: CostIntervals | None,
 ) -> list[str]:
     if len(metrics) != 2:
         return [practical_read(m, costs.get(m.name)) for m in metrics]
     a, b = metrics
     comparison = comparisons[0] if comparisons else None
+    ratio = intervals.ratio if intervals is not None else None
     return [
-        practical_read(a, costs.get(a.name), b, costs.get(b.name), comparison, same_accounting=same),
-        practical_read(b, costs.get(b.name), a, costs.get(a.name), comparison, same_accounting=same),
+        practical_read(a, costs.get(a.name), b, costs.get(b.name), comparison, same_accounting=same, ratio=ratio),
+        practical_read(b, costs.get(b.name), a, costs.get(a.name), comparison, same_accounting=same, ratio=ratio),
     ]
 
 
@@ -131,8 +139,26 @@ def _server_sessions(ledger: Ledger, runs: list[dict[str, Any]]) -> dict[str, se
     return dict(out)
 
 
-def _comparison_dict(c: Comparison, costs: dict[str, ArmCost], censored: set[str], same: bool) -> dict[str, Any]:
-    return asdict(c) | {"break_even": _break_even(costs, c.first, c.second, censored), "qap_same_accounting": same}
+def _relative(intervals: CostIntervals | None, names: list[str]) -> dict[str, Any] | None:
+    """The second arm's cost per task (and per solved task) relative to the first's, with intervals."""
+    if intervals is None or not intervals.relative or len(names) != 2:
+        return None
+    return {"first": names[0], "second": names[1], **{k: v.as_json() for k, v in intervals.relative.items()}}
+
+
+def _ci(intervals: CostIntervals | None, what: str, arm: str) -> dict[str, Any] | None:
+    table = getattr(intervals, what, None) if intervals is not None else None
+    return table[arm].as_json() if table and arm in table else None
+
+
+def _comparison_dict(
+    c: Comparison, costs: dict[str, ArmCost], censored: set[str], same: bool, intervals: CostIntervals | None
+) -> dict[str, Any]:
+    even = _break_even(costs, c.first, c.second, censored)
+    if even is not None and intervals is not None and intervals.break_even is not None:
+        even["ci"] = intervals.break_even.as_json()
+    ratio = intervals.ratio if intervals is not None else None
+    return asdict(c) | {"break_even": even, "qap_same_accounting": same, "cost_ratio": ratio}
 
 
 def _run_section(
@@ -203,17 +229,46 @@ def _run_section(
             raise PriceError(f"run {run_id}: {exc}") from None
     same = same_accounting(u.kind for u in usage.values())
     censored = {m.name for m in metrics if m.censored}
+    # Cost intervals need every task decided on every arm; they then share the acceptance
+    # bootstrap's task draws, computed in the same pass.
+    folded = not censored and all(o.decided for m in metrics for o in outcomes[m.name])
+    intervals = None
+    if folded and resamples:
+        task_ids = [t["task_id"] for t in tasks]
+        vectors = [
+            task_costs(m.name, task_ids, outcomes[m.name], attempts[m.name], costs.get(m.name), a.get("price_json"))
+            for m, a in zip(metrics, arm_rows)
+        ]
+        intervals = cost_intervals(vectors, seed=seed, resamples=resamples)
     comparisons = []
     for first, second in combinations([m.name for m in metrics], 2):
-        c = compare_arms(first, outcomes[first], second, outcomes[second], seed=seed, resamples=resamples)
+        shared = intervals is not None and intervals.gap is not None
+        c = compare_arms(
+            first,
+            outcomes[first],
+            second,
+            outcomes[second],
+            seed=seed,
+            resamples=0 if shared else resamples,
+            not_comparable={m.name: m.not_comparable or "" for m in metrics if m.censored},
+        )
+        if c is not None and shared and resamples:
+            c = replace(c, bootstrap=intervals.gap)  # type: ignore[union-attr]
         if c is not None:
             comparisons.append(c)
-    reads = _reads(metrics, costs, comparisons, same)
+    setup = run_setup(run, arm_rows, ledger.query("select * from preflights where run_id = ?", [run_id]))
+    note = budget_note(setup["arms"])
+    if note:  # a max of k candidates is not a mean of one: the verdict says what was compared
+        comparisons = [replace(c, verdict=replace(c.verdict, text=f"{c.verdict.text} — {note}")) for c in comparisons]
+    reads = _reads(metrics, costs, comparisons, same, intervals)
+    setups = {s["arm"]: s for s in setup["arms"]}
     section: dict[str, Any] = {
         "run": {
             k: run.get(k) for k in ("id", "created_utc", "finished_utc", "status", "session_id", "manifest_sha256")
         },
         "sandbox": sandbox_summary(ledger, run),
+        "setup": {k: v for k, v in setup.items() if k != "arms"},
+        "preflight": setup["preflight"],
         "n_tasks": len(tasks),
         "published": {
             "max_attempts": {m.name: m.max_attempts for m in metrics},
@@ -229,20 +284,25 @@ def _run_section(
         },
         "arms": [
             {
-                "metrics": asdict(m),
+                "setup": setups.get(m.name),
+                "metrics": asdict(m) | {"qap_ci": _ci(intervals, "qap", m.name)},
                 "comparable": not m.censored,
                 "not_comparable": m.not_comparable,
-                "cost": asdict(costs[m.name]) if m.name in costs else None,
+                "cost": asdict(costs[m.name]) | {"cpsp_ci": _ci(intervals, "cpsp", m.name)}
+                if m.name in costs
+                else None,
                 "grading": asdict(graded[m.name]) | {"cost": graded[m.name].cost},
                 "accounting": usage[m.name].kind,
                 "read": read,
             }
             for m, read in zip(metrics, reads)
         ],
-        "comparisons": [_comparison_dict(c, costs, censored, same) for c in comparisons],
+        "comparisons": [_comparison_dict(c, costs, censored, same, intervals) for c in comparisons],
         "decision": decision_section(run, arm_rows, outcomes),
         "integrity": _integrity(ledger, run_id, [a["name"] for a in arm_rows], all_tasks, controls),
         "strategies": strategy_section(ledger, run_id, arm_rows, attempts, outcomes, costs),
+        "cost_relative": _relative(intervals, [m.name for m in metrics]),
+        "repeated_retries": repeated_retries(ledger, run_id, arm_rows),
     }
     why = {m.name: m.not_comparable or "" for m in metrics if m.censored}
     return section, outcomes, why
@@ -424,6 +484,30 @@ def build_report(
         )
         not_comparable.update({(run["id"], arm): text for arm, text in why.items()})
         sections.append(section)
+    groups = _setup_groups(runs, sections)
+    pooled = groups[0]["run_ids"] if len(groups) == 1 else None  # replicates of one setup only
+    by_id = {r["id"]: r for r in runs}
+
+    def replicates_of(ids: list[str]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        if len(ids) < 2:
+            return None, None
+        group_runs = [by_id[i] for i in ids]
+        group_outcomes = {i: outcomes[i] for i in ids}
+        summary = replicate_summary(
+            group_runs,
+            group_outcomes,
+            not_comparable={k: v for k, v in not_comparable.items() if k[0] in ids},
+            seed=bootstrap_seed,
+            resamples=resamples,
+            server_sessions=_server_sessions(ledger, group_runs),
+        )
+        stats = replicate_statistics(ledger, group_runs, group_outcomes, seed=bootstrap_seed, resamples=resamples)
+        return summary, stats
+
+    replicates, statistics = replicates_of(pooled) if pooled else (None, None)
+    if len(groups) > 1:
+        for group in groups:
+            group["replicates"], group["replicate_statistics"] = replicates_of(group["run_ids"])
     return {
         "schema": REPORT_SCHEMA,
         "with_cost": with_cost,
@@ -436,21 +520,23 @@ def build_report(
         },
         "bootstrap": {"seed": bootstrap_seed, "resamples": resamples, "unit": "task"},
         "runs": sections,
-        "replicates": (
-            replicate_summary(
-                runs,
-                outcomes,
-                not_comparable=not_comparable,
-                seed=bootstrap_seed,
-                resamples=resamples,
-                server_sessions=_server_sessions(ledger, runs),
-            )
-            if len(runs) > 1
-            else None
-        ),
-        "replicate_statistics": (
-            replicate_statistics(ledger, runs, outcomes, seed=bootstrap_seed, resamples=resamples)
-            if len(runs) > 1
-            else None
-        ),
+        "setup_groups": groups if len(groups) > 1 else None,
+        "replicates": replicates,
+        "replicate_statistics": statistics,
     }
+
+
+def _setup_groups(runs: list[dict[str, Any]], sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs of one manifest grouped by setup (agent/metrics/setup.py), in first-seen order; each
+    group after the first says what differs from the first, one line each."""
+    groups: dict[str, dict[str, Any]] = {}
+    setups = {}
+    for run, section in zip(runs, sections):
+        sha = section["setup"]["sha256"]
+        setups.setdefault(sha, {"arms": [a["setup"] for a in section["arms"] if a.get("setup")]})
+        groups.setdefault(sha, {"setup_sha256": sha, "run_ids": [], "differences": []})["run_ids"].append(run["id"])
+    ordered = list(groups.values())
+    first = setups[ordered[0]["setup_sha256"]] if ordered else None
+    for group in ordered[1:]:
+        group["differences"] = setup_differences(first, setups[group["setup_sha256"]])  # type: ignore[arg-type]
+    return ordered

@@ -119,6 +119,41 @@ def _resample(
     return out
 
 
+def resample_sums(
+    columns: np.ndarray, *, seed: int, resamples: int = 10_000, chunk_elements: int = BOOTSTRAP_CHUNK
+) -> np.ndarray:
+    """Column sums of `columns` (n tasks × k) over `resamples` bootstrap samples of the n tasks:
+    (resamples × k). The task draws are paired_bootstrap's own for the same seed and n (one
+    generator stream, whatever the chunking), so figures computed from these sums resample the
+    very tasks its acceptance interval resampled."""
+    n, k = columns.shape
+    if n == 0:
+        raise ValueError("resample_sums: no tasks")
+    rng = np.random.default_rng(seed)
+    rows = max(1, chunk_elements // (n * max(1, k)))
+    out = np.empty((resamples, k), dtype=np.float64)
+    for start in range(0, resamples, rows):
+        idx = rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32)
+        out[start : start + len(idx)] = columns.take(idx.astype(np.intp), axis=0).sum(axis=1)
+    return out
+
+
+def paired_gap_of(d: np.ndarray, sums: np.ndarray, *, seed: int, resamples: int) -> PairedGap:
+    """paired_bootstrap's result from resampled sums of d = b - a (resample_sums' column)."""
+    n = d.size
+    gaps = sums / n
+    lo, hi = np.quantile(gaps, [0.025, 0.975], method="lower")
+    return PairedGap(
+        gap=float(d.sum() / n),
+        lo=float(lo),
+        hi=float(hi),
+        p_positive=float(np.mean(gaps > 0)),
+        n=n,
+        seed=seed,
+        resamples=resamples,
+    )
+
+
 def paired_bootstrap(
     a: Sequence[int], b: Sequence[int], *, seed: int, resamples: int = 10_000, chunk_elements: int = BOOTSTRAP_CHUNK
 ) -> PairedGap:

@@ -48,7 +48,34 @@ def strategy_rows(figures: list[dict[str, Any]]) -> list[list[str]]:
     ]
 
 
-def strategy_lines(figures: list[dict[str, Any]]) -> list[str]:
+def _times(x: dict[str, Any], invert: bool) -> str:
+    value, lo, hi = x.get("value"), x.get("lo"), x.get("hi")
+    if value is None:
+        return "—"
+    if invert:
+        value, lo, hi = 1 / value, (1 / hi if hi else None), (1 / lo if lo else None)
+    span = f" [{lo:.2f}, {'∞' if hi is None else f'{hi:.2f}'}]" if lo is not None else ""
+    return f"{value:.2f}×{span}"
+
+
+def relative_line(relative: dict[str, Any], direct: str) -> str:
+    """The strategy arm's cost relative to Direct's, per task and per solved task (95% intervals,
+    the paired bootstrap over tasks)."""
+    invert = relative["second"] == direct
+    other = relative["first"] if invert else relative["second"]
+    parts = [
+        f"{label} {_times(relative[key], invert)}"
+        for key, label in (
+            ("tokens_per_task", "tokens/task"),
+            ("dollars_per_task", "$/task"),
+            ("dollars_per_solved", "$/solved"),
+        )
+        if key in relative
+    ]
+    return f"{other} relative to Direct ({direct}): " + "; ".join(parts) + " (95% CI, paired bootstrap over tasks)"
+
+
+def strategy_lines(figures: list[dict[str, Any]], relative: dict[str, Any] | None = None) -> list[str]:
     lines = []
     for f in figures:
         stages = ", ".join(f"{stage} {n:,}" for stage, n in sorted(f["stage_tokens"].items()))
@@ -68,6 +95,8 @@ def strategy_lines(figures: list[dict[str, Any]]) -> list[str]:
     direct = [f["arm"] for f in figures if f["strategy"] == "direct"]
     if direct:
         lines.append(f"Direct's operating point: {', '.join(direct)} (one attempt per task, m = 1)")
+    if relative and direct:
+        lines.append(relative_line(relative, direct[0]))
     lines.append(
         "coverage = tasks where any candidate passes the hidden tests (offline ceiling); "
         "conversion = submitted correct / covered; costs at the realized spend"
@@ -81,5 +110,9 @@ def strategy_blocks(section: dict[str, Any]) -> list[tuple[Any, ...]]:
         return []
     return [
         ("table", HEADERS, strategy_rows(figures)),
-        ("section", "test-time strategies (where candidates are lost):", strategy_lines(figures)),
+        (
+            "section",
+            "test-time strategies (where candidates are lost):",
+            strategy_lines(figures, section.get("cost_relative")),
+        ),
     ]

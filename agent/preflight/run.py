@@ -309,7 +309,7 @@ async def preflight_for_run(
     ledger: AsyncLedger,
     run_id: str,
     *,
-    log: Callable[[str, str, str | None], None],
+    log: Callable[..., None],
     stop: Callable[[], bool],
 ) -> str | None:
     """The checks at the start of a run (run.preflight: on / force / off), logged as they come;
@@ -329,7 +329,7 @@ async def preflight_for_run(
     log(spent_line(results), "preflight", None)
     line = refusal(results)
     if line is not None and mode == "force":
-        log(f"--force: running anyway; {line}", "warning", None)
+        log(f"--force: running anyway; {line}", "warning", None, "preflight_forced")
         return None
     if line is not None:
         log(line, "error", None)

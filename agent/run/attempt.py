@@ -134,6 +134,16 @@ class AttemptRunner:
         self.in_flight: dict[str, int] = {}  # placeholder call row id -> reserved tokens
         self.pending: list[tuple[Any, ...]] = []  # tool rows, written with the next ledger batch
 
+    def _seed(self) -> int | None:
+        """The strategy's seed, or for a task's later attempt with retry_seed the configured seed
+        plus the attempt's offset, so it is not a byte-identical request."""
+        if self.plan.seed is not None or self.attempt_no <= 1 or not self.arm.config.retry_seed:
+            return self.plan.seed
+        return (self.arm.config.seed or 0) + self.attempt_no - 1
+
+    def _temperature(self) -> float | None:
+        return self.arm.config.retry_temperature if self.attempt_no > 1 else None
+
     def _emit(self, event_cls: Callable[..., ev.Event], **fields: Any) -> None:
         self.engine.emit(event_cls(self.engine.run_id, arm=self.arm.name, task_id=self.task.id, **fields))
 
@@ -274,7 +284,13 @@ class AttemptRunner:
             kill_point("call_row")
             async with self.arm.gate or contextlib.nullcontext():
                 completion = await self.arm.client.complete(
-                    messages, tools, on_try=on_try, on_delta=on_delta, deadline=deadline, seed=self.plan.seed
+                    messages,
+                    tools,
+                    on_try=on_try,
+                    on_delta=on_delta,
+                    deadline=deadline,
+                    seed=self._seed(),
+                    temperature=self._temperature(),
                 )
         except DeadlinePassed as exc:
             raise AttemptEnded("time_limit", str(exc)) from None

@@ -86,8 +86,8 @@ class RunEngine:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._send.send_nowait(event)
 
-    def log(self, text: str, level: str = "info", arm: str | None = None) -> None:
-        self.emit(ev.LogMessage(self.run_id, level=level, text=text, arm=arm))
+    def log(self, text: str, level: str = "info", arm: str | None = None, kind: str = "") -> None:
+        self.emit(ev.LogMessage(self.run_id, level=level, text=text, arm=arm, kind=kind))
 
     def quota_changed(self, arm: ArmRuntime) -> None:
         q = arm.quota

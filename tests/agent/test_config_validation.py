@@ -241,4 +241,6 @@ def test_each_endpoint_knob_is_documented_reaches_the_client_and_sampling_is_rec
         "seed": 5,
         "stream": False,
         "tool_choice": "auto",
+        "retry_seed": False,
+        "retry_temperature": None,
     }

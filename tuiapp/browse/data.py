@@ -198,6 +198,7 @@ class RunView:
     run: dict
     arms: list[dict]
     rows: list[GridRow]
+    forced: str | None = None  # the banner of a run forced past an invalidating preflight
 
 
 def cell_of(arm: str, attempts: list[dict], arm_row: dict | None = None) -> Cell:
@@ -276,7 +277,10 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
         )
         for t in ledger.tasks(run_id)
     ]
-    return RunView(run, arms, grid)
+    from agent.metrics.setup import forced_banner, preflight_summary
+
+    preflight = preflight_summary(ledger.query("select * from preflights where run_id = ?", [run_id]))
+    return RunView(run, arms, grid, forced_banner({"preflight": preflight}))
 
 
 def load_report(ledger: Ledger, run_id: str) -> dict:

@@ -140,6 +140,8 @@ class RunScreen(BrowseScreen):
         if warning is not None:
             title.append("  ·  ")
             title.append_text(warning)
+        if view.forced:
+            title.append("\n⚠ " + view.forced, style="bold yellow")
         self.query_one("#run-title", Static).update(title)
         self.arm_names = [a["name"] for a in view.arms] or [c.arm for c in (view.rows[0].cells if view.rows else ())]
         self.rows = view.rows

@@ -79,7 +79,14 @@ def compute_figures(snap: Snapshot) -> Figures:
     n = len(snap.task_ids)
     outcomes = {a.name: a.outcomes() for a in snap.arms}
     arms = {a.name: _arm_figures(a, outcomes[a.name], n, now, snap.started_at) for a in snap.arms}
-    gap_text, gap_short, gap = _gap(snap.arms, outcomes, n, over=snap.status is not None)
+    over = snap.status is not None
+    # What the report would say of an arm that will not finish every task (censored, stopped, or the run over).
+    out = {
+        a.name: arms[a.name].core.not_comparable or ""
+        for a in snap.arms
+        if arms[a.name].core.not_comparable and (over or a.state in STOPPED_WORDS)
+    }
+    gap_text, gap_short, gap = _gap(snap.arms, outcomes, n, over=over, not_comparable=out)
     elapsed = None if snap.started_at is None else max(0.0, now - snap.started_at)
     done = sum(1 for a in snap.arms for o in outcomes[a.name] if o.decided)
     total = n * len(snap.arms)
@@ -205,7 +212,13 @@ def _censoring(arm: ArmSnapshot, projection: Projection) -> str:
     return "no"
 
 
-def _gap(arms: tuple[ArmSnapshot, ...], outcomes: dict, n: int, over: bool) -> tuple[str, str, Comparison | None]:
+# An arm in one of these states has tasks it will never finish: the gap rests on the others.
+STOPPED_WORDS = {"censored": "censored", "stopped": "stopped", "aborted": "aborted"}
+
+
+def _gap(
+    arms: tuple[ArmSnapshot, ...], outcomes: dict, n: int, over: bool, not_comparable: dict[str, str] | None = None
+) -> tuple[str, str, Comparison | None]:
     """The report's paired comparison and decision rule on the tasks decided on both arms so far:
     from MIN_PAIRED such tasks (all of them in a smaller suite), and at the end of the run."""
     from agent.metrics.compare import compare_arms
@@ -219,10 +232,15 @@ def _gap(arms: tuple[ArmSnapshot, ...], outcomes: dict, n: int, over: bool) -> t
     if paired < needed and not (over and paired):
         text = f"{label}: shown once {needed} task{'s are' if needed > 1 else ' is'} decided on both arms ({paired} so far)"
         return text, f"gap {second.name}−{first.name}: after {needed} paired tasks ({paired} so far)", None
-    c = compare_arms(first.name, outcomes[first.name], second.name, outcomes[second.name], seed=0, resamples=0)
+    out = not_comparable or {}
+    c = compare_arms(
+        first.name, outcomes[first.name], second.name, outcomes[second.name], seed=0, resamples=0, not_comparable=out
+    )
     iv = c.interval
     interval = f"{iv.gap:+.2f}, {iv.level:.0%} CI [{iv.lo:+.2f}, {iv.hi:+.2f}], n={c.n_paired}"
     read = c.verdict.short.split(" (")[0]  # "no detectable difference" / "B wins on acceptance by 20 pts"
+    if out:
+        read = c.verdict.short
     return (
         f"{label} {interval} · {c.verdict.short}",
         f"gap {second.name}−{first.name} {iv.gap:+.2f} [{iv.lo:+.2f}, {iv.hi:+.2f}] n={c.n_paired} · {read}",

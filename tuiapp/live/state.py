@@ -204,6 +204,7 @@ class RunState:
         self.engine_state = "starting"  # starting | running | paused | aborting | finished | aborted | crashed
         self.status: str | None = None  # the run's final status once RunFinished arrived
         self.sandbox_warning: str | None = None  # set when grades run without bubblewrap
+        self.forced_warning: str | None = None  # set when the run goes on past an invalidating preflight
         self.decision: ev.DecisionUpdated | None = None  # the always-valid paired test (issue 20)
         self.task_ids: list[str] = []
         self.controls: set[str] = set()  # impossible controls (RunStarted): in the grid, not in the figures
@@ -252,6 +253,10 @@ class RunState:
                 self._submitted(arm, event)
             case ev.ArmStateChanged() if arm:
                 self._arm_state(arm, event)
+            case ev.LogMessage() if event.kind == "preflight_forced":
+                self.forced_warning = "FORCED past preflight"
+                self.dirty.add("header")
+                return Notice("sandbox", text=event.text)
             case ev.EngineStateChanged():
                 self.engine_state = event.state
                 self.dirty.add("header")

@@ -260,7 +260,8 @@ def header_wordings(state: RunState, figures: fig.Figures | None) -> list[str]:
     """Longest first. Every wording keeps the state, elapsed, ETA, done and a missing sandbox;
     the run id and manifest go first when the terminal is narrow."""
     status = STATE_WORDS.get(state.engine_state, state.engine_state)
-    sandbox = f"⚠ {state.sandbox_warning}" if state.sandbox_warning else ""
+    warnings = [w for w in (state.forced_warning, state.sandbox_warning) if w]
+    sandbox = f"⚠ {' · '.join(warnings)}" if warnings else ""
     elapsed = clock(figures.elapsed_s) if figures else "—"
     eta = "—" if not figures or figures.eta_s is None else "~" + clock(figures.eta_s)
     done = f"{figures.done_units}/{figures.total_units}" if figures and figures.total_units else "—"

@@ -156,7 +156,7 @@ def test_price_table_budget_and_grading_are_published(build, ledger):
     tokens = 7 * (8000 * 3.0 + 2000 * 15.0) / 1e6
     assert a["model"] == pytest.approx(tokens) and a["total"] == pytest.approx(tokens + a["grading"])
     assert a["cpsp"] == pytest.approx(a["total"] / 3)
-    assert "attempt budget: max_attempts = 3 per task on every arm" in text
+    assert "attempt budget: 3 attempts (3× one attempt's caps) per task on every arm" in text
     assert "prices: A $3 in / $15 out per million tokens; B $1.6 per GPU-hour (utilization 50% as configured)" in text
     assert "grading compute: $0.1 per CPU-hour" in text
     assert "+ grading $0.0070 (252.0 CPU s at $0.1/CPU-hour)" in text
@@ -168,8 +168,8 @@ def test_different_attempt_budgets_are_stated(build, ledger):
     build.arm(run, "A", ["P"], max_attempts=1)
     build.arm(run, "B", ["P"], max_attempts=5)
     _, text, _ = report_of(ledger, run)
-    assert "max_attempts differs between arms: A 1, B 5" in text
-    assert "acceptance [95% CI]" in text
+    assert "UNEQUAL per-task budgets — A 1 attempt (1× one attempt's caps); B 5 attempts (5× one attempt's caps)" in text
+    assert "acceptance within each arm's budget [95% CI]" in text
 
 
 def test_mixed_accounting_marks_qap(build, ledger):
