@@ -24,7 +24,8 @@ RULES = {
     "proc-access": "solution code reaches into /proc or /dev/fd (another process's memory or descriptors)",
     "ctypes": "solution code calls into C through ctypes",
     "tracing": "solution code installs a trace or profile function",
-    "code-forgery": "solution code builds code objects by hand",
+    "code-forgery": "solution code builds code objects by hand, runs code it decodes, or ships compiled code",
+    "forks": "solution code forks the test process: the copy holds the runner, its key and its channel",
     # what the runner did
     "runner-patched": "the test runner's internals changed while the tests ran",
     "test-patched": "a test function was replaced after collection, or comes from a non-test file",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -97,7 +98,10 @@ def harness_channel(setup: bytes | None, harness_dir: str) -> Iterator[ChannelFd
         yield ChannelFds({}, (), None)
         return
     key_r, key_w = os.pipe()
-    res_r, res_w = os.pipe()
+    # The records travel on a socket, not a pipe: a pipe can be reopened for reading through
+    # /proc/self/fd and drained by the code under test; a socket cannot be reopened at all.
+    host_end, command_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    res_r, res_w = host_end.detach(), command_end.detach()
     writer = threading.Thread(target=_write_all, args=(key_w, setup), daemon=True)
     writer.start()
     try:

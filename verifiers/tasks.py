@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -93,8 +94,8 @@ class Task:
         if "sha256" not in self._digest:
             h = hashlib.sha256()
             for f in iter_files(self.path):
-                h.update(str(f.relative_to(self.path)).encode() + b"\0")
-                h.update((b"symlink:" + os.readlink(f).encode() if f.is_symlink() else f.read_bytes()) + b"\0")
+                h.update(os.fsencode(f.relative_to(self.path)) + b"\0")  # any name bytes, not only UTF-8
+                h.update((b"symlink:" + os.fsencode(os.readlink(f)) if f.is_symlink() else f.read_bytes()) + b"\0")
             self._digest["sha256"] = h.hexdigest()
         return str(self._digest["sha256"])
 
@@ -126,8 +127,17 @@ def iter_files(root: Path) -> Iterator[Path]:
         here = Path(current)
         links = [d for d in dirs if (here / d).is_symlink()]
         dirs[:] = sorted(d for d in dirs if d not in _JUNK and d not in links)
-        found += [here / name for name in (*files, *links) if name not in _JUNK]
+        found += [here / name for name in (*files, *links) if name not in _JUNK and _plain(here / name)]
     yield from sorted(found)
+
+
+def _plain(path: Path) -> bool:
+    """A regular file or a symlink: never a FIFO, socket or device (reading one would block)."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
 
 
 def _require_str(data: dict[str, Any], key: str, toml_path: Path) -> str:
@@ -288,9 +298,19 @@ def copy_with_overlays(source: Path, dest: Path, *overlays: Path | None, link: b
                 symlinks=True,
                 dirs_exist_ok=True,
                 copy_function=copy,
-                ignore=shutil.ignore_patterns(*_JUNK),
+                ignore=_ignore,
             )
     return dest
+
+
+def _ignore(folder: str, names: list[str]) -> set[str]:
+    """Caches, build output and special files (FIFOs, sockets, devices) are never copied."""
+    skipped = set(shutil.ignore_patterns(*_JUNK)(folder, names))
+    for name in names:
+        path = Path(folder) / name
+        if name not in skipped and not path.is_dir() and not _plain(path):
+            skipped.add(name)
+    return skipped
 
 
 def _link_or_copy(src: str, dst: str) -> None:

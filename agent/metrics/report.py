@@ -530,7 +530,7 @@ def _setup_groups(runs: list[dict[str, Any]], sections: list[dict[str, Any]]) ->
     """Runs of one manifest grouped by setup (agent/metrics/setup.py), in first-seen order; each
     group after the first says what differs from the first, one line each."""
     groups: dict[str, dict[str, Any]] = {}
-    setups = {}
+    setups: dict[str, dict[str, Any]] = {}
     for run, section in zip(runs, sections):
         sha = section["setup"]["sha256"]
         setups.setdefault(sha, {"arms": [a["setup"] for a in section["arms"] if a.get("setup")]})

@@ -13,8 +13,10 @@ always `add(a, b) = a + b`; the workspace has `a - b`.
 
 from __future__ import annotations
 
+import base64
 import textwrap
 from pathlib import Path
+from typing import Any
 
 WRONG_PY = "def add(a, b):\n    return a - b\n"
 HONEST_PY = "def add(a, b):\n    return a + b\n"
@@ -494,13 +496,18 @@ RUST = {
     ),
 }
 
-ATTACKS: dict[str, tuple[str, dict[str, str], list[str]]] = {
+from tests.hostile.gaming_probes import PROBES  # noqa: E402 — the red team's, after the suite's own
+
+ATTACKS: dict[str, tuple[str, dict[str, Any], list[str]]] = {
     **{k: ("python", files, rules) for k, (files, rules) in PYTHON.items()},
     **{k: ("shell", files, rules) for k, (files, rules) in SHELL.items()},
     **{k: ("javascript", files, rules) for k, (files, rules) in _node_attacks("js", "mjs").items()},
     **{k: ("typescript", files, rules) for k, (files, rules) in _node_attacks("ts", "ts").items()},
     **{k: ("rust", files, rules) for k, (files, rules) in RUST.items()},
+    **PROBES,
 }
+# Answers a model could not write (write_file takes text): gated by validate, not driven in a run.
+BINARY = sorted(k for k, (_, files, _) in ATTACKS.items() if any(isinstance(v, dict) for v in files.values()))
 
 
 def _layout(language: str) -> dict[str, object]:
@@ -556,11 +563,14 @@ def _layout(language: str) -> dict[str, object]:
     }
 
 
-def _write(folder: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
+def _write(folder: Path, files: dict[str, Any]) -> None:
+    for rel, content in files.items():
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        if isinstance(content, dict):
+            path.write_bytes(base64.b64decode(content["base64"]))
+        else:
+            path.write_text(content)
 
 
 def build_gaming_suite(root: Path, only: list[str] | None = None) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.gaming import ATTACKS, build_gaming_suite
+from tests.hostile.gaming import ATTACKS, BINARY, build_gaming_suite
 from verifiers.isolation import bwrap_status
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not bwrap_status().usable, reason="needs the bubblewrap sandbox")]
@@ -80,9 +80,10 @@ def _run(config: Path, db: Path) -> subprocess.CompletedProcess:
 
 
 def test_a_paired_run_classes_every_gamed_answer_tampering(suite, tmp_path):
-    root, tasks = suite
+    root, every = suite
+    tasks = [t for t in every if t not in BINARY]
     db = tmp_path / "gaming.sqlite"
-    done = _run(_config(tmp_path / "gaming.toml", [root], "saboteur", "solver"), db)
+    done = _run(_config(tmp_path / "gaming.toml", [root], "saboteur", "solver", tasks), db)
     assert done.returncode == 0, done.stderr[-3000:]
     ledger = sqlite3.connect(db)
     ledger.row_factory = sqlite3.Row

@@ -21,7 +21,6 @@ FLAGGED = [
     ("mod.py", "import builtins\nbuiltins.print = None\n", "assert-mutated"),
     ("mod.py", "import unittest\nunittest.TestCase.assertEqual = lambda *a: None\n", "assert-mutated"),
     ("mod.py", "import os\n\ndef f():\n    os._exit(0)\n", "exit-hook"),
-    ("mod.py", "import atexit\n", "exit-hook"),
     ("mod.py", "import sys\nsys.exit(0)\n", "exit-hook"),
     ("mod.py", "raise SystemExit(0)\n", "exit-hook"),
     ("mod.py", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "exit-hook"),
@@ -128,6 +127,13 @@ LEFT_ALONE = [
     ("src/main.rs", 'fn main() { println!("hi"); }\n'),
     ("run.sh", 'trap \'rm -f "$tmp"\' EXIT\nkill "$pid" 2>/dev/null\n'),
     ("README.md", "import pytest; os._exit(0)\n"),
+    ("mod.py", "import atexit\n\natexit.register(print)\n"),  # the driver leaves with os._exit: no hook runs
+    ("cli.mjs", "if (import.meta.url === `file://${process.argv[1]}`) {\n  process.exit(main());\n}\n"),
+    ("src/bin/add.rs", "fn main() { std::process::exit(2); }\n"),
+    (
+        "src/lib.rs",
+        "pub struct Zero;\nimpl PartialEq for Zero {\n    fn eq(&self, _o: &Self) -> bool {\n        true\n    }\n}\n",
+    ),
 ]
 
 

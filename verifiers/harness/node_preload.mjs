@@ -114,9 +114,11 @@ function tripwire(object, label) {
 const seen = new Set();
 function callerInWorkspace() {
   const original = Error.prepareStackTrace;
+  const limit = Error.stackTraceLimit;
   let sites = null;
   try {
     Error.prepareStackTrace = (_, callsites) => callsites;
+    Error.stackTraceLimit = 64; // workspace code may have set it to 0 to hide itself
     const holder = {};
     Error.captureStackTrace(holder);
     sites = holder.stack;
@@ -124,8 +126,9 @@ function callerInWorkspace() {
     sites = null;
   } finally {
     try { Error.prepareStackTrace = original; } catch { /* made read-only by someone */ }
+    try { Error.stackTraceLimit = limit; } catch { /* made read-only by someone */ }
   }
-  if (!Array.isArray(sites)) return { file: null, line: null, hidden: true };
+  if (!isArray(sites) || sites.length === 0) return { file: null, line: null, hidden: true };
   for (const site of sites) {
     let file = site.getFileName?.() || '';
     if (file.startsWith('file://')) file = new URL(file).pathname;
@@ -134,6 +137,18 @@ function callerInWorkspace() {
     }
   }
   return null;
+}
+
+function flag(rule, caller, detail) {
+  const where = `${rule}:${caller.file}:${caller.line}`;
+  if (seen.has(where)) return;
+  seen.add(where);
+  emit('evidence', {
+    rule,
+    file: caller.file,
+    line: caller.line,
+    detail: `${detail}${caller.hidden ? ' (with the call stack hidden)' : ''}`,
+  });
 }
 
 function watchRead(target) {
@@ -148,30 +163,48 @@ function watchRead(target) {
   }
   if (!protectedFiles.has(full)) return;
   const caller = callerInWorkspace();
-  if (caller === null) return;
-  const where = `${caller.file}:${caller.line}`;
-  if (seen.has(where)) return;
-  seen.add(where);
-  emit('evidence', {
-    rule: 'reads-hidden-tests',
-    file: caller.file,
-    line: caller.line,
-    detail: `opened ${relative(work, full)}${caller.hidden ? ' (with the call stack hidden)' : ''}`,
-  });
+  if (caller !== null) flag('reads-hidden-tests', caller, `opened ${relative(work, full)}`);
 }
 
-function wrap(owner, name) {
+const hiddenNames = [...protectedFiles].map((p) => p.slice(p.lastIndexOf(sep) + 1));
+
+function watchCommand(args) {
+  const words = [];
+  for (const a of args) {
+    if (typeof a === 'string') words.push(a);
+    else if (isArray(a)) for (const w of a) if (typeof w === 'string') words.push(w);
+  }
+  const text = words.join(' ');
+  const hit = hiddenNames.find((name) => text.includes(name));
+  if (hit === undefined) return;
+  const caller = callerInWorkspace();
+  if (caller !== null) flag('reads-hidden-tests', caller, `runs a command naming ${hit}`);
+}
+
+function wrap(owner, name, watch) {
   const original = owner[name];
   if (typeof original !== 'function') return;
   const wrapped = function (...args) {
-    watchRead(args[0]);
+    watch(args);
     return apply(original, this, args);
   };
   Object.defineProperty(wrapped, 'name', { value: original.name });
   owner[name] = wrapped;
 }
-for (const name of ['readFileSync', 'readFile', 'openSync', 'open', 'createReadStream', 'readSync']) wrap(fs, name);
-for (const name of ['readFile', 'open']) wrap(fs.promises, name);
+// Every way to read a file's bytes or to give it another name (then read that), and every way to
+// start a process (that could read it for us).
+const READS = ['readFileSync', 'readFile', 'openSync', 'open', 'createReadStream', 'opendir', 'opendirSync'];
+const COPIES = ['copyFile', 'copyFileSync', 'cp', 'cpSync', 'link', 'linkSync', 'symlink', 'symlinkSync', 'rename', 'renameSync'];
+const byFirst = (args) => watchRead(args[0]);
+for (const name of [...READS, ...COPIES]) wrap(fs, name, byFirst);
+for (const name of ['readFile', 'open', 'copyFile', 'cp', 'link', 'symlink', 'rename']) wrap(fs.promises, name, byFirst);
+const children = require('node:child_process');
+for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']) {
+  wrap(children, name, watchCommand);
+}
+// ESM named imports (`import { readFileSync } from 'node:fs'`) were bound when this file imported
+// node:fs: point them at the wrappers too.
+require('node:module').syncBuiltinESMExports();
 
 
 

@@ -58,7 +58,9 @@ def main() -> None:  # everything lives in this closure: no module global for wo
         where = (rule, filename, frame.f_lineno)
         if where not in seen:
             seen.add(where)
-            emit("evidence", rule=rule, file=relpath(filename, work), line=frame.f_lineno, detail=detail)
+            inside = filename.startswith(prefix)
+            label = relpath(filename, work) if inside else None
+            emit("evidence", rule=rule, file=label, line=frame.f_lineno if inside else None, detail=detail)
 
     def innermost_suspect(frame: FrameType | None) -> FrameType | None:
         while frame is not None:
@@ -73,18 +75,41 @@ def main() -> None:  # everything lives in this closure: no module global for wo
     direct = {
         "sys._getframe": "frame-inspection",
         "sys._current_frames": "frame-inspection",
-        "object.__getattr__": "frame-inspection",
         "gc.get_objects": "frame-inspection",
         "gc.get_referrers": "frame-inspection",
         "gc.get_referents": "frame-inspection",
         "code.__new__": "code-forgery",
         "sys.settrace": "tracing",
         "sys.setprofile": "tracing",
+        "exec": "code-forgery",
+        "compile": "code-forgery",
     }
-    watched = frozenset(direct) | {"open", "object.__setattr__"}
+    spawns = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"})
+    watched = frozenset(direct) | spawns | {"open", "object.__setattr__", "object.__getattr__", "os.fork", "os.forkpty"}
     ctypes_dir = sep + "ctypes" + sep
     runner_modules = ("_pytest", "pytest", "pluggy", "unittest", "builtins")
     runtime_dirs = tuple(dict.fromkeys(realpath(p) + sep for p in (sys.prefix, sys.base_prefix)))
+    driver = realpath(__file__)
+    # Where pytest's own reads of the hidden files come from (importing them, showing a failure).
+    runner_marks = (sep + "_pytest" + sep, sep + "pluggy" + sep, "<frozen importlib", driver)
+    hidden_names = tuple(sorted({p.rsplit(sep, 1)[-1] for p in protected}, key=len, reverse=True))
+    frame_attrs = frozenset({"f_code", "tb_frame", "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code"})
+
+    def by_runner(frame: FrameType | None) -> bool:
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(runner_marks) or any(
+                m in frame.f_code.co_filename for m in runner_marks
+            ):
+                return True
+            frame = frame.f_back
+        return False
+
+    def report_hidden_read(caller: FrameType, what: str) -> None:
+        frame = innermost_suspect(caller)
+        if frame is not None:
+            report("reads-hidden-tests", frame, what)
+        elif not by_runner(caller):  # a thread or a callback with no frame of the workspace on its stack
+            report("reads-hidden-tests", caller, f"{what} outside the runner (from a thread or a callback)")
 
     def hook(event: str, args: tuple[object, ...]) -> None:
         if busy[0] or (event not in watched and not event.startswith("ctypes.")):
@@ -101,9 +126,7 @@ def main() -> None:  # everything lives in this closure: no module global for wo
                     return  # the interpreter's own files: imports of the stdlib and site-packages
                 full = realpath(joinpath(work, text))
                 if full in protected:
-                    frame = innermost_suspect(caller)
-                    if frame is not None:
-                        report("reads-hidden-tests", frame, f"opened {relpath(full, work)}")
+                    report_hidden_read(caller, f"opened {relpath(full, work)}")
                 elif text.startswith("/dev/fd/") or (
                     full.startswith("/proc/") and any(part in full for part in ("/fd/", "/mem", "/environ", "/maps"))
                 ):
@@ -111,11 +134,18 @@ def main() -> None:  # everything lives in this closure: no module global for wo
                     if frame is not None:
                         report("proc-access", frame, f"opened {text}")
             elif event == "object.__getattr__":
+                target: Any = args[0]
                 name = args[1] if len(args) > 1 else ""
-                if name in ("__code__", "tb_frame", "f_back", "gi_frame", "cr_frame", "ag_frame") and suspect(
-                    caller.f_code.co_filename
-                ):
+                if name not in frame_attrs and name != "__code__":
+                    return
+                code = target.f_code if name == "f_code" else target.__code__ if name == "__code__" else None
+                owner = getattr(code, "co_filename", None)
+                if suspect(caller.f_code.co_filename):
                     report("frame-inspection", caller, f"reads .{name}")
+                elif owner in protected:  # the hidden tests' own code, read through a helper (dis, inspect)
+                    frame = innermost_suspect(caller)
+                    if frame is not None:
+                        report("reads-hidden-tests", frame, f"reads the hidden tests' code (.{name})")
             elif event == "object.__setattr__":
                 target, name = args[0], args[1] if len(args) > 1 else ""
                 module = getattr(target, "__module__", "") or ""
@@ -126,6 +156,18 @@ def main() -> None:  # everything lives in this closure: no module global for wo
                     frame = innermost_suspect(caller)
                     if frame is not None:
                         report("runner-patched", frame, f"sets {module}.{getattr(target, '__qualname__', '?')}.{name}")
+            elif event in ("os.fork", "os.forkpty"):
+                frame = innermost_suspect(caller)
+                if frame is not None:
+                    report("forks", frame, f"calls {event}")
+            elif event in spawns:
+                parts: tuple[Any, ...] = args[:2]
+                words = " ".join(fsdecode(a) if kind_of(a) in (is_str, bytes) else is_str(a) for a in parts)
+                hit = next((n for n in hidden_names if n in words), None)
+                if hit is not None:
+                    frame = innermost_suspect(caller)
+                    if frame is not None or not by_runner(caller):
+                        report("reads-hidden-tests", frame or caller, f"runs a command naming {hit}")
             elif event in direct:
                 if suspect(caller.f_code.co_filename):
                     report(direct[event], caller, f"calls {event}")
@@ -297,6 +339,57 @@ def _changed(prints: list[tuple[Any, str, str, Any]], limit: int = 10) -> list[s
     return found
 
 
+def _equality_probe(  # builtins bound now, as in _fingerprint
+    work: str,
+    protected: frozenset[str],
+    _subclasses: Callable[[type], list[type]] = type.__subclasses__,
+    _vars: Callable[[Any], Any] = vars,
+    _getattr: Callable[..., Any] = getattr,
+    _callable: Callable[[Any], bool] = callable,
+    _bool: type = bool,
+    _modules: dict[str, Any] = sys.modules,
+) -> list[tuple[str, int | None, str]]:
+    """Classes of the workspace whose own __eq__ says "equal" to two objects it has never seen
+    (however it is written: a lambda, `self is self`, a truthy constant, built by type() or
+    exec): (file, line, what). It calls each such __eq__ once, on two fresh objects."""
+    prefix = work + os.sep
+    found: list[tuple[str, int | None, str]] = []
+    seen: set[int] = set()
+    stack: list[type] = [object]
+    while stack:
+        cls = stack.pop()
+        if id(cls) in seen:
+            continue
+        seen.add(id(cls))
+        try:
+            stack.extend(_subclasses(cls))
+        except TypeError:
+            stack.extend(_subclasses(type) if cls is type else [])
+        module = _modules.get(_getattr(cls, "__module__", None) or "")
+        source = _getattr(module, "__file__", None) or ""
+        if not (isinstance(source, str) and source.startswith(prefix) and source not in protected):
+            continue
+        eq = _vars(cls).get("__eq__")
+        if eq is None or not _callable(eq):
+            continue
+        try:
+            answer = eq(object(), object())
+            equal = answer is not NotImplemented and _bool(answer)
+        except Exception:  # noqa: BLE001 — an __eq__ that looks at its arguments fails on these
+            continue
+        if equal:
+            code = _getattr(eq, "__code__", None)
+            line = _getattr(code, "co_firstlineno", None)
+            found.append(
+                (
+                    os.path.relpath(source, work),
+                    line,
+                    f"{_getattr(cls, '__qualname__', '?')}.__eq__ says equal to anything",
+                )
+            )
+    return found
+
+
 def _plugin(
     emit: Emit,
     work: str,
@@ -308,6 +401,13 @@ def _plugin(
     import pytest
 
     relpath = os.path.relpath  # bound now: the workspace is imported during collection
+    flagged: set[tuple[str, int | None, str]] = set()
+
+    def probe_equality() -> None:
+        for where in _equality_probe(work, protected):
+            if where not in flagged:
+                flagged.add(where)
+                emit("evidence", rule="const-equality", file=where[0], line=where[1], detail=where[2])
 
     state: dict[str, object] = {}
 
@@ -365,6 +465,7 @@ def _plugin(
                 )
             emit("collected", tests=tests)
             check("collection")
+            probe_equality()
 
         @pytest.hookimpl(tryfirst=True)
         def pytest_runtest_call(self, item: pytest.Item) -> None:
@@ -378,6 +479,16 @@ def _plugin(
                     detail=f"{item.nodeid}: the test function was replaced",
                 )
             check(item.nodeid, full=False)
+
+        @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+        def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Any:
+            yield
+            check(f"{pyfuncitem.nodeid} (after its body)", full=False)  # patched during the test
+
+        @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+        def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+            check(f"{item.nodeid} ({call.when} report)", full=False)  # before the report is built from it
+            yield
 
         @pytest.hookimpl(trylast=True)
         def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -394,6 +505,7 @@ def _plugin(
         @pytest.hookimpl(trylast=True)
         def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
             check("session end")
+            probe_equality()  # classes made while the tests ran
             emit("finish", exit=int(exitstatus), failed=session.testsfailed, collected=session.testscollected)
 
     return Harness()

@@ -24,6 +24,8 @@ from verifiers.findings import TamperFinding
 from verifiers.mechanics import grammar_for, parse
 
 MAX_FILE_BYTES = 2_000_000
+# Files an interpreter or loader runs that no scan can read: compiled Python, shared objects.
+COMPILED = (".pyc", ".pyo", ".so", ".pyd", ".dylib", ".node", ".wasm")
 MAX_FINDINGS_PER_FILE = 20
 SNIPPET_CHARS = 120
 _PROC = re.compile(
@@ -139,6 +141,9 @@ def scan_files(root: Path, rels: list[str], hidden_files: list[str]) -> list[Tam
     for rel in rels:
         path = root / rel
         if path.is_symlink() or not path.is_file():
+            continue
+        if rel.endswith(COMPILED):
+            found.append(TamperFinding("code-forgery", rel, None, "compiled code the scan cannot read"))
             continue
         try:
             data = path.read_bytes()

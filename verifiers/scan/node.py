@@ -92,6 +92,19 @@ def _bound_names(root: Node) -> set[str]:
     return names
 
 
+def _main_guarded(node: Node) -> bool:
+    """Inside `if (require.main === module)` or an `import.meta` / process.argv[1] check: a CLI's
+    own entry, which no test imports."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "if_statement":
+            condition = text(parent.child_by_field_name("condition"))
+            if "require.main" in condition or ("process.argv" in condition and "import.meta" in condition):
+                return True
+        parent = parent.parent
+    return False
+
+
 def scan(src: Source, root: Node) -> list[TamperFinding]:
     found: list[TamperFinding] = []
     bound = _bound_names(root)
@@ -106,7 +119,7 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
             name = member(node.child_by_field_name("function"))
             args = node.child_by_field_name("arguments")
             first = args.named_children[0] if args is not None and args.named_children else None
-            if name in EXITS or (name == "process.kill" and "process.p" in text(args)):
+            if (name in EXITS or (name == "process.kill" and "process.p" in text(args))) and not _main_guarded(node):
                 found.append(src.finding("exit-hook", node))
             elif name in LISTENERS and first is not None and string_value(first) in ("exit", "beforeExit"):
                 found.append(src.finding("exit-hook", node))

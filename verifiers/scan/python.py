@@ -27,7 +27,6 @@ FRAME_CALLS = {
     "types.FunctionType": "code-forgery",
     "os._exit": "exit-hook",
     "posix._exit": "exit-hook",
-    "atexit.register": "exit-hook",
     "os.abort": "exit-hook",
     "os.dup2": "proc-access",
     "os.dup": "proc-access",
@@ -108,8 +107,6 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
                 top = name.split(".")[0]
                 if top in RUNNER and (not src.is_test or top != "pytest"):
                     found.append(src.finding("runner-imported", where))
-                elif top == "atexit":
-                    found.append(src.finding("exit-hook", where))
                 elif top == "ctypes":
                     found.append(src.finding("ctypes", where))
                 if any(name == h or name.startswith(h + ".") for h in src.hidden):

@@ -3,16 +3,43 @@ or a process exit can print its report for it; and `include_str!` reads the test
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from verifiers.findings import TamperFinding
 from verifiers.scan import Source, string_findings, text, walk
 
 EXIT_PATHS = ("process::exit", "process::abort", "libc::exit", "libc::_exit", "libc::abort", "libc::kill")
-FOREIGN_EXITS = ("exit", "_exit", "_Exit", "abort", "kill", "raise", "write", "dup2")
+FOREIGN_EXITS = (
+    "exit",
+    "_exit",
+    "_Exit",
+    "quick_exit",
+    "exit_group",
+    "syscall",
+    "abort",
+    "kill",
+    "raise",
+    "write",
+    "dup2",
+)
+# Macro bodies are token trees tree-sitter does not parse as items: read them as text.
+_MACRO_EXIT = re.compile(r"process\s*::\s*(?:exit|abort)\b|libc\s*::\s*_?exit\b")
+_MACRO_EQ = re.compile(r"fn\s+eq\s*\([^)]*\)\s*->\s*bool\s*\{\s*(?:true|!\s*false|\(\s*true\s*\))\s*\}")
+_ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u\{([0-9a-fA-F]{1,6})\}")
 LINK_ATTRS = ("link_section", "used", "no_mangle", "export_name", "link_name")
 READS = ("include_str", "include_bytes", "include")
 ASM = ("asm", "global_asm", "naked_asm")
+
+
+def _unescape(literal: str) -> str:
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), literal)
+
+
+def _binary(rel: str) -> bool:
+    """A binary target: linked into no test binary, so it may exit as a program does."""
+    return rel == "src/main.rs" or rel.startswith("src/bin/")
 
 
 def _constant_bool(body: Node | None, value: str) -> bool:
@@ -26,17 +53,30 @@ def _constant_bool(body: Node | None, value: str) -> bool:
         only = only.named_children[0]
     if only.type == "return_expression" and only.named_children:
         only = only.named_children[0]
+    while only.type == "parenthesized_expression" and only.named_children:
+        only = only.named_children[0]
+    if only.type == "unary_expression" and text(only).replace(" ", "") == ("!false" if value == "true" else "!true"):
+        return True
     return only.type == "boolean_literal" and text(only) == value
 
 
 def scan(src: Source, root: Node) -> list[TamperFinding]:
     found: list[TamperFinding] = []
+    program = _binary(src.rel)
     for node in walk(root):
         kind = node.type
-        if kind == "call_expression":
-            name = text(node.child_by_field_name("function")).replace(" ", "")
-            if any(name == p or name.endswith("::" + p) for p in EXIT_PATHS):
+        if kind in ("scoped_identifier", "call_expression") and not program:
+            name = text(node.child_by_field_name("function") if kind == "call_expression" else node).replace(" ", "")
+            if any(name == p or name.endswith("::" + p) for p in EXIT_PATHS):  # a call, or a fn pointer to it
                 found.append(src.finding("exit-hook", node))
+        elif (
+            kind in ("macro_definition", "token_tree") and node.parent is not None and node.parent.type != "token_tree"
+        ):
+            body = text(node)
+            if _MACRO_EXIT.search(body) and not program:
+                found.append(src.finding("exit-hook", node, "a macro that exits the process"))
+            if _MACRO_EQ.search(body):
+                found.append(src.finding("const-equality", node, "a macro that writes an eq that is always true"))
         elif kind in ("attribute_item", "inner_attribute_item"):
             attr = node.named_children[0] if node.named_children else None
             name = text(attr.named_children[0]) if attr is not None and attr.named_children else ""
@@ -53,7 +93,10 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
             found.append(src.finding("runner-imported" if "test" in text(node) else "exit-hook", node))
         elif kind == "macro_invocation":
             name = text(node.child_by_field_name("macro")).split("::")[-1]
-            if name in READS and any(mark in text(node) for mark in ("tests", "..", "env!", "concat!", *src.hidden)):
+            literal = _unescape(text(node))
+            if name in READS and (
+                "\\" in text(node) or any(mark in literal for mark in ("tests", "..", "env!", "concat!", *src.hidden))
+            ):
                 found.append(
                     src.finding("reads-hidden-tests", node, f"reads the tests at build time: {src.snippet(node)}")
                 )
@@ -61,7 +104,7 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
                 found.append(src.finding("reads-hidden-tests", node, f"finds the crate's folder: {src.snippet(node)}"))
             elif name in ASM:
                 found.append(src.finding("exit-hook", node, f"inline assembly: {src.snippet(node)}"))
-        elif kind == "impl_item" and text(node.child_by_field_name("trait")).split("<")[0].endswith("PartialEq"):
+        elif kind == "impl_item" and _equal_to_another_type(node):
             for item in node.named_children[-1].named_children if node.named_children else ():
                 if item.type != "function_item":
                     continue
@@ -71,5 +114,15 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
                     found.append(src.finding("const-equality", item, f"PartialEq::{name} always returns {wanted}"))
         elif kind in ("string_literal", "raw_string_literal"):
             value = "".join(text(c) for c in node.named_children if c.type == "string_content") or text(node)
-            found += string_findings(src, node, value)
+            found += string_findings(src, node, _unescape(value))
     return found
+
+
+def _equal_to_another_type(impl: Node) -> bool:
+    """`impl PartialEq<Other> for T`: a T equal to values of another type. `impl PartialEq for T`
+    (T against T) may be always true honestly, for a type with one value."""
+    trait = text(impl.child_by_field_name("trait")).replace(" ", "")
+    if not trait.split("<")[0].endswith("PartialEq") or "<" not in trait:
+        return False
+    other = trait.split("<", 1)[1].rsplit(">", 1)[0]
+    return other not in ("Self", text(impl.child_by_field_name("type")).replace(" ", ""))

@@ -168,7 +168,9 @@ def test_different_attempt_budgets_are_stated(build, ledger):
     build.arm(run, "A", ["P"], max_attempts=1)
     build.arm(run, "B", ["P"], max_attempts=5)
     _, text, _ = report_of(ledger, run)
-    assert "UNEQUAL per-task budgets — A 1 attempt (1× one attempt's caps); B 5 attempts (5× one attempt's caps)" in text
+    assert (
+        "UNEQUAL per-task budgets — A 1 attempt (1× one attempt's caps); B 5 attempts (5× one attempt's caps)" in text
+    )
     assert "acceptance within each arm's budget [95% CI]" in text
 
 

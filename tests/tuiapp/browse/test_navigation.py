@@ -62,9 +62,15 @@ async def test_run_screen_shows_report_and_grid(scripted):
         report = shown(screen, "#report")
         assert "Decision table" in report and "acceptance within 2" in report
         assert "Paired comparison B vs A" in report and "McNemar exact" in report
-        assert "read: on the 4 tasks both finished (1 excluded: B censored (cap hit)): no detectable difference at n=4" in report
+        assert (
+            "read: on the 4 tasks both finished (1 excluded: B censored (cap hit)): no detectable difference at n=4"
+            in report
+        )
         assert "not comparable (0.00 [0.00," in report  # B: cap hit, the report's own cells
-        assert "decision rule: a side wins only when" in report and "attempt budget: 2 attempts (2× one attempt's caps) per task on every arm" in report
+        assert (
+            "decision rule: a side wins only when" in report
+            and "attempt budget: 2 attempts (2× one attempt's caps) per task on every arm" in report
+        )
         grid = screen.query_one("#grid", DataTable)
         assert [k.value for k in grid.rows] == ["py-add", "py-env", "py-greet", "py-sleepy", "py-wordy"]
         cells = {task: [str(c) for c in grid.get_row(task)] for task in ("py-add", "py-greet", "py-wordy")}
