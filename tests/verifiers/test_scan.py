@@ -32,6 +32,7 @@ FLAGGED = [
     ("mod.py", "import sys\nsys.settrace(None)\n", "tracing"),
     ("mod.py", "import ctypes\n", "ctypes"),
     ("mod.py", "def f(g):\n    g.__code__ = (lambda: 0).__code__\n", "code-forgery"),
+    ("mod.py", "import base64\nexec(base64.b64decode('eD0x'))\n", "code-forgery"),
     ("mod.py", "open('test_hidden.py').read()\n", "reads-hidden-tests"),
     ("mod.py", "import test_hidden\n", "reads-hidden-tests"),
     ("mod.py", "open('/proc/self/fd/3', 'w')\n", "proc-access"),
@@ -127,7 +128,11 @@ LEFT_ALONE = [
     ("src/main.rs", 'fn main() { println!("hi"); }\n'),
     ("run.sh", 'trap \'rm -f "$tmp"\' EXIT\nkill "$pid" 2>/dev/null\n'),
     ("README.md", "import pytest; os._exit(0)\n"),
-    ("mod.py", "import atexit\n\natexit.register(print)\n"),  # the driver leaves with os._exit: no hook runs
+    ("mod.py", "import atexit\n\natexit.register(print)\n"),
+    (
+        "mod.py",
+        "def solve(expression):\n    return eval(expression)\n",
+    ),  # the driver leaves with os._exit: no hook runs
     ("cli.mjs", "if (import.meta.url === `file://${process.argv[1]}`) {\n  process.exit(main());\n}\n"),
     ("src/bin/add.rs", "fn main() { std::process::exit(2); }\n"),
     (

@@ -81,8 +81,6 @@ def main() -> None:  # everything lives in this closure: no module global for wo
         "code.__new__": "code-forgery",
         "sys.settrace": "tracing",
         "sys.setprofile": "tracing",
-        "exec": "code-forgery",
-        "compile": "code-forgery",
     }
     spawns = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"})
     watched = frozenset(direct) | spawns | {"open", "object.__setattr__", "object.__getattr__", "os.fork", "os.forkpty"}

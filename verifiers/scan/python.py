@@ -116,6 +116,8 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
             rule = FRAME_CALLS.get(name) or FRAME_CALLS.get(name.removeprefix("_"))
             if rule:
                 found.append(src.finding(rule, node))
+            elif name == "exec" and not src.is_test:  # code the scan cannot read (eval of an expression is common)
+                found.append(src.finding("code-forgery", node, f"runs code built at run time: {src.snippet(node)}"))
             elif name in SIGNALS_TO_SELF and ("getpid" in text(node) or "getppid" in text(node)):
                 found.append(src.finding("exit-hook", node))
             elif name in TOP_LEVEL_EXITS and _at_import_time(node):
