@@ -12,6 +12,7 @@ in the settings and is masked in everything a try returns before any text is cut
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -19,7 +20,7 @@ import os
 import random
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, overload, runtime_checkable
@@ -45,6 +46,7 @@ RETRIED_STATUSES = frozenset(
     {"http_429", "http_5xx", "connect_error", "read_timeout", "stream_cut", "malformed_json", "empty_response"}
 )
 ERROR_CHARS = 300
+DRAIN_S = 1.0  # how long the end of a stream after [DONE] is waited for (see _drain)
 # What a malformed body can raise while it is taken apart: a try that fails, never the run.
 _SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, OverflowError)
 
@@ -339,12 +341,14 @@ class ChatClient:
     async def _read_events(
         self, response: httpx.Response, reply: Reply, on_delta: Callable[[str], None] | None
     ) -> None:
-        async for event in read_events(response):
+        events = read_events(response)
+        async for event in events:
             chunk = json_object(event)
             # a server that skips the blank line between events sends several chunks as one event
             for payload in [event] if chunk is not None else [p.strip() for p in event.split("\n") if p.strip()]:
                 if payload == "[DONE]":
                     reply.done = True
+                    await _drain(events)
                     return
                 reply.received = True
                 chunk = chunk if payload is event else json_object(payload)
@@ -418,6 +422,15 @@ class ChatClient:
 
     def _quote(self, text: str) -> str:
         return repr(self.mask(text)[:ERROR_CHARS])
+
+
+async def _drain(events: AsyncIterator[str]) -> None:
+    """Read a stream past [DONE] to its end, so httpx returns the connection to the pool instead
+    of closing it (one TCP connection, and one TLS handshake, per call otherwise). A server that
+    keeps sending after [DONE] gets DRAIN_S; then the connection is closed, the reply kept."""
+    with anyio.move_on_after(DRAIN_S), contextlib.suppress(TryFailed, httpx.HTTPError):
+        async for _ in events:
+            pass
 
 
 @functools.cache
