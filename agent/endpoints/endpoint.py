@@ -30,6 +30,8 @@ import httpx
 
 from agent import QuotabenchError
 from agent.config import EndpointKnobs
+from agent.endpoints.pacing import Pacer
+from agent.endpoints.provider import NO_DETAILS, RateLimits, UsageDetails, rate_limits
 from agent.endpoints.response import (
     Reply,
     ToolCallRequest,
@@ -61,7 +63,8 @@ class EndpointSettings(EndpointKnobs):
 
 @dataclass(frozen=True)
 class CallTry:
-    """One HTTP try: one ledger row. status: ok, http_4xx, context_overflow or one of RETRIED_STATUSES."""
+    """One HTTP try: one ledger row. status: ok, http_4xx, context_overflow, quota_exhausted or one
+    of RETRIED_STATUSES."""
 
     retry_index: int
     started_utc: str
@@ -79,6 +82,9 @@ class CallTry:
     tool_calls: tuple[ToolCallRequest, ...]
     request_sha256: str | None = None  # the request body: the same for every try of one call
     response_sha256: str | None = None  # what came back (text and tool calls, not ids), for ok tries
+    details: UsageDetails = NO_DETAILS  # cached, cache-write and reasoning tokens, cost, as reported
+    limits: RateLimits | None = None  # the provider's rate limits, from this try's response headers
+    paced_ms: int = 0  # waited before the try for the provider's limit (not in latency_ms)
 
 
 def request_sha256(body: dict[str, Any]) -> str:
@@ -122,6 +128,15 @@ class ContextOverflow(EndpointError):
 
 class DeadlinePassed(EndpointError):
     """The caller's deadline (the attempt's time limit) passed before a reply arrived."""
+
+
+class ProviderQuotaExhausted(EndpointError):
+    """The provider's own quota or credits are spent (HTTP 402, insufficient_quota): never retried,
+    it ends the arm until the user tops up. `.reason` is the provider's message in one line."""
+
+    def __init__(self, message: str, reason: str, tries: tuple[CallTry, ...] = ()):
+        super().__init__(message, tries)
+        self.reason = reason
 
 
 @runtime_checkable
@@ -172,6 +187,7 @@ class ChatClient:
         self._semaphore = anyio.Semaphore(max(1, settings.max_concurrency))
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self.pacer = Pacer(sleep)
 
     def __repr__(self) -> str:
         return f"ChatClient(model={self.settings.model!r}, base_url={self._base!r})"
@@ -199,7 +215,16 @@ class ChatClient:
                 raise DeadlinePassed(
                     f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries)
                 )
-            call, retry_after = await self._one_try(body, retry_index, prompt_estimate, on_delta, deadline, asked)
+            spend = prompt_estimate + self.settings.max_tokens  # what a provider counts against its limit
+            paced = await self.pacer.admit(spend, deadline) if self.settings.pace else 0.0
+            try:
+                call, retry_after = await self._one_try(
+                    body, retry_index, prompt_estimate, on_delta, deadline, asked, paced
+                )
+            finally:
+                if self.settings.pace:
+                    self.pacer.done(spend)
+            self.pacer.observe(call.limits)
             tries.append(call)
             if on_try is not None:
                 await on_try(call)
@@ -219,6 +244,14 @@ class ChatClient:
                 raise ContextOverflow(
                     f"{self._where}: the prompt is longer than the model's context "
                     f"({call.error}) — shorten the conversation or use a longer-context model",
+                    tuple(tries),
+                )
+            if call.status == "quota_exhausted":
+                reason = f"provider quota: {(call.error or '').split(': ', 1)[-1]}"
+                raise ProviderQuotaExhausted(
+                    f"{self._where}: the provider's quota is spent ({call.error}) — top up the account "
+                    "or raise its limit, then resume the run",
+                    reason,
                     tuple(tries),
                 )
             if call.status not in RETRIED_STATUSES:
@@ -268,6 +301,7 @@ class ChatClient:
         on_delta: Callable[[str], None] | None,
         deadline: float | None,
         asked: str | None = None,
+        paced_s: float = 0.0,
     ) -> tuple[CallTry, float | None]:
         reply = Reply()
         status, error, retry_after = "ok", None, None
@@ -299,6 +333,7 @@ class ChatClient:
                 status, error = "malformed_json", f"the reply could not be taken apart ({type(exc).__name__}: {exc})"
             latency_ms = int((time.monotonic() - t0) * 1000)
         prompt, completion, source = self._tokens(reply, status, prompt_estimate)
+        details = reply.details if source == "reported" else NO_DETAILS
         calls = tuple(
             ToolCallRequest(self.mask(c.id), self.mask(c.name), self.mask(c.arguments)) for c in reply.tool_calls
         )
@@ -320,6 +355,9 @@ class ChatClient:
             calls,
             asked,
             response_sha256(text, calls) if status == "ok" else None,
+            details,
+            reply.limits,
+            round(paced_s * 1000),
         )
         return call, retry_after
 
@@ -333,6 +371,7 @@ class ChatClient:
             headers={**self._headers(), "Content-Type": "application/json"},
         ) as response:
             reply.http_status = response.status_code
+            reply.limits = rate_limits(response.headers)
             if self.settings.stream and response.is_success and "json" not in response.headers.get("content-type", ""):
                 await self._read_events(response, reply, on_delta)
             else:  # not streaming, an error, or a server that ignored stream=true

@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 from agent.classify import CLASS_LABELS
+from agent.metrics.billing import COST_SOURCES, provider_line
 from agent.metrics.errors import ReportError
 from agent.metrics.integrity import integrity_lines
 from agent.metrics.replicate_stats import replicate_stats_blocks
@@ -215,6 +216,8 @@ def _arm_details(arm: dict[str, Any]) -> list[str]:
         )
     if cost is not None:
         model = "tokens" if cost["kind"] == "tokens" else "machine"
+        if cost.get("cost_source"):
+            model += f" ({COST_SOURCES.get(cost['cost_source'], cost['cost_source'])})"
         lines.append(
             f"cost: {model} {_money(cost['model'])} + grading {_money(cost['grading'])} "
             f"({cost['grading_cpu_s']:,.1f} CPU s at ${cost['grading_cpu_hour']:g}/CPU-hour) = "
@@ -231,6 +234,8 @@ def _arm_details(arm: dict[str, Any]) -> list[str]:
                     f"{_percent(cost['machine_share'])} of the machine's {_money(cost['machine_total'])}"
                 )
             lines.append(line)
+    if provider := provider_line(arm.get("provider")):
+        lines.append(provider)
     if m["unfinished"]:
         shown = ", ".join(m["unfinished"][:10]) + (" ..." if len(m["unfinished"]) > 10 else "")
         lines.append(f"never finished (n={len(m['unfinished'])}): {shown}")
