@@ -90,6 +90,17 @@ class ArmState:
     activity: Activity = field(default_factory=Activity)
     buckets: dict[int, int] = field(default_factory=dict)  # bucket index -> tokens charged in it
     wasted: int = 0  # tokens of attempts that ended without an accepted patch
+    # the provider's side: its last announced rate limits, prompt tokens and the cached part of
+    # them (as reported), time spent waiting for its limit, and why its quota ended the arm
+    limits: ev.ProviderLimits | None = None
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    paced_ms: int = 0
+    provider_quota: str = ""
+
+    @property
+    def cached_share(self) -> float | None:
+        return self.cached_tokens / self.prompt_tokens if self.cached_tokens and self.prompt_tokens else None
 
     @property
     def share(self) -> float:
@@ -99,7 +110,8 @@ class ArmState:
 @dataclass(frozen=True)
 class Notice:
     """An event the app reacts to beyond redrawing: "auto_pause" (arm, the next call's tokens),
-    "finished" (text: the status) or "sandbox" (text)."""
+    "provider_quota" (arm, text: the provider's reason), "finished" (text: the status) or
+    "sandbox" (text)."""
 
     kind: str
     arm: str | None = None
@@ -259,6 +271,14 @@ class RunState:
                 return self._decision(event)
             case ev.AutoPaused() if arm and event.policy is None:  # the engine waits for the user's choice
                 return Notice("auto_pause", event.arm, f"auto-pause: arm {event.arm} near its cap", event.next_call)
+            case ev.ProviderLimits() if arm:
+                arm.limits, arm.paced_ms = event, event.paced_ms
+                self.dirty.add(f"arm:{arm.name}")
+            case ev.ProviderQuotaSpent() if arm:
+                arm.provider_quota = event.reason
+                self.dirty.add(f"arm:{arm.name}")
+                if event.policy is None:  # the engine paused until the user tops up and resumes
+                    return Notice("provider_quota", event.arm, event.reason)
             case ev.RunFinished():
                 self.status = self.engine_state = event.status
                 self.finished_at = event.at
@@ -327,6 +347,9 @@ class RunState:
 
     def _call_finished(self, arm: ArmState, event: ev.CallFinished) -> None:
         self._cell(arm, event.task_id).tokens += event.prompt_tokens + event.completion_tokens
+        arm.prompt_tokens += event.prompt_tokens
+        arm.cached_tokens += event.cached_tokens
+        arm.paced_ms += event.paced_ms
         act = arm.activity
         if act.task_id == event.task_id and event.retry_index == 0 and event.status == "ok":
             act.turn += 1  # the call of this turn is done: the next one is the next turn
@@ -362,6 +385,8 @@ class RunState:
 
     def _arm_state(self, arm: ArmState, event: ev.ArmStateChanged) -> None:
         arm.state = event.state
+        if event.state == "running":  # topped up and resumed
+            arm.provider_quota = ""
         fill = "censored" if event.state == "censored" else "aborted"
         for task_id in event.unfinished:
             cell = self._cell(arm, task_id)
