@@ -215,16 +215,7 @@ class ChatClient:
                 raise DeadlinePassed(
                     f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries)
                 )
-            spend = prompt_estimate + self.settings.max_tokens  # what a provider counts against its limit
-            paced = await self.pacer.admit(spend, deadline) if self.settings.pace else 0.0
-            try:
-                call, retry_after = await self._one_try(
-                    body, retry_index, prompt_estimate, on_delta, deadline, asked, paced
-                )
-            finally:
-                if self.settings.pace:
-                    self.pacer.done(spend)
-            self.pacer.observe(call.limits)
+            call, retry_after = await self._one_try(body, retry_index, prompt_estimate, on_delta, deadline, asked)
             tries.append(call)
             if on_try is not None:
                 await on_try(call)
@@ -301,11 +292,11 @@ class ChatClient:
         on_delta: Callable[[str], None] | None,
         deadline: float | None,
         asked: str | None = None,
-        paced_s: float = 0.0,
     ) -> tuple[CallTry, float | None]:
         reply = Reply()
         status, error, retry_after = "ok", None, None
-        async with self._semaphore:
+        spend = prompt_estimate + self.settings.max_tokens  # what a provider counts against its limit
+        async with self._semaphore, self._paced(spend, deadline) as paced_s:
             started, t0 = datetime.now(UTC).isoformat(timespec="milliseconds"), time.monotonic()
             budget = self.settings.request_deadline_s
             if deadline is not None:
@@ -332,6 +323,7 @@ class ChatClient:
             except _SHAPE_ERRORS as exc:
                 status, error = "malformed_json", f"the reply could not be taken apart ({type(exc).__name__}: {exc})"
             latency_ms = int((time.monotonic() - t0) * 1000)
+            self.pacer.observe(reply.limits)
         prompt, completion, source = self._tokens(reply, status, prompt_estimate)
         details = reply.details if source == "reported" else NO_DETAILS
         calls = tuple(
@@ -360,6 +352,20 @@ class ChatClient:
             round(paced_s * 1000),
         )
         return call, retry_after
+
+    @contextlib.asynccontextmanager
+    async def _paced(self, spend: int, deadline: float | None) -> AsyncIterator[float]:
+        """Within a slot: wait until the provider's announced limit can take `spend` (pace = true);
+        yields the seconds waited. Pacing after taking the slot: calls queued for a slot were not
+        yet sent, so they must not count against the limit."""
+        if not self.settings.pace:
+            yield 0.0
+            return
+        waited = await self.pacer.admit(spend, deadline)
+        try:
+            yield waited
+        finally:
+            self.pacer.done(spend)
 
     async def _request(self, body: dict[str, Any], reply: Reply, on_delta: Callable[[str], None] | None) -> None:
         # json.dumps escapes non-ASCII, so a lone surrogate a model sent earlier goes back as the
