@@ -64,8 +64,8 @@ class Spend:
 
     @property
     def cached_share(self) -> float | None:
-        """Cached prompt tokens / prompt tokens (None: no prompt tokens)."""
-        return self.cached / self.prompt if self.prompt else None
+        """Cached prompt tokens / prompt tokens (None: no prompt tokens, or no provider details reported)."""
+        return self.cached / self.prompt if self.prompt and self.detailed else None
 
     @property
     def source(self) -> str:

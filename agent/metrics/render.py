@@ -144,11 +144,14 @@ def _price(table: dict[str, Any] | None) -> str:
         util = table.get("utilization")
         how = f"utilization {util:.0%} as configured" if isinstance(util, (int, float)) else "utilization measured"
         return f"${table['gpu_hour']:g} per GPU-hour ({how})"
-    return (
-        (f"${table.get('input_per_mtok', '?'):g} in / ${table.get('output_per_mtok', '?'):g} out per million tokens")
-        if all(isinstance(table.get(k), (int, float)) for k in ("input_per_mtok", "output_per_mtok"))
-        else json.dumps(table)
+    if not all(isinstance(table.get(k), (int, float)) for k in ("input_per_mtok", "output_per_mtok")):
+        return json.dumps(table)
+    cache = "".join(
+        f" / ${table[k]:g} {label}"
+        for k, label in (("cached_input_per_mtok", "cached in"), ("cache_write_per_mtok", "cache write"))
+        if isinstance(table.get(k), (int, float))
     )
+    return f"${table['input_per_mtok']:g} in{cache} / ${table['output_per_mtok']:g} out per million tokens"
 
 
 def _accounting(a: dict[str, Any]) -> str:

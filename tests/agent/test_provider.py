@@ -27,7 +27,9 @@ from agent.endpoints.scripted_server import ScriptedServer
 
 SMOKE = Path(__file__).resolve().parents[2] / "fixtures" / "smoke"
 FIRST = [{"role": "user", "content": "Implement top_words.\nTask id: py-word-count"}]
-LONG = [{"role": "user", "content": "Implement top_words.\nTask id: py-word-count\n" + "Be careful. " * 170}]  # ~500 tokens
+LONG = [
+    {"role": "user", "content": "Implement top_words.\nTask id: py-word-count\n" + "Be careful. " * 170}
+]  # ~500 tokens
 
 
 @pytest.fixture
@@ -279,3 +281,44 @@ async def test_a_stream_that_never_ends_after_done_keeps_its_reply():
         sock.close()
     assert done.text == "hi" and [t.status for t in done.tries] == ["ok"]
     assert done.tries[0].latency_ms < 5000
+
+
+def test_provider_usage_migration_adds_its_columns_and_keeps_old_rows(tmp_path):
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    from agent.ledger import Ledger
+    from agent.ledger.schema import migrations
+
+    path = tmp_path / "old.sqlite"
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before="m020_provider_usage")
+    old["runs"].insert({"id": "R1", "status": "finished"})
+    old["calls"].insert({"id": "C1", "run_id": "R1", "arm": "A", "prompt_tokens": 10, "completion_tokens": 2})
+    old.conn.commit()
+    old.conn.close()
+    ledger = Ledger(path)
+    assert ledger.query("select prompt_tokens, cached_tokens, cost_usd, paced_ms from calls") == [
+        {"prompt_tokens": 10, "cached_tokens": None, "cost_usd": None, "paced_ms": None}
+    ]
+    columns = {t: {c.name for c in ledger.db[t].columns} for t in ("calls", "attempts", "arms")}
+    assert {"cache_write_tokens", "reasoning_tokens", "cost_source", "ratelimit_remaining_tokens"} <= columns["calls"]
+    assert {"cached_tokens", "reasoning_tokens", "cost_usd", "paced_ms"} <= columns["attempts"]
+    assert {"censored_by", "paced_ms"} <= columns["arms"]
+
+
+def test_a_price_table_takes_the_cache_keys_and_names_the_valid_ones(tmp_path):
+    from agent.config import ConfigError, load_config_text
+
+    suite = Path(__file__).resolve().parents[2] / "fixtures" / "smoke"
+    text = (
+        f'[run]\nsuites = ["{suite}"]\n[[arms]]\nname = "A"\nkind = "scripted"\nmodel = "solver"\n'
+        "price = {{ input_per_mtok = 3, output_per_mtok = 15, {extra} }}\n"
+    )
+    ok = load_config_text(
+        text.format(extra="cached_input_per_mtok = 0.3, cache_write_per_mtok = 3.75"), tmp_path / "r.toml"
+    )
+    assert ok.arms[0].price["cached_input_per_mtok"] == 0.3
+    with pytest.raises(ConfigError, match="price.cache_per_mtok: not a price key — valid keys: input_per_mtok"):
+        load_config_text(text.format(extra="cache_per_mtok = 0.3"), tmp_path / "r.toml")
