@@ -8,6 +8,13 @@ estimated; else 0 ("none"). Every try has a total deadline (request_deadline_s, 
 the caller's `deadline`), not only httpx's gap-between-bytes timeout, so a server that trickles
 keep-alive bytes cannot hold an attempt. The api key comes from the environment variable named
 in the settings and is masked in everything a try returns before any text is cut.
+
+Beyond the chat (agent/endpoints/provider.py): each try keeps the usage details the provider
+reported (cached, cache-write and reasoning tokens, its cost) and the rate limits its headers
+announced; with `pace`, a try waits in its slot until those limits can take it (pacing.py),
+and the wait is its `paced_ms`, never its latency. A spent quota (HTTP 402, insufficient_quota)
+raises ProviderQuotaExhausted at its first try. A stream is read past [DONE] to its end, so
+the connection goes back to httpx's pool: one kept-alive connection per slot for a whole run.
 """
 
 from __future__ import annotations
