@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from agent import events as ev
 from agent.classify import NOT_COUNTED
 from agent.printer import format_event
+from tuiapp.live.provider_side import ProviderSide
 
 if TYPE_CHECKING:  # agent.metrics loads numpy: imported where the figures thread needs it, not at startup
     from agent.metrics.outcome import AttemptRecord, TaskOutcome
@@ -90,17 +91,7 @@ class ArmState:
     activity: Activity = field(default_factory=Activity)
     buckets: dict[int, int] = field(default_factory=dict)  # bucket index -> tokens charged in it
     wasted: int = 0  # tokens of attempts that ended without an accepted patch
-    # the provider's side: its last announced rate limits, prompt tokens and the cached part of
-    # them (as reported), time spent waiting for its limit, and why its quota ended the arm
-    limits: ev.ProviderLimits | None = None
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    paced_ms: int = 0
-    provider_quota: str = ""
-
-    @property
-    def cached_share(self) -> float | None:
-        return self.cached_tokens / self.prompt_tokens if self.cached_tokens and self.prompt_tokens else None
+    provider: ProviderSide = field(default_factory=ProviderSide)  # the second meter
 
     @property
     def share(self) -> float:
@@ -238,6 +229,8 @@ class RunState:
         line = log_line(event)
         if line is not None and not isinstance(event, ev.RunStarted):
             self._log(event.at, line)
+        if arm and arm.provider.apply(event):
+            self.dirty.add(f"arm:{arm.name}")
         match event:
             case ev.RunStarted():
                 return self._run_started(event)
@@ -271,14 +264,8 @@ class RunState:
                 return self._decision(event)
             case ev.AutoPaused() if arm and event.policy is None:  # the engine waits for the user's choice
                 return Notice("auto_pause", event.arm, f"auto-pause: arm {event.arm} near its cap", event.next_call)
-            case ev.ProviderLimits() if arm:
-                arm.limits, arm.paced_ms = event, event.paced_ms
-                self.dirty.add(f"arm:{arm.name}")
-            case ev.ProviderQuotaSpent() if arm:
-                arm.provider_quota = event.reason
-                self.dirty.add(f"arm:{arm.name}")
-                if event.policy is None:  # the engine paused until the user tops up and resumes
-                    return Notice("provider_quota", event.arm, event.reason)
+            case ev.ProviderQuotaSpent() if arm and event.policy is None:  # paused until topped up and resumed
+                return Notice("provider_quota", event.arm, event.reason)
             case ev.RunFinished():
                 self.status = self.engine_state = event.status
                 self.finished_at = event.at
@@ -347,9 +334,6 @@ class RunState:
 
     def _call_finished(self, arm: ArmState, event: ev.CallFinished) -> None:
         self._cell(arm, event.task_id).tokens += event.prompt_tokens + event.completion_tokens
-        arm.prompt_tokens += event.prompt_tokens
-        arm.cached_tokens += event.cached_tokens
-        arm.paced_ms += event.paced_ms
         act = arm.activity
         if act.task_id == event.task_id and event.retry_index == 0 and event.status == "ok":
             act.turn += 1  # the call of this turn is done: the next one is the next turn
@@ -385,8 +369,6 @@ class RunState:
 
     def _arm_state(self, arm: ArmState, event: ev.ArmStateChanged) -> None:
         arm.state = event.state
-        if event.state == "running":  # topped up and resumed
-            arm.provider_quota = ""
         fill = "censored" if event.state == "censored" else "aborted"
         for task_id in event.unfinished:
             cell = self._cell(arm, task_id)

@@ -128,9 +128,10 @@ def provider_wordings(arm: ArmState) -> list[str]:
     """The provider's meter, longest first: what its last reply said is left of its rate limit
     and when it resets, the cached share of prompt tokens, time waited for the limit; or why its
     quota ended the arm. Empty when the provider said none of it."""
-    if arm.provider_quota:
-        return [f"provider: {arm.provider_quota} — top up, then resume (p)", f"{arm.provider_quota}"]
-    lim, s = arm.limits, fig.tokens_short
+    side = arm.provider
+    if side.quota:
+        return [f"provider: {side.quota} — top up, then resume (p)", side.quota]
+    lim, s = side.limits, fig.tokens_short
     parts: list[list[str]] = []  # each part's wordings, longest first
     if lim is not None and lim.remaining_tokens is not None:
         reset = f", resets in {lim.reset_tokens_s:.0f} s" if lim.reset_tokens_s is not None else ""
@@ -138,10 +139,10 @@ def provider_wordings(arm: ArmState) -> list[str]:
         parts.append([f"{s(lim.remaining_tokens)}{of} tok/min left{reset}", f"{s(lim.remaining_tokens)} tok/min left"])
     if lim is not None and lim.remaining_requests is not None:
         parts.append([f"{lim.remaining_requests:,} req left", ""])
-    if arm.cached_share is not None:
-        parts.append([f"cached {fig.percent(arm.cached_share)}", f"cached {fig.percent(arm.cached_share)}"])
-    if arm.paced_ms:
-        parts.append([f"waited {arm.paced_ms / 1000:.1f} s for it", ""])
+    if side.cached_share is not None:
+        parts.append([f"cached {fig.percent(side.cached_share)}"] * 2)
+    if side.paced_ms:
+        parts.append([f"waited {side.paced_ms / 1000:.1f} s for it", ""])
     if not parts:
         return []
     longest = "provider: " + " · ".join(p[0] for p in parts)
@@ -251,7 +252,7 @@ class ArmPanel(Vertical):
         provider = provider_wordings(arm)
         if provider:
             self.provider.show(*provider)
-            self.provider.set_class(bool(arm.provider_quota), "-spent")
+            self.provider.set_class(bool(arm.provider.quota), "-spent")
         self.provider.display = bool(provider)
         self.border_subtitle = arm.state
         for state in ("stopping", "censored", "stopped", "aborted", "finished"):

@@ -28,7 +28,7 @@ def test_the_meter_shows_what_the_provider_says_is_left_and_the_cached_share():
     for event in (_call("A", 1000, 0), _call("A", 1000, 800, paced=1500), _limits("A", 38_000)):
         assert state.apply(event) is None
     a, b = state.arms["A"], state.arms["B"]
-    assert a.cached_share == pytest.approx(0.4)
+    assert a.provider.cached_share == pytest.approx(0.4)
     longest = provider_wordings(a)[0]
     assert longest.startswith("provider: 38k of 40k tok/min left, resets in 12 s")
     assert "499 req left" in longest and "cached 40%" in longest and "waited 1.5 s" in longest
@@ -43,4 +43,4 @@ def test_a_spent_quota_is_a_notice_and_the_meter_says_why_until_resumed():
     assert provider_wordings(state.arms["A"])[0].startswith(f"provider: {reason} — top up, then resume")
     assert state.apply(ev.ProviderQuotaSpent("R", arm="A", reason=reason, policy="continue")) is None  # headless
     state.apply(ev.ArmStateChanged("R", arm="A", state="running"))
-    assert state.arms["A"].provider_quota == ""
+    assert state.arms["A"].provider.quota == ""
