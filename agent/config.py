@@ -35,6 +35,15 @@ MAX_CAP_TOKENS = 10**13
 # what a headless run does at an arm's auto-pause choice point (the live view asks instead)
 AutoPausePolicy = Literal["continue", "stop-arm", "abort"]
 AUTO_PAUSE_POLICIES: tuple[str, ...] = get_args(AutoPausePolicy)
+# The keys of an arm's price table (docs/config.md): per token ($ per million) or self-hosted.
+PRICE_KEYS = (
+    "input_per_mtok",
+    "output_per_mtok",
+    "cached_input_per_mtok",
+    "cache_write_per_mtok",
+    "gpu_hour",
+    "utilization",
+)
 _INT64 = 2**63 - 1
 _DAY_S = 86_400.0
 
@@ -98,6 +107,7 @@ class EndpointKnobs:
     backoff_base_s: Annotated[float, Meta(ge=0, le=3600)] = 0.5
     backoff_cap_s: Annotated[float, Meta(ge=0, le=_DAY_S)] = 20.0
     stream: bool = field(default=True, metadata=SAMPLING)
+    pace: bool = True  # wait before a call the provider's announced rate limit cannot take (agent/endpoints/pacing.py)
     tool_choice: str | dict[str, Any] | None = field(default=None, metadata=SAMPLING)  # sent only with tools
     # A task's attempt 2, 3, ... sends seed + (attempt - 1), or this temperature: at temperature 0
     # a deterministic endpoint answers a byte-identical retry identically, so the retry buys nothing.
@@ -364,6 +374,14 @@ def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
 def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
     from agent.run.arms import ARM_KINDS  # the one registry of kinds (arms imports this module: read at check time)
 
+    unknown_price = sorted(set(arm.price) - set(PRICE_KEYS))
+    if unknown_price:
+        raise _fail(
+            path,
+            prefix + f"price.{unknown_price[0]}",
+            "not a price key",
+            f"valid keys: {', '.join(PRICE_KEYS)} ($ per million tokens, or gpu_hour and utilization)",
+        )
     if arm.kind not in ARM_KINDS:
         raise _fail(
             path, prefix + "kind", f"{arm.kind!r} is not a known arm kind", f"valid kinds: {', '.join(ARM_KINDS)}"

@@ -73,6 +73,9 @@ class CallFinished(Event):
     completion_tokens: int
     usage_source: str
     latency_ms: int
+    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache (as reported)
+    reasoning_tokens: int = 0  # of completion_tokens, spent reasoning (as reported)
+    paced_ms: int = 0  # waited for the provider's rate limit before the try (not in latency_ms)
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,32 @@ class AutoPaused(Event):
     cap: int
     share: float
     next_call: int = 0
+    policy: str | None = None
+
+
+@dataclass(frozen=True)
+class ProviderLimits(Event):
+    """What the arm's provider announced in a response's rate-limit headers (None: not said);
+    resets in seconds from `at`. `paced_ms`: the arm's calls' waiting for these limits so far."""
+
+    arm: str
+    limit_tokens: int | None
+    remaining_tokens: int | None
+    reset_tokens_s: float | None
+    limit_requests: int | None
+    remaining_requests: int | None
+    reset_requests_s: float | None
+    paced_ms: int = 0
+
+
+@dataclass(frozen=True)
+class ProviderQuotaSpent(Event):
+    """The arm's provider said its quota is spent (HTTP 402, insufficient_quota): the arm is
+    censored by the provider. `policy` None: the run paused until the user tops up and resumes;
+    else what run.auto_pause_policy did (headless)."""
+
+    arm: str
+    reason: str  # "provider quota: You exceeded your current quota"
     policy: str | None = None
 
 

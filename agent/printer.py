@@ -59,6 +59,17 @@ def format_event(event: ev.Event) -> str | None:
             return f"[{event.arm}] arm {event.state}{tail}"
         case ev.AutoPaused():
             return " ".join(choice_point(event))
+        case ev.ProviderQuotaSpent():
+            then = (
+                "the run is paused until it is topped up and resumed"
+                if event.policy is None
+                else f"auto_pause_policy = {event.policy}: "
+                + ("aborting the run" if event.policy == "abort" else "the arm is censored, the other goes on")
+            )
+            return (
+                f"[{event.arm}] PROVIDER QUOTA SPENT: {event.reason}; {then} — "
+                "`quotabench resume` continues the arm once the account is topped up"
+            )
         case ev.DecisionUpdated():
             return f"decision: {decision_text(event)}"
         case ev.EngineStateChanged():

@@ -8,10 +8,18 @@ estimated; else 0 ("none"). Every try has a total deadline (request_deadline_s, 
 the caller's `deadline`), not only httpx's gap-between-bytes timeout, so a server that trickles
 keep-alive bytes cannot hold an attempt. The api key comes from the environment variable named
 in the settings and is masked in everything a try returns before any text is cut.
+
+Beyond the chat (agent/endpoints/provider.py): each try keeps the usage details the provider
+reported (cached, cache-write and reasoning tokens, its cost) and the rate limits its headers
+announced; with `pace`, a try waits in its slot until those limits can take it (pacing.py),
+and the wait is its `paced_ms`, never its latency. A spent quota (HTTP 402, insufficient_quota)
+raises ProviderQuotaExhausted at its first try. A stream is read past [DONE] to its end, so
+the connection goes back to httpx's pool: one kept-alive connection per slot for a whole run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -19,7 +27,7 @@ import os
 import random
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, overload, runtime_checkable
@@ -29,6 +37,8 @@ import httpx
 
 from agent import QuotabenchError
 from agent.config import EndpointKnobs
+from agent.endpoints.pacing import Pacer
+from agent.endpoints.provider import NO_DETAILS, RateLimits, UsageDetails, rate_limits
 from agent.endpoints.response import (
     Reply,
     ToolCallRequest,
@@ -45,6 +55,7 @@ RETRIED_STATUSES = frozenset(
     {"http_429", "http_5xx", "connect_error", "read_timeout", "stream_cut", "malformed_json", "empty_response"}
 )
 ERROR_CHARS = 300
+DRAIN_S = 1.0  # how long the end of a stream after [DONE] is waited for (see _drain)
 # What a malformed body can raise while it is taken apart: a try that fails, never the run.
 _SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, OverflowError)
 
@@ -59,7 +70,8 @@ class EndpointSettings(EndpointKnobs):
 
 @dataclass(frozen=True)
 class CallTry:
-    """One HTTP try: one ledger row. status: ok, http_4xx, context_overflow or one of RETRIED_STATUSES."""
+    """One HTTP try: one ledger row. status: ok, http_4xx, context_overflow, quota_exhausted or one
+    of RETRIED_STATUSES."""
 
     retry_index: int
     started_utc: str
@@ -77,6 +89,9 @@ class CallTry:
     tool_calls: tuple[ToolCallRequest, ...]
     request_sha256: str | None = None  # the request body: the same for every try of one call
     response_sha256: str | None = None  # what came back (text and tool calls, not ids), for ok tries
+    details: UsageDetails = NO_DETAILS  # cached, cache-write and reasoning tokens, cost, as reported
+    limits: RateLimits | None = None  # the provider's rate limits, from this try's response headers
+    paced_ms: int = 0  # waited before the try for the provider's limit (not in latency_ms)
 
 
 def request_sha256(body: dict[str, Any]) -> str:
@@ -120,6 +135,15 @@ class ContextOverflow(EndpointError):
 
 class DeadlinePassed(EndpointError):
     """The caller's deadline (the attempt's time limit) passed before a reply arrived."""
+
+
+class ProviderQuotaExhausted(EndpointError):
+    """The provider's own quota or credits are spent (HTTP 402, insufficient_quota): never retried,
+    it ends the arm until the user tops up. `.reason` is the provider's message in one line."""
+
+    def __init__(self, message: str, reason: str, tries: tuple[CallTry, ...] = ()):
+        super().__init__(message, tries)
+        self.reason = reason
 
 
 @runtime_checkable
@@ -171,6 +195,7 @@ class ChatClient:
         self._semaphore = anyio.Semaphore(max(1, settings.max_concurrency))
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self.pacer = Pacer(sleep)
 
     def __repr__(self) -> str:
         return f"ChatClient(model={self.settings.model!r}, base_url={self._base!r})"
@@ -224,6 +249,14 @@ class ChatClient:
                     f"({call.error}) — shorten the conversation or use a longer-context model",
                     tuple(tries),
                 )
+            if call.status == "quota_exhausted":
+                reason = f"provider quota: {(call.error or '').split(': ', 1)[-1]}"
+                raise ProviderQuotaExhausted(
+                    f"{self._where}: the provider's quota is spent ({call.error}) — top up the account "
+                    "or raise its limit, then resume the run",
+                    reason,
+                    tuple(tries),
+                )
             if call.status not in RETRIED_STATUSES:
                 raise EndpointError(
                     f"{self._where}: the request was rejected ({call.error}) — check the "
@@ -274,7 +307,8 @@ class ChatClient:
     ) -> tuple[CallTry, float | None]:
         reply = Reply()
         status, error, retry_after = "ok", None, None
-        async with self._semaphore:
+        spend = prompt_estimate + self.settings.max_tokens  # what a provider counts against its limit
+        async with self._semaphore, self._paced(spend, deadline) as paced_s:
             started, t0 = datetime.now(UTC).isoformat(timespec="milliseconds"), time.monotonic()
             budget = self.settings.request_deadline_s
             if deadline is not None:
@@ -301,7 +335,9 @@ class ChatClient:
             except _SHAPE_ERRORS as exc:
                 status, error = "malformed_json", f"the reply could not be taken apart ({type(exc).__name__}: {exc})"
             latency_ms = int((time.monotonic() - t0) * 1000)
+            self.pacer.observe(reply.limits)
         prompt, completion, source = self._tokens(reply, status, prompt_estimate)
+        details = reply.details if source == "reported" else NO_DETAILS
         calls = tuple(
             ToolCallRequest(self.mask(c.id), self.mask(c.name), self.mask(c.arguments)) for c in reply.tool_calls
         )
@@ -323,8 +359,25 @@ class ChatClient:
             calls,
             asked,
             response_sha256(text, calls) if status == "ok" else None,
+            details,
+            reply.limits,
+            round(paced_s * 1000),
         )
         return call, retry_after
+
+    @contextlib.asynccontextmanager
+    async def _paced(self, spend: int, deadline: float | None) -> AsyncIterator[float]:
+        """Within a slot: wait until the provider's announced limit can take `spend` (pace = true);
+        yields the seconds waited. Pacing after taking the slot: calls queued for a slot were not
+        yet sent, so they must not count against the limit."""
+        if not self.settings.pace:
+            yield 0.0
+            return
+        waited = await self.pacer.admit(spend, deadline)
+        try:
+            yield waited
+        finally:
+            self.pacer.done(spend)
 
     async def _request(self, body: dict[str, Any], reply: Reply, on_delta: Callable[[str], None] | None) -> None:
         # json.dumps escapes non-ASCII, so a lone surrogate a model sent earlier goes back as the
@@ -336,6 +389,7 @@ class ChatClient:
             headers={**self._headers(), "Content-Type": "application/json"},
         ) as response:
             reply.http_status = response.status_code
+            reply.limits = rate_limits(response.headers)
             if self.settings.stream and response.is_success and "json" not in response.headers.get("content-type", ""):
                 await self._read_events(response, reply, on_delta)
             else:  # not streaming, an error, or a server that ignored stream=true
@@ -344,12 +398,14 @@ class ChatClient:
     async def _read_events(
         self, response: httpx.Response, reply: Reply, on_delta: Callable[[str], None] | None
     ) -> None:
-        async for event in read_events(response):
+        events = read_events(response)
+        async for event in events:
             chunk = json_object(event)
             # a server that skips the blank line between events sends several chunks as one event
             for payload in [event] if chunk is not None else [p.strip() for p in event.split("\n") if p.strip()]:
                 if payload == "[DONE]":
                     reply.done = True
+                    await _drain(events)
                     return
                 reply.received = True
                 chunk = chunk if payload is event else json_object(payload)
@@ -423,6 +479,15 @@ class ChatClient:
 
     def _quote(self, text: str) -> str:
         return repr(self.mask(text)[:ERROR_CHARS])
+
+
+async def _drain(events: AsyncIterator[str]) -> None:
+    """Read a stream past [DONE] to its end, so httpx returns the connection to the pool instead
+    of closing it (one TCP connection, and one TLS handshake, per call otherwise). A server that
+    keeps sending after [DONE] gets DRAIN_S; then the connection is closed, the reply kept."""
+    with anyio.move_on_after(DRAIN_S), contextlib.suppress(TryFailed, httpx.HTTPError):
+        async for _ in events:
+            pass
 
 
 @functools.cache

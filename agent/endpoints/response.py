@@ -13,12 +13,21 @@ per try, MAX_LINE_BYTES per stream line), so no endpoint can make a try hold unb
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+
+from agent.endpoints.provider import (
+    NO_DETAILS,
+    RateLimits,
+    UsageDetails,
+    is_quota_exhausted,
+    rate_limits,
+    retry_delay,
+    usage_details,
+)
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_LINE_BYTES = 2 * 1024 * 1024
@@ -66,6 +75,8 @@ class Reply:
     calls: dict[int, dict[str, Any]] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: tuple[int, int] | None = None
+    details: UsageDetails = NO_DETAILS  # cached, reasoning tokens and cost, as the usage reported them
+    limits: RateLimits | None = None  # the provider's rate limits, from the response headers
     model: str | None = None
     fingerprint: str | None = None
 
@@ -83,9 +94,10 @@ class Reply:
         """Fold in a stream chunk (choices[].delta) or a whole response (choices[].message)."""
         if data.get("error"):
             message = error_text(data["error"])
-            raise TryFailed(
-                "context_overflow" if is_overflow(message) else "stream_cut", f"server sent an error: {message}"
-            )
+            status = "context_overflow" if is_overflow(message) else "stream_cut"
+            if is_quota_exhausted(None, data["error"]):
+                status = "quota_exhausted"
+            raise TryFailed(status, f"server sent an error: {message}")
         if isinstance(data.get("model"), str):
             self.model = data["model"][:200] or self.model
         if isinstance(data.get("system_fingerprint"), str):
@@ -93,6 +105,7 @@ class Reply:
         usage = checked_usage(data.get("usage"))
         if usage is not None:
             self.usage = usage
+            self.details = usage_details(data["usage"])
         choices = data.get("choices")
         if choices is None:
             return
@@ -204,22 +217,14 @@ def is_overflow(text: str) -> bool:
     return any(marker in text.lower() for marker in _OVERFLOW_MARKERS)
 
 
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header; an HTTP-date (or nonsense) falls back to backoff."""
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None
-    if seconds is None or not math.isfinite(seconds):
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
-
-
 def http_failure(response: httpx.Response, text: str) -> TryFailed:
     code = response.status_code
     message = f"HTTP {code}: {error_message(text)}"
+    if 400 <= code < 500 and is_quota_exhausted(code, text):  # spent, not busy: waiting does not help
+        return TryFailed("quota_exhausted", message)
     if code == 429:
-        return TryFailed("http_429", message, retry_after(response.headers.get("retry-after")))
+        delay = retry_delay(response.headers, rate_limits(response.headers))
+        return TryFailed("http_429", message, None if delay is None else min(delay, MAX_RETRY_AFTER_S))
     if code >= 500:
         return TryFailed("http_5xx", message)
     if code in (400, 413) and is_overflow(text):

@@ -16,6 +16,10 @@ completion tokens of the reply. `inject()` queues one fault per chat request:
     no_choices  HTTP 200 without choices            no_usage  a normal reply without usage
     drop      close the connection without a response
 
+`provider` (agent.endpoints.provider_model.ProviderModel) bills and limits as a hosted provider:
+a prompt cache, reasoning tokens, usage.cost, a tokens-per-minute limit in headers, a quota.
+`connections` counts the TCP connections accepted (a client that keeps its connection: 1).
+
 Misreport switches (what an endpoint says it is vs what it runs, seed 003; preflight finds each):
 `report_model` (replies name another model), `context_limit` (prompts of that many estimated
 tokens or more are refused as context_length_exceeded), `tool_calls=False` (tools are ignored:
@@ -46,6 +50,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agent import QuotabenchError
+from agent.endpoints.provider_model import ProviderModel
 from agent.endpoints.scripted_models import (
     SCRIPTS,
     TASK_ID,
@@ -109,7 +114,9 @@ class ScriptedServer:
         stream_usage: bool = True,
         slots: int | None = None,
         session_seed: int | str | None = None,
+        provider: ProviderModel | None = None,
     ):
+        self.provider = provider  # bills and limits as a hosted provider does (agent/endpoints/provider_model.py)
         self.suites = [Path(s) for s in (suites if suites is not None else default_suites())]
         self.host, self.port, self.delay_s, self.slow_s = host, port, delay_s, slow_s
         self.report_model, self.context_limit = report_model, context_limit
@@ -127,6 +134,7 @@ class ScriptedServer:
         self.probes: collections.deque[dict[str, Any]] = collections.deque(maxlen=REQUEST_LOG)  # preflight's
         self.probe_log: collections.deque[tuple[int, int]] = collections.deque(maxlen=REQUEST_LOG)
         self.peak_concurrency = 0
+        self.connections = 0  # TCP connections accepted since the server was made
         self.tasks = TaskFilesByID(TASK_FILES)
         self.problems: list[str] = []
         self._faults: collections.deque[str] = collections.deque()
@@ -283,6 +291,11 @@ class _HTTPServer(ThreadingHTTPServer):
     scripted: ScriptedServer
     daemon_threads = True
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.scripted._lock:  # every accepted TCP connection (reuse shows as few)
+            self.scripted.connections += 1
+        super().process_request(request, client_address)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], ConnectionError):  # a client hanging up is not news
             super().handle_error(request, client_address)
@@ -291,6 +304,7 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "quotabench-scripted/1"
+    disable_nagle_algorithm = True  # TCP_NODELAY, as uvicorn and llama.cpp set: no 40 ms per reused reply
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — quiet; the tests read .requests
         pass
@@ -334,9 +348,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if name == "429":
-            headers = {} if arg == "none" else {"Retry-After": arg or "1"}
             return self._json(
-                429, _error("Rate limit reached; try again later.", "rate_limit_error", "rate_limit_exceeded"), headers
+                429,
+                _error("Rate limit reached; try again later.", "rate_limit_error", "rate_limit_exceeded"),
+                {} if arg == "none" else {"Retry-After": arg or "1"},
             )
         if name == "500":
             return self._json(500, _error("The server had an error processing your request.", "server_error"))
@@ -350,11 +365,16 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = estimate_messages_tokens(body.get("messages") or [], body.get("tools"))
         if server.context_limit is not None and prompt >= server.context_limit:
             return self._json(400, {"error": _overflow(server.context_limit, prompt)})
+        if server.provider is not None and not probe and (refused := server.provider.admit(body, prompt)):
+            return self._json(*refused)
         status, error, text, calls = server._turn(body)
         if error is not None:
             return self._json(status, error)
-        usage = {"prompt_tokens": prompt, "completion_tokens": estimate_reply_tokens(text, calls)}
+        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": estimate_reply_tokens(text, calls)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        headers = {}
+        if server.provider is not None:
+            usage, headers = server.provider.bill(body, usage), server.provider.headers()
         reports = name not in ("no_usage", "cut", "malformed", "no_choices") and (
             not stream or (server.stream_usage and bool((body.get("stream_options") or {}).get("include_usage")))
         )
@@ -368,9 +388,9 @@ class _Handler(BaseHTTPRequestHandler):
         }
         finish = "tool_calls" if calls else "stop"
         if stream:
-            self._stream(base, text, calls, finish, usage if reports else None, name, number)
+            self._stream(base, text, calls, finish, usage if reports else None, name, number, headers)
         else:
-            self._whole(base, text, calls, finish, usage if reports else None, name, number)
+            self._whole(base, text, calls, finish, usage if reports else None, name, number, headers)
 
     def _whole(
         self,
@@ -381,6 +401,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage: dict[str, Any] | None,
         fault: str,
         number: int,
+        headers: dict[str, str],
     ) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
@@ -394,14 +415,14 @@ class _Handler(BaseHTTPRequestHandler):
             data["usage"] = usage
         payload = json.dumps(data).encode()
         if fault == "malformed":
-            return self._send(200, payload[: len(payload) // 2] + b"<<garbage", "application/json")
+            return self._send(200, payload[: len(payload) // 2] + b"<<garbage", "application/json", headers)
         if fault == "cut":
-            self._send_headers(200, "application/json", {"Content-Length": str(len(payload))})
+            self._send_headers(200, "application/json", {"Content-Length": str(len(payload)), **headers})
             self.wfile.write(payload[: len(payload) // 2])
             self.wfile.flush()
             self.close_connection = True
             return
-        self._send(200, payload, "application/json")
+        self._send(200, payload, "application/json", headers)
 
     def _stream(
         self,
@@ -412,6 +433,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage: dict[str, Any] | None,
         fault: str,
         number: int,
+        headers: dict[str, str],
     ) -> None:
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
             return {
@@ -448,7 +470,9 @@ class _Handler(BaseHTTPRequestHandler):
         half = max(2, len(lines) // 2)
         if fault == "malformed":
             lines.insert(half, b'data: {"choices": [{"delta": {"content": "tru<<garbage\n\n')
-        self._send_headers(200, "text/event-stream", {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"})
+        self._send_headers(
+            200, "text/event-stream", {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache", **headers}
+        )
         for i, line in enumerate(lines):
             if fault == "cut" and i == half:
                 self.close_connection = True  # no terminating chunk: the client sees the body cut short

@@ -367,6 +367,44 @@ def m018_tampering(db: Database) -> None:
     db.table("tasks").add_column("control", str)
 
 
+@migrations()
+def m020_provider_usage(db: Database) -> None:
+    # Hosted providers bill by more than prompt and completion tokens, and enforce their own
+    # quotas. Each try keeps what the provider reported besides them (cached prompt tokens,
+    # cache-write tokens, reasoning tokens: all inside prompt_tokens / completion_tokens as sent;
+    # NULL = not reported) and the cost it charged with the usage field it came from; the rate
+    # limits its headers announced (tokens and requests: limit, remaining, ms to reset); and how
+    # long the try waited for that limit before it was sent (kept out of latency_ms). Attempts
+    # and arms sum them. An arm censored by the provider's quota (HTTP 402, insufficient_quota)
+    # says so in censored_by (`cap` or `provider_quota`): only that kind resumes after a top-up.
+    calls = db.table("calls")
+    for column, kind in (
+        ("cached_tokens", int),
+        ("cache_write_tokens", int),
+        ("reasoning_tokens", int),
+        ("cost_usd", float),
+        ("cost_source", str),
+        ("ratelimit_limit_tokens", int),
+        ("ratelimit_remaining_tokens", int),
+        ("ratelimit_reset_tokens_ms", int),
+        ("ratelimit_limit_requests", int),
+        ("ratelimit_remaining_requests", int),
+        ("ratelimit_reset_requests_ms", int),
+        ("paced_ms", int),
+    ):
+        calls.add_column(column, kind)
+    for column, kind in (
+        ("cached_tokens", int),
+        ("cache_write_tokens", int),
+        ("reasoning_tokens", int),
+        ("cost_usd", float),
+        ("paced_ms", int),
+    ):
+        db.table("attempts").add_column(column, kind)
+    db.table("arms").add_column("censored_by", str)
+    db.table("arms").add_column("paced_ms", int)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

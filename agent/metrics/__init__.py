@@ -5,6 +5,7 @@ outcome.py    a task's outcome and an arm's figures: the one definition report, 
 arm.py        per-arm metrics from ledger rows: outcome.py's figures plus spend and taxonomy (seed 002)
 usage.py      token accounting (reported vs estimated), busy time as a union of calls, grading compute
 cost.py       price tables, cost per attempt, CPSP, shared servers, break-even utilization (seed 000)
+billing.py    what a provider billed: cached, reasoning tokens, reported costs, billed-equivalent tokens
 compare.py    paired comparison of two arms and the one decision rule (seed 000)
 replicates.py several runs of one manifest: spread, pass@k with intervals, failure frequency (seed 003)
 determinism.py  error bars, failure rotation, within-session determinism vs restarts (seed 003)

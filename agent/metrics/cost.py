@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from agent.ledger.store import Row
+from agent.metrics.billing import Spend, spend_cost
 from agent.metrics.errors import PriceError
 
 _FIX = (
@@ -30,6 +31,8 @@ class Price:
     kind: str
     input_per_mtok: float | None = None
     output_per_mtok: float | None = None
+    cached_input_per_mtok: float | None = None  # prompt-cache hits; None: at the input rate
+    cache_write_per_mtok: float | None = None  # prompt tokens written to the cache; None: at the input rate
     gpu_hour: float | None = None
     utilization: float | None = None
 
@@ -60,10 +63,12 @@ def parse_price(arm: str, price_json: str | None) -> Price:
     missing = [k for k in ("input_per_mtok", "output_per_mtok") if k not in table]
     if missing:
         raise PriceError(f"arm {arm}: price table {sorted(table)} lacks {' and '.join(missing)} — {_FIX}")
+    optional = {k: _number(arm, k, table[k]) for k in ("cached_input_per_mtok", "cache_write_per_mtok") if k in table}
     return Price(
         "tokens",
         input_per_mtok=_number(arm, "input_per_mtok", table["input_per_mtok"]),
         output_per_mtok=_number(arm, "output_per_mtok", table["output_per_mtok"]),
+        **optional,
     )
 
 
@@ -95,6 +100,7 @@ class ArmCost:
     shared_with: tuple[str, ...] = ()
     machine_total: float | None = None
     machine_share: float | None = None
+    cost_source: str | None = None  # per-token arm: reported (the provider's usage.cost) | priced | mixed
 
 
 def token_attempt_cost(price: Price, row: Row | dict[str, Any]) -> float:
@@ -133,6 +139,7 @@ class ArmUse:
     solved: int | None  # None: not comparable, so no CPSP
     busy_ms: int | None = None  # union of its call intervals; None: not measured
     grading_cpu_s: float = 0.0
+    spend: Spend | None = None  # its calls as the provider billed them (agent/metrics/billing.py)
 
 
 def _busy_ms(use: ArmUse) -> int:
@@ -237,8 +244,13 @@ def run_costs(
         price = parse_price(name, use.arm_row.get("price_json"))
         if price.kind == "gpu":
             servers.setdefault(use.arm_row.get("endpoint_url") or f"arm:{name}", []).append((use, price))
+        elif use.spend is not None and use.spend.detailed:  # cached tokens or reported costs: priced per call
+            costs[name] = _finish(
+                use, price, spend_cost(price, use.spend), grading_cpu_hour, cost_source=use.spend.source
+            )
         else:
-            costs[name] = _finish(use, price, sum(token_attempt_cost(price, r) for r in use.attempts), grading_cpu_hour)
+            model = sum(token_attempt_cost(price, r) for r in use.attempts)
+            costs[name] = _finish(use, price, model, grading_cpu_hour, cost_source="priced")
     for url, group in servers.items():
         for cost in _machine(group, run_row, (machine_busy_ms or {}).get(url), grading_cpu_hour):
             costs[cost.arm] = cost

@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 from agent.classify import CLASS_LABELS
+from agent.metrics.billing import COST_SOURCES, provider_line
 from agent.metrics.cost_ci import bracket, ratio_line
 from agent.metrics.errors import ReportError
 from agent.metrics.integrity import integrity_lines
@@ -166,11 +167,14 @@ def _price(table: dict[str, Any] | None) -> str:
         util = table.get("utilization")
         how = f"utilization {util:.0%} as configured" if isinstance(util, (int, float)) else "utilization measured"
         return f"${table['gpu_hour']:g} per GPU-hour ({how})"
-    return (
-        (f"${table.get('input_per_mtok', '?'):g} in / ${table.get('output_per_mtok', '?'):g} out per million tokens")
-        if all(isinstance(table.get(k), (int, float)) for k in ("input_per_mtok", "output_per_mtok"))
-        else json.dumps(table)
+    if not all(isinstance(table.get(k), (int, float)) for k in ("input_per_mtok", "output_per_mtok")):
+        return json.dumps(table)
+    cache = "".join(
+        f" / ${table[k]:g} {label}"
+        for k, label in (("cached_input_per_mtok", "cached in"), ("cache_write_per_mtok", "cache write"))
+        if isinstance(table.get(k), (int, float))
     )
+    return f"${table['input_per_mtok']:g} in{cache} / ${table['output_per_mtok']:g} out per million tokens"
 
 
 def _accounting(a: dict[str, Any]) -> str:
@@ -230,6 +234,8 @@ def _arm_details(arm: dict[str, Any]) -> list[str]:
         )
     if cost is not None:
         model = "tokens" if cost["kind"] == "tokens" else "machine"
+        if cost.get("cost_source"):
+            model += f" ({COST_SOURCES.get(cost['cost_source'], cost['cost_source'])})"
         lines.append(
             f"cost: {model} {_money(cost['model'])} + grading {_money(cost['grading'])} "
             f"({cost['grading_cpu_s']:,.1f} CPU s at ${cost['grading_cpu_hour']:g}/CPU-hour) = "
@@ -246,6 +252,8 @@ def _arm_details(arm: dict[str, Any]) -> list[str]:
                     f"{_percent(cost['machine_share'])} of the machine's {_money(cost['machine_total'])}"
                 )
             lines.append(line)
+    if provider := provider_line(arm.get("provider")):
+        lines.append(provider)
     if m["unfinished"]:
         shown = ", ".join(m["unfinished"][:10]) + (" ..." if len(m["unfinished"]) > 10 else "")
         lines.append(f"never finished (n={len(m['unfinished'])}): {shown}")

@@ -17,8 +17,9 @@ from agent import QuotabenchError
 from agent.ledger import Ledger
 from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics, arm_metrics
+from agent.metrics.billing import Spend, read_spend, spend_summary
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
-from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
+from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, parse_price, run_costs
 from agent.metrics.cost_ci import CostIntervals, cost_intervals, task_costs
 from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.integrity import integrity_section
@@ -120,6 +121,13 @@ def _price_table(arm_row: dict[str, Any]) -> dict[str, Any] | None:
     return table if isinstance(table, dict) and table else None
 
 
+def _price_or_none(arm_row: dict[str, Any]) -> Any:
+    try:
+        return parse_price(arm_row["name"], arm_row.get("price_json"))
+    except PriceError:
+        return None
+
+
 def _by_arm(rows: Iterable[Row]) -> dict[str, list[Row]]:
     out: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
@@ -203,6 +211,7 @@ def _run_section(
         if any(n in spans for n in names)
     }
     usage = {a["name"]: call_accounting.get(a["name"]) or accounting({}) for a in arm_rows}
+    spend = read_spend(ledger, run_id)  # cached, reasoning tokens and reported costs per arm
     grade_sums = {
         r["arm"]: (r["n"], r["ms"])
         for r in ledger.query(
@@ -220,7 +229,14 @@ def _run_section(
     costs: dict[str, ArmCost] = {}
     if with_cost:
         uses = [
-            ArmUse(a, attempts[m.name], None if m.censored else m.accepted, busy[m.name], graded[m.name].cpu_s)
+            ArmUse(
+                a,
+                attempts[m.name],
+                None if m.censored else m.accepted,
+                busy[m.name],
+                graded[m.name].cpu_s,
+                spend.get(m.name),
+            )
             for a, m in zip(arm_rows, metrics)
         ]
         try:
@@ -293,9 +309,10 @@ def _run_section(
                 else None,
                 "grading": asdict(graded[m.name]) | {"cost": graded[m.name].cost},
                 "accounting": usage[m.name].kind,
+                "provider": spend_summary(_price_or_none(a), spend.get(m.name) or Spend()),
                 "read": read,
             }
-            for m, read in zip(metrics, reads)
+            for m, a, read in zip(metrics, arm_rows, reads)
         ],
         "comparisons": [_comparison_dict(c, costs, censored, same, intervals) for c in comparisons],
         "decision": decision_section(run, arm_rows, outcomes),

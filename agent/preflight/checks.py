@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.config import ArmConfig
+from agent.endpoints.provider import RateLimits
 
 STATUSES = ("ok", "differs", "unknown")
 # A model name the endpoint reports for the configured one when it is a dated or versioned
@@ -74,6 +75,8 @@ class Observed:
     pairs: list[tuple[int, int, int]] = field(default_factory=list)  # (solo ms, faster ms, slower ms) of two at once
     shared_with: str | None = None  # the arm whose endpoint probes were reused
     server_argv: list[str] | None = None  # the llama.cpp server's command line, as the process runs it
+    provides: set[str] = field(default_factory=set)  # usage details any reply reported (UsageDetails.reported)
+    limits: RateLimits | None = None  # the last rate limits a response announced
 
 
 def _int(n: int | None) -> str:
@@ -118,6 +121,7 @@ def unknown_model(error: str) -> bool:
 # 429 may pass, and stays unknown.
 UNUSABLE = {
     "connect_error": "nothing answers at base_url: check it and that the server is up",
+    "quota_exhausted": "the provider's quota or credits are spent: top up the account, then run again",
     "malformed_json": "the replies are not OpenAI chat completions: check base_url (the /v1 path) and the server",
 }
 

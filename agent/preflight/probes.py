@@ -19,6 +19,7 @@ import anyio
 
 from agent.config import ArmConfig
 from agent.endpoints.endpoint import CallTry, ChatClient, ContextOverflow, EndpointError
+from agent.endpoints.provider import RateLimits
 from agent.endpoints.scripted_models import PROBE_MARKER
 from agent.endpoints.tokens import CHARS_PER_TOKEN, estimate_messages_tokens
 from agent.preflight.checks import Observed, Outcome, choice_label
@@ -65,6 +66,8 @@ class Prober:
 
     def __init__(self, arm: ArmConfig, base_url: str, model: str, record: Record):
         self.arm, self.record = arm, record
+        self.provides: set[str] = set()  # usage details any reply reported
+        self.limits: RateLimits | None = None  # the last rate limits announced
         self.settings = replace(
             settings_for(arm, base_url, model),
             max_tokens=PROBE_MAX_TOKENS,
@@ -81,6 +84,8 @@ class Prober:
         started = time.monotonic()
 
         async def on_try(t: CallTry) -> None:
+            self.provides.update(t.details.reported())
+            self.limits = t.limits or self.limits
             await self.record(probe, t)
 
         try:
@@ -180,8 +185,9 @@ async def observe(prober: Prober, arm: ArmConfig, need_estimate: int, shared: Ob
     already probed the same endpoint) and return what they saw."""
     reply = await prober.reply()
     obs = Observed(reply=reply)
-    if reply.status in ("connect_error", "read_timeout", "error"):
-        return obs  # nothing answers: every check says unknown, no more tries spent
+    if reply.status in ("connect_error", "read_timeout", "error", "quota_exhausted"):
+        obs.provides, obs.limits = prober.provides, prober.limits
+        return obs  # nothing answers (or nothing is left to spend): every check says unknown, no more tries spent
     if shared is not None:
         obs.listed, obs.ratio, obs.near, obs.over, obs.pairs = (
             shared.listed,
@@ -207,6 +213,7 @@ async def observe(prober: Prober, arm: ArmConfig, need_estimate: int, shared: Ob
         obs.tools = await prober.tools(tool_choices(arm.tool_choice))
     if shared is None:
         obs.pairs = await prober.pairs()
+    obs.provides, obs.limits = prober.provides, prober.limits
     return obs
 
 

@@ -37,6 +37,7 @@ from agent.preflight.checks import (
     usage_check,
 )
 from agent.preflight.probes import Prober, observe
+from agent.preflight.provider_check import provider_check
 from agent.run.arms import ArmRuntime, open_arm
 from agent.run.attempt import call_columns
 from agent.run.loop import initial_messages
@@ -103,6 +104,7 @@ def checks_for(arm: ArmRuntime, obs: Observed) -> list[Check]:
         usage_check(cfg, obs),
         tools_check(cfg, obs),
         slots_check(cfg, obs),
+        provider_check(obs),
     ]
     if llama is not None:
         pid = constants.get("server_pid")

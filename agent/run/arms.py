@@ -35,6 +35,7 @@ class ArmRuntime:
     constants: dict[str, Any] = field(default_factory=dict)
     state: str = "running"
     busy_ms: int = 0
+    paced_ms: int = 0  # time its calls waited for the provider's rate limit (agent/endpoints/pacing.py)
     gate: anyio.Lock | None = None  # held around each call when the server serves one request at a time
     model_reported: str | None = None
     system_fingerprint: str | None = None

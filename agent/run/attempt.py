@@ -29,7 +29,15 @@ import anyio
 from agent import events as ev
 from agent.classify import classify
 from agent.config import Limits, RunConfig
-from agent.endpoints.endpoint import CallTry, Completion, ContextOverflow, DeadlinePassed, EndpointError
+from agent.endpoints.endpoint import (
+    CallTry,
+    Completion,
+    ContextOverflow,
+    DeadlinePassed,
+    EndpointError,
+    ProviderQuotaExhausted,
+)
+from agent.endpoints.provider import RateLimits
 from agent.endpoints.tokens import estimate_messages_tokens
 from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped, clean_text, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
@@ -99,7 +107,28 @@ def call_columns(t: CallTry) -> dict[str, Any]:
         ),
         "request_sha256": t.request_sha256,
         "response_sha256": t.response_sha256,
+        "cached_tokens": t.details.cached_tokens,
+        "cache_write_tokens": t.details.cache_write_tokens,
+        "reasoning_tokens": t.details.reasoning_tokens,
+        "cost_usd": t.details.cost_usd,
+        "cost_source": t.details.cost_source,
+        **(t.limits or RateLimits()).columns(),
+        "paced_ms": t.paced_ms,
     }
+
+
+def provider_sums(sums: dict[str, float | None], t: CallTry) -> None:
+    """Add one try's provider-reported details to an attempt's sums (the attempts columns of the
+    same names; one stays NULL until a try reports it)."""
+    for key, value in (
+        ("cached_tokens", t.details.cached_tokens),
+        ("cache_write_tokens", t.details.cache_write_tokens),
+        ("reasoning_tokens", t.details.reasoning_tokens),
+        ("cost_usd", t.details.cost_usd),
+        ("paced_ms", t.paced_ms),
+    ):
+        if value is not None:
+            sums[key] = (sums.get(key) or 0) + value
 
 
 class AttemptHost(Protocol):
@@ -117,6 +146,8 @@ class AttemptHost(Protocol):
     async def observe_server(self, arm: ArmRuntime, completion: Completion) -> None: ...
     async def checkpoint(self, arm: ArmRuntime) -> None: ...
     async def censor(self, arm: ArmRuntime, reason: str) -> None: ...
+    async def provider_quota(self, arm: ArmRuntime, reason: str) -> None: ...
+    def provider_limits(self, arm: ArmRuntime, limits: RateLimits) -> None: ...
 
 
 class AttemptRunner:
@@ -131,6 +162,7 @@ class AttemptRunner:
         self.tokens = {"prompt": 0, "completion": 0}
         self.calls = 0
         self.retries = 0
+        self.provider: dict[str, float | None] = {}  # provider_sums over its tries
         self.in_flight: dict[str, int] = {}  # placeholder call row id -> reserved tokens
         self.pending: list[tuple[Any, ...]] = []  # tool rows, written with the next ledger batch
 
@@ -282,16 +314,21 @@ class AttemptRunner:
             )
             self.in_flight[placeholder] = reserve  # only once its row is committed: a lost call has a row
             kill_point("call_row")
-            async with self.arm.gate or contextlib.nullcontext():
-                completion = await self.arm.client.complete(
-                    messages,
-                    tools,
-                    on_try=on_try,
-                    on_delta=on_delta,
-                    deadline=deadline,
-                    seed=self._seed(),
-                    temperature=self._temperature(),
-                )
+            while True:
+                try:
+                    async with self.arm.gate or contextlib.nullcontext():
+                        completion = await self.arm.client.complete(
+                            messages,
+                            tools,
+                            on_try=on_try,
+                            on_delta=on_delta,
+                            deadline=deadline,
+                            seed=self._seed(),
+                            temperature=self._temperature(),
+                        )
+                    break
+                except ProviderQuotaExhausted as exc:  # ends the arm, or waits for a top-up and calls again
+                    await self.engine.provider_quota(self.arm, exc.reason)
         except DeadlinePassed as exc:
             raise AttemptEnded("time_limit", str(exc)) from None
         except ContextOverflow as exc:
@@ -332,6 +369,8 @@ class AttemptRunner:
         self.tokens["prompt"] += t.prompt_tokens
         self.tokens["completion"] += t.completion_tokens
         self.arm.busy_ms += t.latency_ms
+        self.arm.paced_ms += t.paced_ms
+        provider_sums(self.provider, t)
         row = {
             "attempt_id": self.id,
             "run_id": self.engine.run_id,
@@ -355,7 +394,12 @@ class AttemptRunner:
             completion_tokens=t.completion_tokens,
             usage_source=t.usage_source,
             latency_ms=t.latency_ms,
+            cached_tokens=t.details.cached_tokens or 0,
+            reasoning_tokens=t.details.reasoning_tokens or 0,
+            paced_ms=t.paced_ms,
         )
+        if t.limits is not None:
+            self.engine.provider_limits(self.arm, t.limits)
 
     def _totals_op(self, **extra: Any) -> tuple[Any, ...]:
         return (
@@ -368,6 +412,7 @@ class AttemptRunner:
                 "total_tokens": self.total_tokens,
                 "calls": self.calls,
                 "transport_retries": self.retries,
+                **self.provider,
                 **extra,
             },
         )

@@ -24,6 +24,7 @@ from agent import events as ev
 from agent.classify import counts_toward_budget
 from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig
 from agent.endpoints.endpoint import Completion
+from agent.endpoints.provider import RateLimits
 from agent.ledger.counts import LedgerCounts
 from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
@@ -35,6 +36,7 @@ from agent.run.attempt import AttemptRunner
 from agent.run.decision import DecisionWatch
 from agent.run.killpoints import kill_point
 from agent.run.prepare import check_before_run, load_tasks, task_rows
+from agent.run.quota import CensoredBy
 from agent.run.resume_plan import ResumePlan
 from agent.run.runtime_gate import skip_missing_runtime
 from agent.run.schedule import Replicate
@@ -219,15 +221,67 @@ class RunEngine:
                 return
             await self._resume.wait()
 
-    async def censor(self, arm: ArmRuntime, reason: str) -> None:
+    async def censor(self, arm: ArmRuntime, reason: str, by: CensoredBy = CensoredBy.CAP) -> None:
         if arm.state == "running":
             arm.state = "censored"
             await self.ledger.update(
                 "arms",
                 arm.arm_id,
-                {"censored": 1, "censored_utc": utc_now(), "state": "censored", "state_reason": reason},
+                {
+                    "censored": 1,
+                    "censored_utc": utc_now(),
+                    "state": "censored",
+                    "state_reason": reason,
+                    "censored_by": str(by),
+                },
             )
             self.log(f"arm {arm.name} censored: {reason}", level="warning", arm=arm.name)
+
+    def provider_limits(self, arm: ArmRuntime, limits: RateLimits) -> None:
+        """A response announced the provider's rate limits: the live view's second meter."""
+        self.emit(
+            ev.ProviderLimits(
+                self.run_id,
+                arm=arm.name,
+                limit_tokens=limits.limit_tokens,
+                remaining_tokens=limits.remaining_tokens,
+                reset_tokens_s=limits.reset_tokens_s,
+                limit_requests=limits.limit_requests,
+                remaining_requests=limits.remaining_requests,
+                reset_requests_s=limits.reset_requests_s,
+                paced_ms=arm.paced_ms,
+            )
+        )
+
+    async def provider_quota(self, arm: ArmRuntime, reason: str) -> None:
+        """The provider says the arm's quota is spent (its first such reply: no retries). The arm is
+        censored by the provider's quota. Under the live view the run pauses with the reason; when
+        the user resumes (after topping up) the arm runs again and this returns, so the call is
+        sent again. Headless, run.auto_pause_policy decides: abort ends the run; continue and
+        stop-arm let the other arm go on. Either way `quotabench resume` continues the arm later.
+        Raises AttemptEnded("censored") when the arm stays censored."""
+        from agent.run.loop import AttemptEnded
+
+        await self.censor(arm, reason, CensoredBy.PROVIDER_QUOTA)
+        policy = None if self.auto_pause else self.config.auto_pause_policy
+        self.emit(ev.ProviderQuotaSpent(self.run_id, arm=arm.name, reason=reason, policy=policy))
+        if policy == "abort":
+            self.abort()
+        if policy is not None:
+            raise AttemptEnded("censored", reason)
+        self.pause(reason=f"auto-pause: arm {arm.name} {reason} — top up the account, then resume")
+        while self.state == "paused":
+            await self._resume.wait()
+        if self.state != "running" or arm.state != "censored":
+            raise AttemptEnded("censored", reason)
+        arm.state = "running"
+        await self.ledger.update(
+            "arms",
+            arm.arm_id,
+            {"censored": 0, "censored_utc": None, "state": "running", "state_reason": None, "censored_by": None},
+        )
+        self.log(f"arm {arm.name} resumed after the provider's quota was topped up", arm=arm.name)
+        self.emit(ev.ArmStateChanged(self.run_id, arm=arm.name, state="running"))
 
     # -- the run ----------------------------------------------------------------------------
     async def run(self) -> str:
@@ -400,7 +454,15 @@ class RunEngine:
             arm.arm_id = existing["id"]
             arm.quota.used = existing["tokens_used"]
             arm.busy_ms = existing["busy_ms"] or 0
-            arm.state = "censored" if existing["censored"] else "running"
+            arm.paced_ms = existing.get("paced_ms") or 0
+            # censored by the provider's quota: resuming is the user saying it was topped up
+            topped_up = existing.get("censored_by") == CensoredBy.PROVIDER_QUOTA
+            arm.state = "censored" if existing["censored"] and not topped_up else "running"
+            uncensor = (
+                {"censored": 0, "censored_utc": None, "state": "running", "state_reason": None, "censored_by": None}
+                if topped_up
+                else {}
+            )
             await self.ledger.update(
                 "arms",
                 arm.arm_id,
@@ -408,6 +470,7 @@ class RunEngine:
                     "models_listed_json": row["models_listed_json"],
                     "endpoint_url": arm.endpoint_url,
                     "server_session_id": arm.session_id,
+                    **uncensor,
                 },
             )
 
@@ -458,6 +521,7 @@ class RunEngine:
                     "unfinished_json": json.dumps(unfinished),
                     "tokens_used": arm.quota.used,
                     "busy_ms": arm.busy_ms,
+                    "paced_ms": arm.paced_ms,
                 },
             )
         except LedgerError:

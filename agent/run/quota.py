@@ -8,9 +8,17 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from agent import QuotabenchError
 from agent.config import MAX_CAP_TOKENS
+
+
+class CensoredBy(StrEnum):
+    """What ended an arm as censored (arms.censored_by)."""
+
+    CAP = "cap"  # its token cap in quotabench could not cover the next call
+    PROVIDER_QUOTA = "provider_quota"  # the provider's own quota or credits are spent: resumes after a top-up
 
 
 class QuotaExhausted(QuotabenchError):

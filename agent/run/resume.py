@@ -7,6 +7,8 @@ its recorded files (one that has a grade already, from a ledger written before g
 attempt updates were one transaction, takes its class from that grade). A run killed before
 its tasks or arms rows were written gets them now. Finished attempts are never re-run or
 charged again. Any kill point leaves a ledger that resumes (tests/agent/test_kill_resume.py).
+An arm censored by its provider's quota (arms.censored_by) runs again: resuming says the
+account was topped up; its censored attempts never counted, so its unfinished tasks run now.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from agent.manifest import manifest_sha256, observed_constants
 from agent.run.attempt import grade_attempt
 from agent.run.engine import RunEngine
 from agent.run.prepare import load_tasks, task_rows
+from agent.run.quota import CensoredBy
 from agent.run.resume_plan import ResumePlan, TaskProgress
 from agent.run.schedule import Replicate
 from agent.run.workspace_diff import apply_changes
@@ -145,7 +148,8 @@ def engine_for_resume(ledger: Ledger, run_id: str, **engine_kwargs: Any) -> RunE
     run = ledger.run(run_id)
     if run is None:
         raise QuotabenchError(f"ledger {ledger.path}: no run {run_id} — list runs with `quotabench report --list`")
-    if run["status"] == "finished":
+    spent = [a["name"] for a in ledger.arms(run_id) if a.get("censored_by") == CensoredBy.PROVIDER_QUOTA]
+    if run["status"] == "finished" and not spent:  # an arm the provider's quota ended resumes after a top-up
         raise QuotabenchError(
             f"run {run_id} already finished — nothing to resume; see `quotabench report {run_id[:10]}`"
         )

@@ -178,6 +178,14 @@ class LiveApp(App[str | None]):
             for notice in notices:
                 if notice.kind == "auto_pause":
                     self.post_message(AutoPaused(notice.arm or "", notice.text, notice.tokens))
+                elif notice.kind == "provider_quota":  # the engine paused: nothing to choose but to top up
+                    self.notify(
+                        f"arm {notice.arm}: {notice.text}. The run is paused: top up the account, then "
+                        "press p to resume (the call is sent again), or a to abort.",
+                        title="Provider quota spent",
+                        severity="error",
+                        timeout=60,
+                    )
                 elif notice.kind == "finished":
                     self.post_message(RunEnded(notice.text))
                 elif notice.kind == "decided":

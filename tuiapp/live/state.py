@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from agent import events as ev
 from agent.classify import NOT_COUNTED
 from agent.printer import format_event
+from tuiapp.live.provider_side import ProviderSide
 
 if TYPE_CHECKING:  # agent.metrics loads numpy: imported where the figures thread needs it, not at startup
     from agent.metrics.outcome import AttemptRecord, TaskOutcome
@@ -90,6 +91,7 @@ class ArmState:
     activity: Activity = field(default_factory=Activity)
     buckets: dict[int, int] = field(default_factory=dict)  # bucket index -> tokens charged in it
     wasted: int = 0  # tokens of attempts that ended without an accepted patch
+    provider: ProviderSide = field(default_factory=ProviderSide)  # the second meter
 
     @property
     def share(self) -> float:
@@ -99,7 +101,8 @@ class ArmState:
 @dataclass(frozen=True)
 class Notice:
     """An event the app reacts to beyond redrawing: "auto_pause" (arm, the next call's tokens),
-    "finished" (text: the status) or "sandbox" (text)."""
+    "provider_quota" (arm, text: the provider's reason), "finished" (text: the status) or
+    "sandbox" (text)."""
 
     kind: str
     arm: str | None = None
@@ -227,6 +230,8 @@ class RunState:
         line = log_line(event)
         if line is not None and not isinstance(event, ev.RunStarted):
             self._log(event.at, line)
+        if arm and arm.provider.apply(event):
+            self.dirty.add(f"arm:{arm.name}")
         match event:
             case ev.RunStarted():
                 return self._run_started(event)
@@ -264,6 +269,8 @@ class RunState:
                 return self._decision(event)
             case ev.AutoPaused() if arm and event.policy is None:  # the engine waits for the user's choice
                 return Notice("auto_pause", event.arm, f"auto-pause: arm {event.arm} near its cap", event.next_call)
+            case ev.ProviderQuotaSpent() if arm and event.policy is None:  # paused until topped up and resumed
+                return Notice("provider_quota", event.arm, event.reason)
             case ev.RunFinished():
                 self.status = self.engine_state = event.status
                 self.finished_at = event.at

@@ -124,6 +124,32 @@ class QuotaMeter(Widget):
         return Text("\n").join([bar, fit(quota_wordings(self.used, self.reserved, self.cap), width)])
 
 
+def provider_wordings(arm: ArmState) -> list[str]:
+    """The provider's meter, longest first: what its last reply said is left of its rate limit
+    and when it resets, the cached share of prompt tokens, time waited for the limit; or why its
+    quota ended the arm. Empty when the provider said none of it."""
+    side = arm.provider
+    if side.quota:
+        return [f"provider: {side.quota} — top up, then resume (p)", side.quota]
+    lim, s = side.limits, fig.tokens_short
+    parts: list[list[str]] = []  # each part's wordings, longest first
+    if lim is not None and lim.remaining_tokens is not None:
+        reset = f", resets in {lim.reset_tokens_s:.0f} s" if lim.reset_tokens_s is not None else ""
+        of = f" of {s(lim.limit_tokens)}" if lim.limit_tokens else ""
+        parts.append([f"{s(lim.remaining_tokens)}{of} tok/min left{reset}", f"{s(lim.remaining_tokens)} tok/min left"])
+    if lim is not None and lim.remaining_requests is not None:
+        parts.append([f"{lim.remaining_requests:,} req left", ""])
+    if side.cached_share is not None:
+        parts.append([f"cached {fig.percent(side.cached_share)}"] * 2)
+    if side.paced_ms:
+        parts.append([f"waited {side.paced_ms / 1000:.1f} s for it", ""])
+    if not parts:
+        return []
+    longest = "provider: " + " · ".join(p[0] for p in parts)
+    shortest = "prov: " + " · ".join(p[1] for p in parts if p[1])
+    return [longest, shortest]
+
+
 class BurnLine(Widget):
     """ "burn 4,210 tok/min" and a sparkline of the last five minutes (10 s per character)."""
 
@@ -208,6 +234,8 @@ class ArmPanel(Vertical):
         self.arm_name = arm.name
         self.border_title = f"{arm.name} · {arm_label(arm)} ({arm.kind}, {arm.protocol})"
         self.meter = QuotaMeter(danger_share, arm.cap_tokens, classes="meter")
+        self.provider = Fit("", classes="provider")  # shown once the provider says something
+        self.provider.display = False
         self.burn = BurnLine(classes="burn")
         self.projection = Fit(
             "projection after the first finished task", "projection after 1st task", classes="projection"
@@ -217,10 +245,15 @@ class ArmPanel(Vertical):
         self.stream = StreamTail(classes="stream")
 
     def compose(self) -> ComposeResult:
-        yield from (self.meter, self.burn, self.projection, self.metrics, self.activity, self.stream)
+        yield from (self.meter, self.provider, self.burn, self.projection, self.metrics, self.activity, self.stream)
 
     def show_quota(self, arm: ArmState) -> None:
         self.meter.show(arm.used, arm.reserved, arm.cap)
+        provider = provider_wordings(arm)
+        if provider:
+            self.provider.show(*provider)
+            self.provider.set_class(bool(arm.provider.quota), "-spent")
+        self.provider.display = bool(provider)
         self.border_subtitle = arm.state
         for state in ("stopping", "censored", "stopped", "aborted", "finished"):
             self.set_class(arm.state == state, f"-{state}")
