@@ -285,3 +285,26 @@ def test_every_failure_class_has_a_cell_look():
     from tuiapp.live.state import CELL_LOOK
 
     assert [c for c in CLASSES if c not in CELL_LOOK] == []
+
+
+def test_a_run_forced_past_preflight_keeps_a_banner_in_the_header():
+    from tuiapp.live.widgets import header_wordings
+
+    state = RunState(["A", "B"], {"A": 10, "B": 10})
+    notice = state.apply(
+        ev.LogMessage(
+            "r1", level="warning", text="--force: running anyway; arm A: model differs!", kind="preflight_forced"
+        )
+    )
+    assert notice is not None and "running anyway" in notice.text
+    assert all("FORCED past preflight" in line for line in header_wordings(state, None))
+    plain = RunState(["A", "B"], {"A": 10, "B": 10})
+    plain.apply(ev.LogMessage("r1", level="warning", text="something else"))
+    assert not any("FORCED" in line for line in header_wordings(plain, None))
+
+
+def test_the_live_gap_says_what_a_censored_arm_leaves_out():
+    state = fold(synthetic_events({"A": ["P"] * 8, "B": ["R"] * 6 + ["C"]}), max_attempts=1)
+    figures = compute_figures(state.snapshot(state.last_at))
+    assert "2 excluded: B censored (cap hit)" in figures.gap_text, figures.gap_text
+    assert "wins" not in figures.gap_text and "on the 6 tasks both finished" in figures.gap_text
