@@ -8,6 +8,7 @@ import re
 from rich.text import Text
 
 from agent.classify import CLASS_LABELS, CLASS_MEANINGS
+from tuiapp.live.state import CELL_LOOK
 
 MODEL_CHARS = 28  # an arm's model name on screen; the full name (a GGUF path) stays in the ledger
 _MODEL_FILE = re.compile(r"\.(gguf|bin|safetensors|ggml)$", re.IGNORECASE)
@@ -62,8 +63,13 @@ def class_label(failure_class: str | None) -> str:
     return CLASS_LABELS.get(failure_class, failure_class)
 
 
+# The live grid's glyph, kept in the browser's cells: a gamed grader is seen before it is read.
+CLASS_GLYPHS = {"tampering": CELL_LOOK["tampering"][0] + " "}
+
+
 def class_text(failure_class: str | None) -> Text:
-    return Text(class_label(failure_class), style=CLASS_STYLES.get(failure_class or "", ""))
+    glyph = CLASS_GLYPHS.get(failure_class or "", "")
+    return Text(glyph + class_label(failure_class), style=CLASS_STYLES.get(failure_class or "", ""))
 
 
 def verdict_text(verdict: str | None) -> Text:
