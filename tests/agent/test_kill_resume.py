@@ -142,6 +142,9 @@ def test_kill_loop_at_random_moments_then_resume(tmp_path, clean):
     rng = random.Random(12)
     db = tmp_path / "l.sqlite"
     proc = cli("run", cfg, "--db", db, "--headless")
+    deadline = time.monotonic() + 120
+    while _status(db) is None and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # the random moment is counted from the run's start, not the process's (load)
     time.sleep(rng.uniform(1.0, 3.0))
     killed = [proc.pid]
     proc.send_signal(signal.SIGKILL)
