@@ -12,6 +12,7 @@ in the settings and is masked in everything a try returns before any text is cut
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -19,7 +20,7 @@ import os
 import random
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, overload, runtime_checkable
@@ -45,6 +46,7 @@ RETRIED_STATUSES = frozenset(
     {"http_429", "http_5xx", "connect_error", "read_timeout", "stream_cut", "malformed_json", "empty_response"}
 )
 ERROR_CHARS = 300
+DRAIN_AFTER_DONE_S = 0.01  # the end of a stream sent right after [DONE] is there well within this
 # What a malformed body can raise while it is taken apart: a try that fails, never the run.
 _SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, OverflowError)
 
@@ -165,7 +167,7 @@ class ChatClient:
                 " — export it or remove api_key_env"
             )
         self._http = httpx.AsyncClient(
-            transport=transport, timeout=httpx.Timeout(settings.request_timeout_s), verify=_ssl_context()
+            transport=transport, timeout=httpx.Timeout(settings.request_timeout_s), verify=_ssl_context(self._base)
         )
         self._semaphore = anyio.Semaphore(max(1, settings.max_concurrency))
         self._sleep = sleep
@@ -339,12 +341,14 @@ class ChatClient:
     async def _read_events(
         self, response: httpx.Response, reply: Reply, on_delta: Callable[[str], None] | None
     ) -> None:
-        async for event in read_events(response):
+        events = read_events(response)
+        async for event in events:
             chunk = json_object(event)
             # a server that skips the blank line between events sends several chunks as one event
             for payload in [event] if chunk is not None else [p.strip() for p in event.split("\n") if p.strip()]:
                 if payload == "[DONE]":
                     reply.done = True
+                    await _read_past_done(events)
                     return
                 reply.received = True
                 chunk = chunk if payload is event else json_object(payload)
@@ -420,6 +424,28 @@ class ChatClient:
         return repr(self.mask(text)[:ERROR_CHARS])
 
 
+async def _read_past_done(events: AsyncIterator[str]) -> None:
+    """Read what follows [DONE] if it is already on its way: httpx hangs up on a connection whose
+    response is closed unread, so without this every call would open a new one. A server that
+    holds the stream open longer is hung up on, as before; nothing it sends counts."""
+    with anyio.move_on_after(DRAIN_AFTER_DONE_S), contextlib.suppress(TryFailed, httpx.HTTPError):
+        async for _ in events:
+            pass
+
+
+def _ssl_context(base_url: str) -> ssl.SSLContext:
+    """The verifying context for an https endpoint. A plain-http one never does TLS (the client
+    only asks its base URL and follows no redirects), so it gets a context that trusts no CA
+    at all — were it ever used, every certificate would be refused — instead of paying ~50 ms
+    to load the system's CAs before the run's first call."""
+    return _verifying_context() if base_url.lower().startswith("https:") else _trusting_nothing()
+
+
 @functools.cache
-def _ssl_context() -> ssl.SSLContext:  # one verifying context for every client: building one costs ~50 ms
+def _verifying_context() -> ssl.SSLContext:  # one for every client: building one costs ~50 ms
     return httpx.create_ssl_context()
+
+
+@functools.cache
+def _trusting_nothing() -> ssl.SSLContext:
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates and hostnames, against no CAs
