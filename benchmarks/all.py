@@ -70,16 +70,20 @@ def run_script(name: str) -> tuple[dict, int]:
     return figures | {"command": "python " + " ".join(command), "exit": done.returncode}, done.returncode
 
 
+def _n(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def print_figures(results: Results) -> None:
     for name, script in results["scripts"].items():
         load = f"load {script['load_start']:.1f} → {script['load_end']:.1f}"
         for key, f in script["figures"].items():
             floor = ""
             if f["floor"] is not None:
-                floor = f"floor {f['floor']:,.3g} {f['unit']}" + (f" ({f['floor_is']})" if f["floor_is"] else "")
+                floor = f"floor {_n(f['floor'])} {f['unit']}" + (f" ({f['floor_is']})" if f["floor_is"] else "")
             verdict = {True: "met", False: "MISSED", None: ""}[f["ok"]]
             print(
-                f"{name:<9} {key:<36} {f['value']:>10,.3g} {f['unit']:<7} {floor:<44} {f['target'] or '':<22} "
+                f"{name:<9} {key:<36} {_n(f['value']):>10} {f['unit']:<7} {floor:<44} {f['target'] or '':<22} "
                 f"{verdict:<6} {load}"
             )
 
