@@ -67,7 +67,11 @@ def run_script(name: str) -> tuple[dict, int]:
         if not out.exists():
             raise SystemExit(f"benchmarks/all.py: {command[0]} exited {done.returncode} without figures — run it alone")
         figures = json.loads(out.read_text())
-    return figures | {"command": "python " + " ".join(command), "exit": done.returncode}, done.returncode
+    return figures | {
+        "command": "python " + " ".join(command),
+        "exit": done.returncode,
+        "commit": commit(),
+    }, done.returncode
 
 
 def _n(value: float) -> str:
