@@ -7,11 +7,13 @@ means a new benchmark.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import platform
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any
 
@@ -57,20 +59,49 @@ def load_average() -> float | None:
         return None
 
 
-def observed_constants() -> dict[str, Any]:
-    """Versions and isolation as measured on this machine now, not as assumed."""
+RUNTIME_VERSIONS = {
+    "node_version": ("node", "--version"),
+    "cargo_version": ("cargo", "--version"),
+    "tsx_version": ("tsx", "--version"),
+}
+
+
+@functools.cache
+def _runtime_versions(path: str) -> dict[str, str | None]:
+    # Asked at once: `tsx --version` alone starts node with a loader (~0.3 s).
+    with ThreadPoolExecutor(len(RUNTIME_VERSIONS)) as pool:
+        asked = {key: pool.submit(_version, *cmd) for key, cmd in RUNTIME_VERSIONS.items()}
+        return {key: future.result() for key, future in asked.items()}
+
+
+def runtime_versions() -> dict[str, str | None]:
+    """The versions of the tools tasks run with, as installed on PATH; asked once per PATH in a
+    process (a session's runs share them)."""
+    return dict(_runtime_versions(os.environ.get("PATH", "")))
+
+
+@functools.cache
+def _isolation(no_unshare: str | None, no_cgroup: str | None) -> dict[str, str]:
     from verifiers.isolation import PidsCgroup
 
     probe = PidsCgroup(8)
     pids = "on" if probe.path else "off"
     probe.remove()
+    return {"isolation_network": "on" if network_isolation_available() else "off", "isolation_pids": pids}
+
+
+def machine_constants() -> dict[str, Any]:
+    """The held constants but the runtime versions: what this machine is and isolates, measured
+    (once per process and isolation switches), not assumed."""
+    switches = os.environ.get("QUOTABENCH_NO_UNSHARE"), os.environ.get("QUOTABENCH_NO_CGROUP")
     return {
         "harness_version": __version__,
         "python_version": platform.python_version(),
-        "node_version": _version("node", "--version"),
-        "cargo_version": _version("cargo", "--version"),
-        "tsx_version": _version("tsx", "--version"),
-        "isolation_network": "on" if network_isolation_available() else "off",
-        "isolation_pids": pids,
+        **_isolation(*switches),
         "host": platform.node(),
     }
+
+
+def observed_constants() -> dict[str, Any]:
+    """Versions and isolation as measured on this machine, not as assumed."""
+    return machine_constants() | runtime_versions()

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent.ledger import Ledger, new_id  # noqa: E402
+from benchmarks.figures import Figures, add_json_argument  # noqa: E402
 from benchmarks.pty_term import Terminal  # noqa: E402
 
 TASKS, GRID_S, TABLE_S = 500, 1.5, 2.0
@@ -185,7 +186,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--size", action="append", help="terminal COLSxROWS (repeatable; default 120x40 and 80x24)")
+    add_json_argument(parser)
     args = parser.parse_args()
+    figs = Figures("browse")
     sizes = [tuple(int(v) for v in s.split("x")) for s in (args.size or ["120x40", "80x24"])]
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
@@ -206,10 +209,17 @@ def main() -> int:
                 f"decision table {l_table * 1000:.0f} ms   (medians of {args.repeats}, from process start)"
             )
             ok = ok and grid <= GRID_S and table <= TABLE_S
+            at = f"{size[0]}x{size[1]}"
+            figs.add(f"{at}.grid_ms", grid * 1000, "ms", target=f"<= {GRID_S:g} s", ok=grid <= GRID_S)
+            figs.add(f"{at}.table_ms", table * 1000, "ms", target=f"<= {TABLE_S:g} s", ok=table <= TABLE_S)
+            figs.add(f"{at}.list_ms", l_list * 1000, "ms")
+            figs.add(f"{at}.list_grid_ms", l_grid * 1000, "ms")
+            figs.add(f"{at}.list_table_ms", l_table * 1000, "ms")
     print(
         "PASS" if ok else "FAIL",
         f"(browse RUN: grid <= {GRID_S * 1000:.0f} ms, decision table <= {TABLE_S * 1000:.0f} ms from process start)",
     )
+    figs.write(args.json)
     return 0 if ok else 1
 
 

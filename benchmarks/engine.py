@@ -1,14 +1,19 @@
-"""Per model call: what quotabench costs, beside its floors, in one process (issue 15 targets).
+"""Per model call: what quotabench costs, beside its floors (issue 15 and 28 targets).
 
-1. Engine overhead per model call with the ledger on. The endpoint is an httpx MockTransport
+1. Between calls, with the ledger on. The endpoint is benchmarks/canned.py's MockTransport
    answering a streamed `list_files` tool call at once, so what is timed is everything
    quotabench does per call: quota reservation and token estimate, the in-flight and final
-   ledger rows (WAL), SSE parsing, the tool, events, and (amortized) each attempt's start and
-   end. Wall: median and min gap between consecutive calls of an attempt; CPU: process CPU
-   from the first call to the last over the calls in between (every thread).
-   Targets: <= 2 ms wall, <= 1.5 ms CPU.
+   ledger rows (WAL), SSE parsing, the tool, events. Wall: median and min gap between
+   consecutive calls of an attempt; CPU: process CPU from the first call to the last over the
+   calls in between (every thread). Targets: <= 2 ms wall, <= 1.5 ms CPU.
    Floor: the engine's own requests sent again through the bare ChatClient (no engine, no ledger).
-2. Ledger writes as real calls make them (the awaited in-flight row with the pending tool
+2. Over a whole run, setup included (benchmarks/whole_run.py): a fresh process opens the ledger,
+   runs 10 attempts x 20 calls and ends; wall and CPU (every thread) over the whole of it per
+   call. In process, and over loopback HTTP against the canned server in its own process, both
+   streamed and as whole JSON replies. Floor: a bare httpx loop sending the same requests to the
+   same endpoint, also a fresh process. Targets: <= 1.5 ms CPU per call in process; over HTTP
+   <= 2.5x the floor's wall per call. The time to the first call is printed beside it.
+3. Ledger writes as real calls make them (the awaited in-flight row with the pending tool
    row, then the call's final row and the attempt's totals, queued), through AsyncLedger, in
    calls per second: one attempt at a time (every write waits for the one before), two and four
    at once (writes that meet in the writer's queue commit together). Target: >= 5,000 with two
@@ -16,7 +21,9 @@
    per call (~50 µs on the event loop's side) and is printed beside it. Floor: the same rows
    as prepared sqlite3 statements on the same connection, on the caller's thread.
 
-    python benchmarks/engine.py [--attempts 20] [--turns 20] [--repeats 3]
+Rounds are interleaved, so each figure and its floor see the same load; figures are medians.
+
+    python benchmarks/engine.py [--attempts 20] [--turns 20] [--repeats 3] [--json FILE]
 """
 
 from __future__ import annotations
@@ -26,9 +33,11 @@ import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -37,124 +46,30 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent.config import ArmConfig, Limits, RunConfig  # noqa: E402
 from agent.endpoints.endpoint import ChatClient  # noqa: E402
 from agent.ledger import Ledger, new_id, utc_now  # noqa: E402
 from agent.ledger.writer import AsyncLedger  # noqa: E402
 from agent.run import arms as arm_kinds  # noqa: E402
-from agent.run.engine import RunEngine  # noqa: E402
-from verifiers.grading import GradeResult  # noqa: E402
-from verifiers.tasks import Task  # noqa: E402
+from benchmarks import canned, whole_run  # noqa: E402
+from benchmarks.figures import Figures, add_json_argument  # noqa: E402
 
 WALL_TARGET_MS, CPU_TARGET_MS, ROWS_TARGET = 2.0, 1.5, 5000
+WHOLE_CPU_TARGET_MS, HTTP_FLOOR_RATIO = 1.5, 2.5
+MODES = {  # whole-run mode: (over HTTP, streamed)
+    "in_process": (False, True),
+    "http_sse": (True, True),
+    "http_json": (True, False),
+}
 
 
-def _sse(chunks: list[dict]) -> bytes:
-    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
-
-
-_BODIES: list[bytes] = []  # the first attempt's requests, replayed by the floor
-
-
-def _handler(request: httpx.Request) -> httpx.Response:
-    if request.url.path.endswith("/models"):
-        return httpx.Response(200, json={"data": [{"id": "instant"}]})
-    if len(_BODIES) < 64:
-        _BODIES.append(request.content)
-    body = _sse(
-        [
-            {
-                "model": "instant",
-                "choices": [
-                    {
-                        "index": 0,
-                        "delta": {
-                            "tool_calls": [
-                                {
-                                    "index": 0,
-                                    "id": "c1",
-                                    "type": "function",
-                                    "function": {"name": "list_files", "arguments": "{}"},
-                                }
-                            ]
-                        },
-                    }
-                ],
-            },
-            {"model": "instant", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-            {"model": "instant", "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-        ]
-    )
-    return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
-
-
-@contextlib.asynccontextmanager
-async def _instant(arm, suites, replicate=1):
-    yield arm_kinds.Endpoint("http://instant.invalid/v1", arm.model, {}, transport=httpx.MockTransport(_handler))
-
-
-class NoGrader:  # a verifiers.grading.Grader (tests/test_architecture.py checks it fills the seam)
-    def grade(self, task: Task, workspace: Path) -> GradeResult:
-        return GradeResult("fail", 1, 0, 0, 1, "", {})
-
-    def run_visible(self, task: Task, workspace: Path, timeout_s: float | None = None) -> GradeResult:
-        return self.grade(task, workspace)
-
-
-def _config(attempts: int, turns: int) -> RunConfig:
-    return RunConfig(
-        path=ROOT / "benchmarks" / "engine.py",
-        suites=(ROOT / "fixtures" / "smoke",),
-        tasks=("py-word-count",),
-        arms=(ArmConfig(name="A", kind="instant", model="instant", cap_tokens=10**9, max_tokens=16),),
-        max_attempts=attempts,
-        limits=Limits(max_turns=turns + 1, max_tokens_per_attempt=10**9),
-        preflight="off",
-    )
-
-
-class _StampedEngine(RunEngine):
-    """Stamps each CallFinished when the engine emits it (a reader of the stream sees it later)."""
-
-    stamps: list[tuple[int, float, float]]
-
-    def emit(self, event) -> None:
-        if type(event).__name__ == "CallFinished":
-            self.stamps.append((event.attempt, time.perf_counter(), time.process_time()))
-        super().emit(event)
-
-
-async def engine_per_call(db: Path, attempts: int, turns: int) -> dict:
-    arm_kinds.ARM_KINDS["instant"] = _instant
-    engine = _StampedEngine(_config(attempts, turns), Ledger(db), grader=NoGrader(), config_text="")
-    engine.stamps = stamps = []
-
-    async def drain():
-        async for _ in engine.events:
-            pass
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(drain)
-        await engine.run()
-    gaps = [b - a for (n1, a, _), (n2, b, _) in zip(stamps, stamps[1:]) if n1 == n2]
-    cpu = (stamps[-1][2] - stamps[0][2]) / (len(stamps) - 1)
-    return {
-        "calls": len(stamps),
-        "wall_median": statistics.median(gaps) * 1000,
-        "wall_min": min(gaps) * 1000,
-        "cpu": cpu * 1000,
-    }
-
-
-async def bare_client_per_call(calls: int) -> dict:
-    """The floor: the engine's own requests (the first attempt's conversation at every length)
+async def bare_client_per_call(bodies: list[bytes], calls: int) -> dict:
+    """The floor: the engine's own requests (its first attempt's conversation at every length)
     sent again through the ChatClient alone, each on a fresh copy (so its token estimate is
     computed, as the engine's is once per call)."""
-    config = _config(1, 1).arms[0]
+    config = whole_run.config(1, 1).arms[0]
     client = ChatClient(
-        arm_kinds.settings_for(config, "http://instant.invalid/v1"), transport=httpx.MockTransport(_handler)
+        arm_kinds.settings_for(config, "http://instant.invalid/v1"), transport=httpx.MockTransport(canned.handler)
     )
-    bodies = list(_BODIES)
     walls, cpu = [], 0.0
     for i in range(calls):
         body = json.loads(bodies[i % len(bodies)])
@@ -297,25 +212,66 @@ def raw_calls_per_second(db: Path, calls: int) -> float:
     return rate
 
 
+@contextlib.contextmanager
+def canned_server() -> Iterator[str]:
+    """benchmarks/canned.py serving on a free loopback port in its own process; yields its base URL."""
+    proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "canned.py")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield f"http://127.0.0.1:{int(proc.stdout.readline())}/v1"
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def _child(*args: object) -> dict:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "whole_run.py"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def whole_run_round(url: str, bodies: Path) -> dict[str, dict]:
+    """One round of whole runs in fresh processes: per mode, the engine's run and its floor."""
+    out = {}
+    for mode, (http, stream) in MODES.items():
+        where = ["--url", url] if http else []
+        flags = [] if stream else ["--no-stream"]
+        record = [] if http else ["--bodies", bodies]  # the in-process run records what the floors replay
+        out[mode] = _child("engine", *where, *flags, *record)
+        out[f"{mode}_floor"] = _child("bare", *where, *flags, "--bodies", bodies)
+    return out
+
+
+def _median(rounds: list[dict], key: str, field: str) -> float:
+    return statistics.median(r[key][field] for r in rounds)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=20)
     parser.add_argument("--turns", type=int, default=20, help="calls per attempt (the token estimate is O(turns))")
     parser.add_argument("--rows", type=int, default=5000, help="calls written in the ledger throughput test")
     parser.add_argument("--repeats", type=int, default=3, help="rounds; each figure is the median over them")
+    add_json_argument(parser)
     args = parser.parse_args(argv)
-    load_before = os.getloadavg()[0]
+    figs = Figures("engine")
     rounds: list[dict] = []
-    for _ in range(args.repeats):  # interleaved, so each figure and its floor see the same load
-        with tempfile.TemporaryDirectory() as tmp:
+    whole: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp, canned_server() as url:
+        for _ in range(args.repeats):  # interleaved, so each figure and its floor see the same load
             db = Path(tmp) / "bench.sqlite"
-            engine = anyio.run(engine_per_call, db, args.attempts, args.turns)
-            bare = anyio.run(bare_client_per_call, 400)
+            whole_run._SENT.clear()
+            engine = anyio.run(whole_run.engine_run, db, args.attempts, args.turns)
+            bare = anyio.run(bare_client_per_call, list(whole_run._SENT), 400)
             rounds.append(
                 {
-                    "wall_median": engine["wall_median"],
-                    "wall_min": engine["wall_min"],
-                    "cpu": engine["cpu"],
+                    "wall_median": engine["gap_median"],
+                    "wall_min": engine["gap_min"],
+                    "cpu": engine["gap_cpu"],
                     "calls": engine["calls"],
                     "bare_wall_median": bare["wall_median"],
                     "bare_wall_min": bare["wall_min"],
@@ -326,14 +282,34 @@ def main(argv: list[str] | None = None) -> int:
                     "rows_4": anyio.run(ledger_calls_per_second, db, args.rows, 4),
                 }
             )
+            db.unlink()
+            whole.append(whole_run_round(url, Path(tmp) / "bodies.json"))
     m = {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
-    load = max(load_before, os.getloadavg()[0])
     print(
-        f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end); "
+        f"load average {figs.load_start:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (1-minute); "
         f"medians of {args.repeats} rounds"
     )
+    figs.add(
+        "between.wall_median_ms",
+        m["wall_median"],
+        "ms",
+        floor=m["bare_wall_median"],
+        floor_is="bare ChatClient",
+        target=f"<= {WALL_TARGET_MS:g} ms",
+        ok=m["wall_median"] <= WALL_TARGET_MS,
+    )
+    figs.add("between.wall_min_ms", m["wall_min"], "ms", floor=m["bare_wall_min"], floor_is="bare ChatClient")
+    figs.add(
+        "between.cpu_ms",
+        m["cpu"],
+        "ms",
+        floor=m["bare_cpu"],
+        floor_is="bare ChatClient",
+        target=f"<= {CPU_TARGET_MS:g} ms",
+        ok=m["cpu"] <= CPU_TARGET_MS,
+    )
     print(
-        f"per model call, engine + ledger: {m['wall_median']:.2f} ms wall median ({m['wall_min']:.2f} min), "
+        f"between calls, engine + ledger: {m['wall_median']:.2f} ms wall median ({m['wall_min']:.2f} min), "
         f"{m['cpu']:.2f} ms CPU ({m['calls']:.0f} calls: {args.attempts} attempts x {args.turns} turns; "
         f"targets <= {WALL_TARGET_MS:g} ms wall, <= {CPU_TARGET_MS:g} ms CPU)"
     )
@@ -341,14 +317,65 @@ def main(argv: list[str] | None = None) -> int:
         f"  floor, the engine's own requests through the bare ChatClient: {m['bare_wall_median']:.2f} ms wall median "
         f"({m['bare_wall_min']:.2f} min), {m['bare_cpu']:.2f} ms CPU"
     )
+    calls = whole[0]["in_process"]["calls"]
+    print(f"over a whole run in a fresh process, setup included ({calls} calls: 10 attempts x 20 turns), per call:")
+    for mode in MODES:
+        wall, cpu = _median(whole, mode, "wall"), _median(whole, mode, "cpu")
+        floor_wall, floor_cpu = _median(whole, f"{mode}_floor", "wall"), _median(whole, f"{mode}_floor", "cpu")
+        first = _median(whole, mode, "first_call")
+        ratio = wall / floor_wall
+        http = MODES[mode][0]
+        figs.add(
+            f"whole_run.{mode}.wall_ms",
+            wall,
+            "ms",
+            floor=floor_wall,
+            floor_is="bare httpx loop",
+            target=f"<= {HTTP_FLOOR_RATIO:g}x the floor" if http else None,
+            ok=ratio <= HTTP_FLOOR_RATIO if http else None,
+        )
+        figs.add(
+            f"whole_run.{mode}.cpu_ms",
+            cpu,
+            "ms",
+            floor=floor_cpu,
+            floor_is="bare httpx loop",
+            target=None if http else f"<= {WHOLE_CPU_TARGET_MS:g} ms",
+            ok=None if http else cpu <= WHOLE_CPU_TARGET_MS,
+        )
+        figs.add(f"whole_run.{mode}.first_call_ms", first, "ms")
+        target = (
+            f"target <= {HTTP_FLOOR_RATIO:g}x the floor's wall" if http else f"target <= {WHOLE_CPU_TARGET_MS:g} ms CPU"
+        )
+        print(
+            f"  {mode.replace('_', ' '):<10} {wall:5.2f} ms wall ({ratio:.2f}x the floor), {cpu:5.2f} ms CPU; "
+            f"first call {first:.0f} ms after the ledger opened ({target})"
+        )
+        print(
+            f"    floor, a bare httpx loop sending the same requests: {floor_wall:5.2f} ms wall, {floor_cpu:5.2f} ms CPU"
+        )
+    new_ledger = statistics.median(r["in_process"]["new_ledger"] for r in whole)
+    figs.add("whole_run.new_ledger_ms", new_ledger, "ms")
+    print(f"  once per ledger: creating its schema takes {new_ledger:.0f} ms (not in the figures above)")
+    figs.add(
+        "ledger.two_in_flight_per_s",
+        m["rows_2"],
+        "calls/s",
+        floor=m["raw"],
+        floor_is="prepared sqlite3",
+        target=f">= {ROWS_TARGET:,}",
+        ok=m["rows_2"] >= ROWS_TARGET,
+    )
+    figs.add("ledger.four_in_flight_per_s", m["rows_4"], "calls/s", floor=m["raw"], floor_is="prepared sqlite3")
+    figs.add("ledger.one_at_a_time_per_s", m["rows"], "calls/s", floor=m["raw"], floor_is="prepared sqlite3")
     print(
         f"ledger, real calls' writes through AsyncLedger: {m['rows_2']:,.0f} calls/s with two attempts in flight "
         f"(a paired run's two arms; target >= {ROWS_TARGET:,}); four: {m['rows_4']:,.0f}; one at a time: "
         f"{m['rows']:,.0f} (each write waits out the handoff to the writer thread)"
     )
     print(f"  floor, the same rows as prepared sqlite3 statements on the caller's thread: {m['raw']:,.0f} calls/s")
-    ok = m["wall_median"] <= WALL_TARGET_MS and m["cpu"] <= CPU_TARGET_MS and m["rows_2"] >= ROWS_TARGET
-    return 0 if ok else 1
+    figs.write(args.json)
+    return 0 if figs.ok else 1
 
 
 if __name__ == "__main__":

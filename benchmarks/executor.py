@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.figures import Figures, add_json_argument  # noqa: E402
 from verifiers.executors import close_executor, make_executor  # noqa: E402
 from verifiers.grading import SandboxGrader  # noqa: E402
 from verifiers.sandbox import Limits  # noqa: E402
@@ -30,7 +31,7 @@ from verifiers.tasks import copy_with_overlays, load_task  # noqa: E402
 SMOKE = Path(__file__).resolve().parent.parent / "fixtures" / "smoke"
 
 
-def overhead(runs: int) -> float:
+def overhead(runs: int, figs: Figures) -> float:
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -51,7 +52,10 @@ def overhead(runs: int) -> float:
         print(
             f"{name:<6} executor, sandboxed `true`: min {min(values):6.1f}  median {statistics.median(values):6.1f} ms (n={runs})"
         )
-    return statistics.median(times["ray"]) - statistics.median(times["local"])
+    local_ms, ray_ms = statistics.median(times["local"]), statistics.median(times["ray"])
+    figs.add("true.ray_ms", ray_ms, "ms", floor=local_ms, floor_is="local executor")
+    figs.add("true.overhead_ms", ray_ms - local_ms, "ms", target="<= 50 ms", ok=ray_ms - local_ms <= 50)
+    return ray_ms - local_ms
 
 
 def throughput(executor: str, workers: int, grades: int) -> float:
@@ -83,20 +87,31 @@ def throughput(executor: str, workers: int, grades: int) -> float:
     return rate
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--grades", type=int, default=12)
-    args = parser.parse_args()
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    extra = overhead(args.runs)
+    add_json_argument(parser)
+    args = parser.parse_args(argv)
+    figs = Figures("executor")
+    print(f"load average {figs.load_start:.2f} on {os.cpu_count()} cores")
+    extra = overhead(args.runs, figs)
     rates = {(e, w): throughput(e, w, args.grades) for e in ("local", "ray") for w in (1, 2)}
+    for w in (1, 2):
+        figs.add(
+            f"grades.{w}_workers.ray_per_s",
+            rates[("ray", w)],
+            "/s",
+            floor=rates[("local", w)],
+            floor_is="local executor",
+        )
     print(f"Ray's overhead per command: {extra:.1f} ms (target <= 50 ms)")
     print(
         f"scaling on one node, 1 -> 2 workers: ray {rates[('ray', 2)] / rates[('ray', 1)]:.2f}x, "
         f"local {rates[('local', 2)] / rates[('local', 1)]:.2f}x"
     )
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    figs.write(args.json)
     return 0 if extra <= 50 else 1
 
 

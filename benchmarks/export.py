@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.cold import cold  # noqa: E402
+from benchmarks.figures import Figures, add_json_argument  # noqa: E402
 from benchmarks.synthetic import build_ledger  # noqa: E402
 
 TARGET_MB = 100
@@ -52,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
+    add_json_argument(parser)
     args = parser.parse_args(argv)
-    load = os.getloadavg()[0]
+    figs = Figures("export")
+    load = figs.load_start
     with tempfile.TemporaryDirectory() as tmp:
         db, out = Path(tmp) / "ledger.sqlite", Path(tmp) / "out"
         build_ledger(db, args.attempts)
@@ -71,14 +74,28 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"`quotabench export` of {args.attempts:,} attempts (a {size_mb:,.0f} MB ledger), cold process, median of {args.runs}:"
     )
+    figs.add("ledger_mb", size_mb, "MB")
     for fmt, (wall, fastest, rss) in figures.items():
+        figs.add(f"{fmt}.wall_s", wall, "s", floor=floor[0], floor_is="plain sqlite3 into csv.writer")
+        figs.add(
+            f"{fmt}.rss_mb",
+            rss,
+            "MB",
+            floor=floor[2],
+            floor_is="plain sqlite3 into csv.writer",
+            target=f"<= {TARGET_MB} MB",
+            ok=rss <= TARGET_MB,
+        )
         print(f"  {fmt:<5} {wall:5.2f} s (min {fastest:.2f}), peak RSS {rss:4.0f} MB (target <= {TARGET_MB} MB)")
     print(
         f"  floor: the same SELECT through plain sqlite3 into csv.writer: {floor[0]:5.2f} s (min {floor[1]:.2f}), "
         f"peak RSS {floor[2]:4.0f} MB"
     )
     print(f"  before issue 15 (select a.*, rows held as dicts): {before[0]:5.2f} s, peak RSS {before[2]:4.0f} MB")
-    return 0 if all(rss <= TARGET_MB for *_, rss in figures.values()) else 1
+    figs.add("before.wall_s", before[0], "s")
+    figs.add("before.rss_mb", before[2], "MB")
+    figs.write(args.json)
+    return 0 if figs.ok else 1
 
 
 if __name__ == "__main__":

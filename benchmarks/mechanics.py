@@ -13,6 +13,7 @@ seen before (its parse is part of the cost).
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -21,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.figures import Figures, add_json_argument  # noqa: E402
 from verifiers.mechanics import _parser, check_file, grammar_for  # noqa: E402
 
 TARGET_MS, REPEATS = 5.0, 30
@@ -67,8 +69,12 @@ def _sources(unit: str) -> tuple[bytes, bytes, bytes]:
     return source.encode(), after.encode(), ("\n".join(lines) + "\n").encode()
 
 
-def main() -> int:
-    load = os.getloadavg()[0]
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_json_argument(parser)
+    args = parser.parse_args(argv)
+    figs = Figures("mechanics")
+    load = figs.load_start
     worst = 0.0
     rows = []
     for language, (name, comment, unit) in UNITS.items():
@@ -86,6 +92,25 @@ def main() -> int:
         bad = _median_ms(lambda: check_file(name, broken, before))  # noqa: B023 — timed in this iteration
         bad_floor = _median_ms(lambda: parser.parse(broken))  # noqa: B023 — timed in this iteration
         worst = max(worst, clean, first)
+        figs.add(
+            f"{language}.check_ms",
+            clean,
+            "ms",
+            floor=clean_floor,
+            floor_is="one full parse",
+            target=f"<= {TARGET_MS:g} ms",
+            ok=clean <= TARGET_MS,
+        )
+        figs.add(
+            f"{language}.first_ms",
+            first,
+            "ms",
+            floor=clean_floor,
+            floor_is="one full parse",
+            target=f"<= {TARGET_MS:g} ms",
+            ok=first <= TARGET_MS,
+        )
+        figs.add(f"{language}.broken_ms", bad, "ms", floor=bad_floor, floor_is="one full parse of the broken file")
         rows.append((language, clean, first, clean_floor, bad, bad_floor))
     load = max(load, os.getloadavg()[0])
     print(f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end)")
@@ -97,6 +122,7 @@ def main() -> int:
         "of the same bytes by the grammar"
     )
     print("a broken file costs the grammar's error recovery (its floor) plus a second parse to locate the errors")
+    figs.write(args.json)
     return 0 if worst <= TARGET_MS else 1
 
 

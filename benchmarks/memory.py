@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.figures import Figures, add_json_argument  # noqa: E402
+
 TASK = ROOT / "fixtures" / "core" / "py-tail-lines"
 TARGET = 1.10
 
@@ -103,11 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--large", type=int, default=1000)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    add_json_argument(parser)
     args = parser.parse_args(argv)
     if args.child:
         child(args.child)
         return 0
-    load = os.getloadavg()[0]
+    figs = Figures("memory")
+    load = figs.load_start
     small, large = measure(args.small), measure(args.large)
     load = max(load, os.getloadavg()[0])
     print(f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end)")
@@ -117,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{m['floor_kb'] / 1024:6.1f} MB; {m['attempts']:.0f} attempts, {m['requests']:.0f} requests, {m['seconds']:.0f} s)"
         )
     ratio = large["peak_kb"] / small["peak_kb"]
+    for n, m in ((args.small, small), (args.large, large)):
+        figs.add(
+            f"{n}.peak_mb", m["peak_kb"] / 1024, "MB", floor=m["floor_kb"] / 1024, floor_is="before the first attempt"
+        )
+    figs.add("ratio", ratio, "x", target=f"<= {TARGET:.2f}", ok=ratio <= TARGET)
+    figs.write(args.json)
     print(f"{args.large} tasks / {args.small} tasks peak RSS: {ratio:.3f} (target <= {TARGET:.2f})")
     return 0 if ratio <= TARGET else 1
 

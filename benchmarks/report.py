@@ -10,7 +10,7 @@ measured in the same run: a bare interpreter start, the plain sqlite3 reads of t
 report uses, and the bootstrap's own index draws (numpy, same seed and count). The warm
 in-process build + render is printed too.
 
-    python benchmarks/report.py [--sizes 1000,10000,100000] [--runs 5]
+    python benchmarks/report.py [--sizes 1000,10000,100000] [--runs 5] [--json FILE]
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from agent.metrics import build_report, render_report  # noqa: E402
 from agent.metrics.report import ATTEMPT_COLUMNS, CALL_COLUMNS, DEFAULT_SEED  # noqa: E402
 from agent.metrics.stats import BOOTSTRAP_CHUNK  # noqa: E402
 from benchmarks.cold import cold  # noqa: E402
+from benchmarks.figures import Figures, add_json_argument  # noqa: E402
 from benchmarks.synthetic import build_ledger  # noqa: E402
 
 TARGETS = {1000: (0.5, None), 10000: (1.5, None), 100000: (6.0, 300)}  # seconds, MB
@@ -74,9 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000", help="attempts per ledger, comma-separated")
     parser.add_argument("--runs", type=int, default=5, help="cold processes per size (3 at 100k and above)")
+    add_json_argument(parser)
     args = parser.parse_args(argv)
-    load = os.getloadavg()[0]
-    ok, lines = True, []
+    figs = Figures("report")
+    load = figs.load_start
+    lines = []
     interpreter, _, _ = cold([sys.executable, "-c", "pass"], args.runs)
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
@@ -96,7 +99,19 @@ def main(argv: list[str] | None = None) -> int:
             target = "; ".join(
                 t for t in (f"target <= {seconds:g} s" if seconds else "", f"<= {mb} MB" if mb else "") if t
             )
-            ok &= (seconds is None or wall <= seconds) and (mb is None or rss <= mb)
+            figs.add(
+                f"{size}.wall_s",
+                wall,
+                "s",
+                target=f"<= {seconds:g} s" if seconds else None,
+                ok=wall <= seconds if seconds else None,
+            )
+            figs.add(f"{size}.min_s", fastest, "s")
+            figs.add(f"{size}.rss_mb", rss, "MB", target=f"<= {mb} MB" if mb else None, ok=rss <= mb if mb else None)
+            figs.add(f"{size}.floor.interpreter_s", interpreter, "s")
+            figs.add(f"{size}.floor.sqlite_reads_s", reads, "s")
+            figs.add(f"{size}.floor.bootstrap_draws_s", draws, "s")
+            figs.add(f"{size}.warm_s", warm, "s")
             lines.append(
                 f"{size:>7,} attempts ({size // 2:,} paired tasks): `quotabench report` cold {wall:5.2f} s "
                 f"(min {fastest:.2f}), "
@@ -108,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     load = max(load, os.getloadavg()[0])
     print(f"load average {load:.1f} on {os.cpu_count()} cores (1-minute, the higher of start and end)")
     print("\n".join(lines))
-    return 0 if ok else 1
+    figs.write(args.json)
+    return 0 if figs.ok else 1
 
 
 if __name__ == "__main__":

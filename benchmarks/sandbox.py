@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.figures import Figures, add_json_argument  # noqa: E402
 from verifiers.grading import SandboxGrader  # noqa: E402
 from verifiers.hostpaths import host_paths  # noqa: E402
 from verifiers.sandbox import Limits, base_env, make_sandbox  # noqa: E402
@@ -32,13 +33,15 @@ from verifiers.tasks import copy_with_overlays, load_task  # noqa: E402
 SMOKE = Path(__file__).resolve().parent.parent / "fixtures" / "smoke"
 
 
+def _p95(values: list[float]) -> float:
+    return sorted(values)[min(len(values) - 1, int(0.95 * len(values)))]
+
+
 def _ms(values: list[float]) -> str:
-    values = sorted(values)
-    p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
-    return f"min {values[0]:6.2f}  median {statistics.median(values):6.2f}  p95 {p95:6.2f} ms"
+    return f"min {min(values):6.2f}  median {statistics.median(values):6.2f}  p95 {_p95(values):6.2f} ms"
 
 
-def start_cost(runs: int) -> float:
+def start_cost(runs: int, figs: Figures) -> float:
     sandbox = make_sandbox("bwrap")
     empty = Path(tempfile.mkdtemp(prefix="qb-bench-"))
     raw, boxed = [], []
@@ -56,7 +59,13 @@ def start_cost(runs: int) -> float:
     shutil.rmtree(empty)
     print(f"raw subprocess.run(['true'])    {_ms(raw)}   (n={runs})")
     print(f"bwrap sandbox.run('true')       {_ms(boxed)}   (n={runs})")
-    return statistics.median(boxed)
+    median = statistics.median(boxed)
+    floor = statistics.median(raw)
+    figs.add(
+        "start.median_ms", median, "ms", floor=floor, floor_is="subprocess.run", target="<= 10 ms", ok=median <= 10
+    )
+    figs.add("start.p95_ms", _p95(boxed), "ms", floor=_p95(raw), floor_is="subprocess.run")
+    return median
 
 
 def _bare(task, env: dict[str, str]) -> float:
@@ -72,7 +81,7 @@ def _bare(task, env: dict[str, str]) -> float:
         shutil.rmtree(work)
 
 
-def grading_overhead(grades: int) -> float:
+def grading_overhead(grades: int, figs: Figures) -> float:
     grader = SandboxGrader(make_sandbox("bwrap"))
     env = base_env(tempfile.gettempdir(), tempfile.gettempdir()) | {"PATH": ":".join(host_paths().path_dirs)}
     env.update(dict(host_paths().env))
@@ -92,22 +101,33 @@ def grading_overhead(grades: int) -> float:
         shutil.rmtree(final)
         ratio = statistics.median(graded) / statistics.median(bare)
         worst = max(worst, ratio)
+        figs.add(
+            f"grade.{name}.ms",
+            statistics.median(graded),
+            "ms",
+            floor=statistics.median(bare),
+            floor_is="bare hidden command",
+        )
+        figs.add(f"grade.{name}.ratio", ratio, "x", target="<= 1.15x", ok=ratio <= 1.15)
         print(f"{name:<18} bare {_ms(bare)}")
         print(f"{'':<18} graded {_ms(graded)}   ratio of medians {ratio:.2f}x (n={grades})")
     return worst
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--grades", type=int, default=9)
-    args = parser.parse_args()
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    median = start_cost(args.runs)
-    worst = grading_overhead(args.grades)
+    add_json_argument(parser)
+    args = parser.parse_args(argv)
+    figs = Figures("sandbox")
+    print(f"load average {figs.load_start:.2f} on {os.cpu_count()} cores")
+    median = start_cost(args.runs, figs)
+    worst = grading_overhead(args.grades, figs)
     print(f"sandboxed `true`: median {median:.2f} ms (target <= 10 ms)")
     print(f"grading over the bare command: worst ratio of medians {worst:.2f}x (target <= 1.15x)")
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    figs.write(args.json)
     return 0 if median <= 10 and worst <= 1.15 else 1
 
 

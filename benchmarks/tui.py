@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.figures import Figures, add_json_argument  # noqa: E402
 from benchmarks.pty_term import Terminal, percentile  # noqa: E402
 
 KEY_EVERY_S = 0.25
@@ -106,11 +107,13 @@ def main() -> int:
     parser.add_argument("--size", action="append", help="terminal COLSxROWS (repeatable; default 80x24 and 120x40)")
     parser.add_argument("--repeats", type=int, default=5, help="cold starts for the first-frame figure")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    add_json_argument(parser)
     args = parser.parse_args()
     rates = args.rate or [500.0]
     if args.child:
         child(rates[0], args.seconds)
         return 0
+    figs = Figures("tui")
     sizes = [tuple(int(v) for v in s.split("x")) for s in (args.size or ["80x24", "120x40"])]
     print(f"live view in a real terminal (pty), {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     frames, running = first_frame(args.repeats, (80, 24))
@@ -120,12 +123,23 @@ def main() -> int:
         f"(n={len(frames)}, 80x24; target first frame <= {FIRST_FRAME_S * 1000:.0f} ms)"
     )
     ok = percentile(frames, 0.5) <= FIRST_FRAME_S
+    figs.add("first_frame_ms", percentile(frames, 0.5) * 1000, "ms", target=f"<= {FIRST_FRAME_S:g} s", ok=ok)
+    figs.add("running_ms", percentile(running, 0.5) * 1000, "ms")
     print(f"  {'size':>7} {'events/s':>8} {'keys':>4}  key -> on screen ms p50 / p95 / max")
     for size in sizes:
         for i, rate in enumerate(rates):
             lat = key_latency(rate, args.seconds, size)
             p50, p95, top = (1000 * percentile(lat, q) for q in (0.5, 0.95, 1.0))
             print(f"  {size[0]:>3}x{size[1]:<3} {rate:>8.0f} {len(lat):>4}  {p50:.0f} / {p95:.0f} / {top:.0f}")
+            key = f"key.{rate:.0f}.{size[0]}x{size[1]}"
+            figs.add(f"{key}.p50_ms", p50, "ms")
+            figs.add(
+                f"{key}.p95_ms",
+                p95,
+                "ms",
+                target=f"<= {KEY_P95_MS:g} ms" if i == 0 else None,
+                ok=p95 <= KEY_P95_MS if i == 0 else None,
+            )
             if i == 0:
                 ok = ok and p95 <= KEY_P95_MS
     print(
@@ -133,6 +147,7 @@ def main() -> int:
         f"(first frame <= {FIRST_FRAME_S * 1000:.0f} ms; key -> screen p95 <= "
         f"{KEY_P95_MS:.0f} ms at {rates[0]:.0f} events/s)",
     )
+    figs.write(args.json)
     return 0 if ok else 1
 
 

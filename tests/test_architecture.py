@@ -44,7 +44,7 @@ def test_the_implementations_and_fakes_fill_their_seams():
     from agent.endpoints.endpoint import ChatClient, ChatEndpoint, EndpointSettings
     from agent.events import RunControls
     from agent.run.engine import RunEngine
-    from benchmarks.engine import NoGrader
+    from benchmarks.whole_run import NoGrader
     from tuiapp.live.replay import ReplayEngine
     from verifiers.grading import Grader, SandboxGrader
 

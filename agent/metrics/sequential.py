@@ -50,6 +50,7 @@ import numpy as np
 PRIOR_A = 1.0
 CS_TRUNCATION = 0.5
 CS_GRID = 2001  # candidate gaps 0.001 apart
+CS_BLOCK = 1 << 18  # candidate gaps × pairs evaluated at once: 2 MB per float array
 METHOD = "Beta({a:g}, {a:g})-mixture likelihood ratio vs p = 1/2 on discordant pairs (e-process; Ville)"
 CS_METHOD = "hedged-capital betting confidence sequence (Waudby-Smith & Ramdas 2024)"
 EARLY_STOP_CAVEAT = (
@@ -131,6 +132,15 @@ def _bets(y: np.ndarray, alpha: float) -> np.ndarray:
     return np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * t * np.log1p(t)))
 
 
+def _log_growth(y: np.ndarray, lam: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log(1 + λ⁺(y - m)) and log(1 - λ⁻(y - m)) per pair: what each of the two bets on the
+    mean m multiplies its capital by, λ⁺ and λ⁻ being λ truncated at c/m and c/(1 - m)."""
+    with np.errstate(divide="ignore"):
+        up = np.minimum(lam, CS_TRUNCATION / m)
+        down = np.minimum(lam, CS_TRUNCATION / (1.0 - m))
+    return np.log1p(up * (y - m)), np.log1p(-down * (y - m))
+
+
 def gap_log_capital(d: np.ndarray, gap: float | np.ndarray, alpha: float) -> np.ndarray:
     """log of the hedged capital K_t(gap) after each pair, along the last axis of d.
 
@@ -144,14 +154,54 @@ def gap_log_capital(d: np.ndarray, gap: float | np.ndarray, alpha: float) -> np.
     """
     y = (np.asarray(d, dtype=float) + 1.0) / 2.0
     m = (np.asarray(gap, dtype=float) + 1.0) / 2.0
-    lam = _bets(y, alpha)
-    with np.errstate(divide="ignore"):
-        up = np.minimum(lam, CS_TRUNCATION / m)
-        down = np.minimum(lam, CS_TRUNCATION / (1.0 - m))
-    log_up = np.cumsum(np.log1p(up * (y - m)), axis=-1)
-    log_down = np.cumsum(np.log1p(-down * (y - m)), axis=-1)
-    out: np.ndarray = np.logaddexp(log_up, log_down) - math.log(2.0)
+    grow_up, grow_down = _log_growth(y, _bets(y, alpha), m)
+    out: np.ndarray = np.logaddexp(np.cumsum(grow_up, axis=-1), np.cumsum(grow_down, axis=-1)) - math.log(2.0)
     return out
+
+
+def _carried_cumsum(carry: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Running sums of the rows of x continuing from `carry`, to the bit what one pass over the
+    whole row gives (the carry is the first addend, as the running sum was)."""
+    out: np.ndarray = np.cumsum(np.concatenate([carry[:, None], x], axis=1), axis=1)[:, 1:]
+    return out
+
+
+def _scan_grid(y: np.ndarray, alpha: float, candidates: np.ndarray, prune: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Lattice indices (first, last) of the gaps still inside after each pair, streaming over
+    the pairs in blocks of at most CS_BLOCK gaps × pairs, so memory does not grow with the run.
+
+    A gap whose capital has reached 1/α stays out, so `prune` drops it from later blocks (the
+    set narrows fast, and so does the work). Once every gap is out the sequence keeps the least
+    rejected one, which needs them all: then the scan starts over without pruning.
+    """
+    n, grid = y.shape[0], candidates.shape[0]
+    lam, log_t = _bets(y, alpha), math.log(1.0 / alpha)
+    first, last = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
+    live = np.arange(grid)
+    up_sum, down_sum, peak = np.zeros(grid), np.zeros(grid), np.full(grid, -np.inf)
+    start = 0
+    while start < n:
+        stop = min(n, start + max(1, CS_BLOCK // live.size))
+        grow_up, grow_down = _log_growth(
+            y[None, start:stop], lam[None, start:stop], (candidates[live, None] + 1.0) / 2.0
+        )
+        up, down = _carried_cumsum(up_sum[live], grow_up), _carried_cumsum(down_sum[live], grow_down)
+        log_k = np.maximum.accumulate(
+            np.concatenate([peak[live, None], np.logaddexp(up, down) - math.log(2.0)], axis=1), axis=1
+        )[:, 1:]
+        inside = log_k < log_t
+        nothing = ~inside.any(axis=0)
+        if nothing.any():
+            if prune:
+                return _scan_grid(y, alpha, candidates, prune=False)
+            inside[np.argmin(log_k, axis=0)[nothing], np.flatnonzero(nothing)] = True
+        first[start:stop] = live[np.argmax(inside, axis=0)]
+        last[start:stop] = live[live.size - 1 - np.argmax(inside[::-1], axis=0)]
+        up_sum[live], down_sum[live], peak[live] = up[:, -1], down[:, -1], log_k[:, -1]
+        if prune:
+            live = live[inside[:, -1]]
+        start = stop
+    return first, last
 
 
 def gap_confidence_sequence(
@@ -169,13 +219,8 @@ def gap_confidence_sequence(
     if n == 0:
         return np.empty(0), np.empty(0)
     candidates = np.linspace(-1.0, 1.0, grid)
-    log_k = np.maximum.accumulate(gap_log_capital(d[None, :], candidates[:, None], alpha), axis=-1)
-    inside = log_k < math.log(1.0 / alpha)
-    # The set is empty only once the sequence has missed; then keep the least rejected gap.
-    nothing = ~inside.any(axis=0)
-    inside[np.argmin(log_k, axis=0)[nothing], np.flatnonzero(nothing)] = True
-    first = np.argmax(inside, axis=0)
-    last = grid - 1 - np.argmax(inside[::-1], axis=0)
+    y = (d.astype(float) + 1.0) / 2.0
+    first, last = _scan_grid(y, alpha, candidates, prune=True)
     step = 2.0 / (grid - 1)
     return np.maximum(-1.0, candidates[first] - step), np.minimum(1.0, candidates[last] + step)
 

@@ -28,14 +28,14 @@ from agent.endpoints.provider import RateLimits
 from agent.ledger.counts import LedgerCounts
 from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
-from agent.manifest import load_average, manifest_sha256, observed_constants
+from agent.manifest import load_average, machine_constants, manifest_sha256
 from agent.metrics.sequential import Decision
 from agent.preflight import preflight_for_run
 from agent.run.arms import ArmRuntime, open_arm
 from agent.run.attempt import AttemptRunner
 from agent.run.decision import DecisionWatch
 from agent.run.killpoints import kill_point
-from agent.run.prepare import check_before_run, load_tasks, task_rows
+from agent.run.prepare import RuntimeVersions, check_before_run, load_tasks, task_rows
 from agent.run.quota import CensoredBy
 from agent.run.resume_plan import ResumePlan
 from agent.run.runtime_gate import skip_missing_runtime
@@ -287,37 +287,46 @@ class RunEngine:
     async def run(self) -> str:
         """Start a new run and drive it to the end; returns the run id."""
         check_before_run(self.config)
-        await anyio.to_thread.run_sync(clean_stale)  # scratch folders of killed runs
-        self.tasks = load_tasks(self.config, log=lambda text: self.log(text, "warning"))
-        self.run_id = self.run_id or new_id()
-        manifest = manifest_sha256(self.tasks, self.config, PROMPT_TEMPLATE_VERSION)
-        constants = await anyio.to_thread.run_sync(observed_constants)
-        constants |= self._sandbox_constants()
-        await self.ledger.batch(
-            [
-                (
-                    "insert",
-                    "runs",
-                    {
-                        "id": self.run_id,
-                        "created_utc": utc_now(),
-                        "status": "running",
-                        "manifest_sha256": manifest,
-                        "config_path": str(self.config.path),
-                        "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
-                        "suites_json": to_json([str(s) for s in self.config.suites]),
-                        "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-                        "load_start": load_average(),
-                        "session_id": _session_id(),
-                        **constants,
-                        **self._replicate_columns(),
-                    },
-                ),
-                ("insert_all", "tasks", task_rows(self.run_id, self.tasks)),
-            ]
-        )
-        kill_point("run_row")
-        return await self.drive(manifest, constants, fresh=True)
+        versions = RuntimeVersions()
+        try:
+            await anyio.to_thread.run_sync(clean_stale)  # scratch folders of killed runs
+            self.tasks = load_tasks(self.config, log=lambda text: self.log(text, "warning"))
+            self.run_id = self.run_id or new_id()
+            manifest = manifest_sha256(self.tasks, self.config, PROMPT_TEMPLATE_VERSION)
+            constants = await anyio.to_thread.run_sync(machine_constants)
+            constants |= self._sandbox_constants()
+            await self.ledger.batch(
+                [
+                    (
+                        "insert",
+                        "runs",
+                        {
+                            "id": self.run_id,
+                            "created_utc": utc_now(),
+                            "status": "running",
+                            "manifest_sha256": manifest,
+                            "config_path": str(self.config.path),
+                            "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
+                            "suites_json": to_json([str(s) for s in self.config.suites]),
+                            "prompt_template_version": PROMPT_TEMPLATE_VERSION,
+                            "load_start": load_average(),
+                            "session_id": _session_id(),
+                            **constants,
+                            **self._replicate_columns(),
+                        },
+                    ),
+                    ("insert_all", "tasks", task_rows(self.run_id, self.tasks)),
+                ]
+            )
+            versions.record(self.ledger, self.run_id)
+            kill_point("run_row")
+            run_id = await self.drive(manifest, constants, fresh=True)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await versions.settle(quiet=True)  # the error that ended the run is the one to report
+            raise
+        await versions.settle()
+        return run_id
 
     async def drive(self, manifest: str, constants: dict[str, Any], fresh: bool) -> str:
         """Open the arms and run them to the end; `fresh` is False when resuming (agent/run/resume.py)."""

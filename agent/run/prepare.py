@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 from collections.abc import Callable
 from typing import Any
 
+import anyio
+
 from agent import QuotabenchError
 from agent.config import RunConfig
+from agent.ledger.store import LedgerError
+from agent.ledger.writer import AsyncLedger
+from agent.manifest import runtime_versions
 from verifiers.sandbox import make_sandbox
 from verifiers.tasks import Task, load_suite
 
@@ -83,3 +89,40 @@ def task_rows(run_id: str, tasks: list[Task]) -> list[dict[str, Any]]:
         }
         for i, t in enumerate(tasks)
     ]
+
+
+class RuntimeVersions:
+    """The runtimes' versions for a run's row (agent.manifest.runtime_versions), asked on a
+    thread from the moment the run starts rather than before its first call (`tsx --version`
+    alone starts node, ~0.3 s), and queued as an update of the row once `record` says it exists.
+    """
+
+    def __init__(self) -> None:
+        self._row: tuple[AsyncLedger, str] | None = None
+        self._row_known = threading.Event()
+        self._thread = threading.Thread(target=self._ask, name="runtime versions", daemon=True)
+        self._thread.start()
+
+    def _ask(self) -> None:
+        versions = runtime_versions()
+        self._row_known.wait()
+        if self._row is not None:
+            ledger, run_id = self._row
+            ledger.batch_queued([("update", "runs", run_id, versions)])
+
+    def record(self, ledger: AsyncLedger, run_id: str) -> None:
+        """The run's row is written: the versions go to it when they come."""
+        self._row = ledger, run_id
+        self._row_known.set()
+
+    async def settle(self, quiet: bool = False) -> None:
+        """Wait until the versions are written (or dropped, if the row never was); `quiet`: a
+        failed write is not raised."""
+        self._row_known.set()
+        await anyio.to_thread.run_sync(self._thread.join)
+        if self._row is not None:
+            try:
+                await self._row[0].flush()
+            except LedgerError:
+                if not quiet:
+                    raise

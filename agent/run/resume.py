@@ -25,7 +25,7 @@ from agent import events as ev
 from agent.classify import classify, counts_toward_budget
 from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, load_config_text
 from agent.ledger.store import Ledger, LedgerError, capped
-from agent.manifest import manifest_sha256, observed_constants
+from agent.manifest import RUNTIME_VERSIONS, manifest_sha256, observed_constants
 from agent.run.attempt import grade_attempt
 from agent.run.engine import RunEngine
 from agent.run.prepare import load_tasks, task_rows
@@ -184,6 +184,7 @@ async def resume_run(engine: RunEngine) -> str:
         else:
             await _regrade(engine, row, by_id[row["task_id"]])
     engine.resume_state = resume_state(ledger, run_id)
-    ledger.update("runs", run_id, {"status": "running", "finished_utc": None})
     constants = observed_constants() | engine._sandbox_constants()
+    unrecorded = {key: constants[key] for key in RUNTIME_VERSIONS if run.get(key) is None}  # killed before they came
+    ledger.update("runs", run_id, {"status": "running", "finished_utc": None} | unrecorded)
     return await engine.drive(manifest, constants, fresh=False)

@@ -8,6 +8,7 @@ import pytest
 from agent import events as ev
 from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
+from agent.manifest import RUNTIME_VERSIONS, runtime_versions
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import FIXTURES
 
@@ -84,6 +85,7 @@ def test_server_self_description_is_recorded(tmp_path, servers):
     assert "solver" in arm["models_listed_json"]
     run = Ledger(tmp_path / "l.sqlite").run(run_id)
     assert run["python_version"] and run["isolation_network"] in ("on", "off") and run["manifest_sha256"]
+    assert {key: run[key] for key in RUNTIME_VERSIONS} == runtime_versions()  # asked while the run started
 
 
 def test_low_cap_censors_one_arm_and_lists_untouched_tasks(tmp_path):

@@ -16,6 +16,7 @@ import pytest
 
 from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
+from agent.manifest import RUNTIME_VERSIONS, runtime_versions
 from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES, ROOT
 from verifiers import scratch
@@ -91,6 +92,8 @@ def _check(db, expected_accepted: set, killed: list[int]) -> None:
     ledger = Ledger(db)
     run_id = ledger.resolve_run_id(None)
     assert ledger.run(run_id)["status"] == "finished"
+    run = ledger.run(run_id)
+    assert {key: run[key] for key in RUNTIME_VERSIONS} == runtime_versions()  # even if killed before they came
     assert _accepted(ledger, run_id) == expected_accepted
     rows = ledger.attempts(run_id)
     keys = [(r["arm"], r["task_id"], r["attempt_no"]) for r in rows]

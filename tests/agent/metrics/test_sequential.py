@@ -266,6 +266,43 @@ def test_confidence_sequence_shape(d, alpha):
     assert lo == pytest.approx(-mirrored_hi, abs=1e-9) and hi == pytest.approx(-mirrored_lo, abs=1e-9)
 
 
+def whole_grid_sequence(d: list[int], alpha: float, grid: int = 2001) -> tuple[np.ndarray, np.ndarray]:
+    """The confidence sequence from every candidate gap's whole capital path at once (grid × pairs)."""
+    candidates = np.linspace(-1, 1, grid)
+    log_k = np.maximum.accumulate(gap_log_capital(np.array(d)[None, :], candidates[:, None], alpha), axis=-1)
+    inside = log_k < math.log(1 / alpha)
+    nothing = ~inside.any(axis=0)
+    inside[np.argmin(log_k, axis=0)[nothing], np.flatnonzero(nothing)] = True
+    first, last = np.argmax(inside, axis=0), grid - 1 - np.argmax(inside[::-1], axis=0)
+    step = 2 / (grid - 1)
+    return np.maximum(-1, candidates[first] - step), np.minimum(1, candidates[last] + step)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(-1, 1), min_size=1, max_size=300),
+    st.integers(0, 300),
+    st.sampled_from([-1, 0, 1]),
+    st.sampled_from([0.01, 0.05, 0.2]),
+)
+def test_streamed_sequence_equals_the_whole_grid_at_once(d, run, then, alpha):
+    d = d + [then] * run  # a long run of one outcome drives the set empty now and then
+    lo, hi = gap_confidence_sequence(d, alpha)
+    ref_lo, ref_hi = whole_grid_sequence(d, alpha)
+    assert np.array_equal(lo, ref_lo) and np.array_equal(hi, ref_hi)
+
+
+def test_confidence_sequence_memory_does_not_grow_with_grid_times_pairs():
+    import tracemalloc
+
+    d = np.random.default_rng(SEED).integers(-1, 2, size=50_000)
+    tracemalloc.start()
+    gap_confidence_sequence(d, ALPHA)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 40e6  # 2,001 × 50,000 doubles would be 800 MB
+
+
 def test_confidence_sequence_is_where_the_capital_stays_below_one_over_alpha():
     d = np.random.default_rng(SEED + 1).integers(-1, 2, size=60)
     lo, hi = gap_confidence_sequence(d, ALPHA)
