@@ -81,7 +81,7 @@ def decide(
     verdict = _decide(first, second, interval, mcnemar, tasks_needed, alpha=alpha, min_discordant=min_discordant)
     if not exclusion:
         return verdict
-    rests = f"on the {interval.n} tasks both finished ({exclusion})"
+    rests = f"on the {interval.n} task{'' if interval.n == 1 else 's'} both finished ({exclusion})"
     if verdict.winner:
         evidence = verdict.text.split(" pts (", 1)[-1]
         return replace(
