@@ -176,9 +176,11 @@ def _kill_group(pgid: int) -> None:
 
 
 def _kill_marked(marker: str) -> None:
-    """Kill every process whose environment carries this run's marker (twice: a fork may race)."""
+    """Kill every process whose environment carries this run's marker, scanning again after any
+    pass that found one (a fork or an exec may race a pass), at most ten passes."""
     needle = f"{MARKER}={marker}".encode()
-    for _ in range(2):
+    for _ in range(10):
+        found = False
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
                 continue
@@ -186,8 +188,11 @@ def _kill_marked(marker: str) -> None:
                 with open(f"/proc/{entry.name}/environ", "rb") as fh:
                     if needle in fh.read():
                         os.kill(int(entry.name), signal.SIGKILL)
+                        found = True
             except (OSError, ProcessLookupError):
                 continue
+        if not found:
+            return
 
 
 def _others_can_reach(path: str) -> bool:

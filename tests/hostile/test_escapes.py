@@ -92,6 +92,15 @@ def _alive(marker: str) -> list[int]:
     return pids
 
 
+def _gone(marker: str, within_s: float = 5.0) -> list[int]:
+    """The processes still carrying `marker` once a SIGKILL has had time to land (a loaded
+    machine delivers it late; a daemon nobody killed is still there after `within_s`)."""
+    deadline = time.monotonic() + within_s
+    while (alive := _alive(marker)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return alive
+
+
 def _config(t: Targets, tasks: list[str]) -> Path:
     listed = ", ".join(f'"{task}"' for task in tasks)
     arms = "".join(
@@ -178,7 +187,7 @@ def test_a_paired_run_on_the_hostile_suite_holds(hostile):
     assert "DENIED" in shown  # the channel works: what an attack finds reaches the model ...
     assert HIDDEN_CANARY not in shown  # ... hidden tests not shown
     assert listener.connections == []  # no host socket
-    assert _alive(t.marker) == []  # nothing left running
+    assert _gone(t.marker) == []  # nothing left running
     for word in ("ESCAPED", "LEDGER WRITTEN", "CONNECTED", "PLANTED", "KEY FOUND"):
         assert word not in recorded
     rewrite = attempts["rewrite-hidden"]["grade_output"]  # its own graded copy's hidden file is read-only
@@ -204,7 +213,7 @@ def test_validate_on_the_hostile_suite_holds(hostile):
     for task in tasks:
         assert (t.suite / task / "hidden" / "test_hidden.py").read_text() == HIDDEN
     assert t.secret_text not in out and "ESCAPED" not in out and "CONNECTED" not in out
-    assert listener.connections == [] and _alive(t.marker) == []
+    assert listener.connections == [] and _gone(t.marker) == []
 
 
 def test_the_fallback_keeps_the_key_and_reaps_daemons(hostile):
