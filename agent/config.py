@@ -32,6 +32,7 @@ PROMPT_TEMPLATE_VERSION = "v1"  # the agent loop's prompt (agent/run/loop.py), r
 PREFLIGHT_MODES = ("on", "force", "off")  # check and refuse / check, warn and run anyway / skip
 MAX_CONCURRENCY = 64
 MAX_CAP_TOKENS = 10**13
+DEFAULT_PREFLIGHT_BUDGET = 100_000  # tokens one arm's preflight probes may spend (run.preflight_budget_tokens)
 # what a headless run does at an arm's auto-pause choice point (the live view asks instead)
 AutoPausePolicy = Literal["continue", "stop-arm", "abort"]
 AUTO_PAUSE_POLICIES: tuple[str, ...] = get_args(AutoPausePolicy)
@@ -167,6 +168,7 @@ class RunConfig:
     executor: str = "local"  # where sandboxed commands run: local | ray (verifiers/executors.py)
     ray_address: str | None = None  # executor = "ray": "auto", "ray://host:10001", or unset for a local Ray
     preflight: str = "on"  # PREFLIGHT_MODES; --no-preflight / --force override it
+    preflight_budget_tokens: Annotated[int, Meta(ge=1_000, le=MAX_CAP_TOKENS)] = DEFAULT_PREFLIGHT_BUDGET
 
     def arm(self, name: str) -> ArmConfig:
         return next(a for a in self.arms if a.name == name)

@@ -405,6 +405,7 @@ class RunEngine:
             self.run_id,
             log=self.log,
             stop=lambda: self.state == "aborting",
+            budget=self.config.preflight_budget_tokens,
         )
         if self.refusal is None:
             return True

@@ -16,6 +16,7 @@ from agent.config import RunConfig
 from agent.ledger.store import LedgerError
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import runtime_versions
+from agent.run.first_request import over_cap, over_cap_line
 from verifiers.sandbox import make_sandbox
 from verifiers.tasks import Task, load_suite
 
@@ -42,6 +43,10 @@ def load_tasks(config: RunConfig, log: Callable[[str], None] | None = None) -> l
         raise QuotabenchError(
             f"config {config.path}: the suites hold no valid task — run `quotabench validate` on them"
         )
+    if log:
+        for arm in config.arms:
+            for request in over_cap(tasks, arm.protocol, arm.max_tokens, arm.cap_tokens):
+                log(over_cap_line(request, f"arm {arm.name}", arm.max_tokens, arm.cap_tokens))
     return tasks
 
 
