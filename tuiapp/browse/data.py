@@ -284,13 +284,10 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
 
 
 def load_report(ledger: Ledger, run_id: str) -> dict:
-    """The report dict of one run; without cost columns when an arm has no price."""
-    from agent.metrics import PriceError, build_report
+    """The report dict of one run; without cost columns (and saying why) when an arm has no price."""
+    from agent.metrics import build_report
 
-    try:
-        return build_report(ledger, [run_id])
-    except PriceError:
-        return build_report(ledger, [run_id], with_cost=False)
+    return build_report(ledger, [run_id])
 
 
 @dataclass
