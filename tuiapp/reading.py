@@ -87,8 +87,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             "writable, or write to stdout and redirect"
         ) from None
     with target as out:
-        count = export_attempts(ledger, run_id, args.format, out)
-    print(f"exported {count} rows of run {run_id}", file=sys.stderr)
+        done = export_attempts(ledger, run_id, args.format, out)
+    without = f" and {done.unattempted} tasks an arm never attempted (row_kind no_attempt)" if done.unattempted else ""
+    print(f"exported {done.attempts} attempts{without} of run {run_id}", file=sys.stderr)
     return 0
 
 
