@@ -278,6 +278,8 @@ def _convert(cls: type[T], data: dict[str, Any], source: Path, prefix: str, **bu
 
 def load_config(path: Path | str) -> RunConfig:
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"config {path}: is a folder — pass the path of a run config TOML (see docs/config.md)")
     if not path.is_file():
         raise ConfigError(f"config {path}: file not found — pass the path of a run config TOML (see docs/config.md)")
     try:
