@@ -459,7 +459,7 @@ class ChatClient:
     def _tokens(self, reply: Reply, status: str, prompt_estimate: int) -> tuple[int, int, str]:
         if reply.usage is not None:
             return reply.usage[0], reply.usage[1], "reported"
-        if reply.received and status != "empty_response":
+        if reply.received and status != "empty_response" and not reply.foreign:
             arrived = estimate_reply_tokens(reply.text, [(c.name, c.arguments) for c in reply.tool_calls])
             return prompt_estimate, arrived, "estimated"
         return 0, 0, "none"

@@ -9,8 +9,9 @@ malformed reply. Usage counts are believed only when they are integers in [0, MA
 otherwise the try's usage is estimated. What is read from the wire is bounded (MAX_BODY_BYTES
 per try, MAX_LINE_BYTES per stream line), so no endpoint can make a try hold unbounded memory.
 A reply is read as a body or a stream by its first bytes (a JSON object, or server-sent events),
-whatever `stream` asked for; one that is neither — an HTML page, plain text — is not a chat
-completion and fails its try as `malformed_json` before anything of it is read as a reply.
+whatever `stream` asked for; one that is neither — an HTML page, plain text — or whose JSON
+never has `choices` (another API) is not a chat completion: its try fails as `malformed_json`
+and counts no tokens.
 """
 
 from __future__ import annotations
@@ -83,6 +84,13 @@ class Reply:
     limits: RateLimits | None = None  # the provider's rate limits, from the response headers
     model: str | None = None
     fingerprint: str | None = None
+    objects: int = 0  # JSON objects absorbed
+    chat: bool = False  # one of them had `choices`: the chat protocol's shape
+
+    @property
+    def foreign(self) -> bool:
+        """JSON arrived, but none of it is a chat completion (another API at base_url)."""
+        return self.objects > 0 and not self.chat
 
     @property
     def text(self) -> str:
@@ -110,7 +118,9 @@ class Reply:
         if usage is not None:
             self.usage = usage
             self.details = usage_details(data["usage"])
+        self.objects += 1
         choices = data.get("choices")
+        self.chat = self.chat or "choices" in data
         if choices is None:
             return
         if not isinstance(choices, list):
@@ -237,6 +247,8 @@ def http_failure(response: httpx.Response, text: str) -> TryFailed:
 
 
 def final_status(reply: Reply) -> tuple[str, str | None]:
+    if reply.foreign:
+        return "malformed_json", "not a chat completion: JSON without `choices` (another API at base_url?)"
     if reply.done or reply.finish_reason:
         return ("ok", None) if reply.saw_choices else ("empty_response", "HTTP 200 without choices")
     if reply.received:

@@ -22,10 +22,11 @@ from agent.ledger.writer import AsyncLedger
 from agent.preflight import preflight_standalone, spent_line, table_lines
 from agent.run.prepare import load_tasks
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
-from tests.agent.html_servers import http_server_module, page_on_post
+from tests.agent.not_chat_servers import http_server_module, other_api, page_on_post
 from tests.conftest import FIXTURES, ROOT
 
 SERVERS = {"http.server": http_server_module, "page on POST": page_on_post}
+OTHER_APIS = {"JSON": lambda root: other_api(root), "events": lambda root: other_api(root, events=True)}
 
 
 def _cli(*args: object, cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -55,6 +56,38 @@ async def test_an_html_page_is_not_a_chat_completion_on_either_path(tmp_path, se
         assert t.status == "malformed_json" and t.usage_source == "none"
         assert (t.prompt_tokens, t.completion_tokens, t.text) == (0, 0, "")
         assert t.error.startswith("not a chat completion: HTTP ") and "text/html" in t.error and "<!DOCTYPE" in t.error
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("api", OTHER_APIS)
+async def test_another_apis_json_or_events_are_not_a_chat_completion(tmp_path, api, stream):
+    tries: list[CallTry] = []
+
+    async def on_try(t: CallTry) -> None:
+        tries.append(t)
+
+    with OTHER_APIS[api](tmp_path) as base_url:
+        client = ChatClient(EndpointSettings(base_url, "m", stream=stream, max_retries=0))
+        try:
+            with pytest.raises(EndpointError):
+                await client.complete([{"role": "user", "content": "hi"}], on_try=on_try)
+        finally:
+            await client.aclose()
+    (t,) = tries
+    assert (
+        t.status == "malformed_json" and t.usage_source == "none" and (t.prompt_tokens, t.completion_tokens) == (0, 0)
+    )
+    assert t.error.startswith("not a chat completion: JSON without `choices`")
+
+
+def test_preflight_refuses_another_api_on_both_stream_settings(tmp_path):
+    for api in OTHER_APIS.values():
+        with api(tmp_path) as base_url:
+            for stream in (True, False):
+                done = _cli("preflight", _html_config(tmp_path, base_url, stream), "--db", tmp_path / "l.sqlite")
+                assert done.returncode == 2 and done.stderr.count("\n") == 1, (stream, done.stderr)
+                assert "no usable reply (not a chat completion: JSON without `choices`" in done.stderr
 
 
 def _html_config(tmp_path: Path, base_url: str, stream: bool) -> Path:
