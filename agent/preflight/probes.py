@@ -90,7 +90,7 @@ class Prober:
         started = time.monotonic()
         settings = replace(self.settings, **changes)
         prompt = math.ceil(estimate_messages_tokens(messages, tools) * self.ratio)
-        tries = self.affordable(prompt + settings.max_tokens)
+        tries = self.tries_within_budget(prompt + settings.max_tokens)
         if isinstance(tries, Outcome):
             return tries
 
@@ -125,7 +125,7 @@ class Prober:
                 with anyio.CancelScope(shield=True):
                     await client.aclose()
 
-    def affordable(self, size: int) -> int | Outcome:
+    def tries_within_budget(self, size: int) -> int | Outcome:
         """How many tries of `size` tokens the budget left pays for, or an OVER_BUDGET outcome."""
         tries = (self.budget - self.spent) // max(1, size)
         if tries >= 1:
@@ -156,7 +156,7 @@ class Prober:
     async def prompt_of(self, probe: str, tokens: int, ratio: float) -> Outcome:
         """A prompt of about `tokens` real tokens, at the arm's stream setting (as the run sends);
         not even built when the budget cannot pay for it."""
-        over = self.affordable(tokens + self.settings.max_tokens)
+        over = self.tries_within_budget(tokens + self.settings.max_tokens)
         if isinstance(over, Outcome):
             return over
         return await self.ask(probe, filled(tokens, ratio), request_deadline_s=self.arm.request_deadline_s)
@@ -231,7 +231,9 @@ async def observe(
     ratio = prober.ratio = obs.ratio or 1.0
     obs.need = math.ceil(need_estimate * ratio) + arm.max_tokens
     limit = arm.context_limit
-    affordable = need_estimate + arm.max_tokens <= cap  # else the run never sends it: neither does preflight
+    # A first request the cap cannot pay for is never sent by the run, so not by preflight either;
+    # the context line then says so, and no context probe is spent on a line it would not show.
+    affordable = need_estimate + arm.max_tokens <= cap
     if limit is not None and shared is None and limit >= obs.need and affordable:
         obs.near = (near_limit(limit), await prober.prompt_of("context_near", near_limit(limit), ratio))
         if obs.near[1].ok:  # a server that refuses less has answered the question already

@@ -45,8 +45,8 @@ def load_task_list(config: RunConfig, log: Callable[[str], None] | None = None) 
                 continue
             seen[task.id] = task.path
             tasks.append(task)
-    for problem in problems:
-        if log:
+    if log:
+        for problem in problems:
             log(f"skipping broken task: {problem}")
     if config.tasks:
         wanted = set(config.tasks)
