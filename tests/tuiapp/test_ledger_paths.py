@@ -159,3 +159,20 @@ def test_every_path_that_does_not_work_is_one_line(tmp_path, run_ledger, capsys)
 def test_export_to_a_missing_folder_through_the_shell(tmp_path, run_ledger):
     err = one_line(cli("export", "--db", run_ledger[0], "-o", tmp_path / "no" / "dir" / "x.csv"), 2)
     assert "cannot write it (No such file or directory)" in err
+
+
+def test_report_on_a_run_without_prices_answers_in_every_format(tmp_path):
+    arm = arm_toml("A", "solver").replace("price = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n", "")
+    cfg = write_config(tmp_path, [arm], tasks=["py-word-count"], max_attempts=1)
+    assert "price" not in cfg.read_text()
+    db = tmp_path / "l.sqlite"
+    done = cli("run", cfg, "--db", db, "--headless")
+    assert done.returncode == 0, done.stderr
+    for out in (done.stdout, cli("report", "--db", db).stdout):  # the end-of-run report, and `report`
+        table = out.split("cost columns left out")[0]
+        assert "CPSP" not in table and "no price" not in table.split("published with")[0]
+        assert "cost columns left out (CPSP, $/task, $/solved, the cost lines): run " in out
+        assert "arm A: no price — add a price table" in out
+    for fmt in ("--markdown", "--json"):
+        other = cli("report", "--db", db, fmt)
+        assert other.returncode == 0 and not other.stderr.strip() and "no price" in other.stdout, other.stderr
