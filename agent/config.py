@@ -32,6 +32,7 @@ PROMPT_TEMPLATE_VERSION = "v1"  # the agent loop's prompt (agent/run/loop.py), r
 PREFLIGHT_MODES = ("on", "force", "off")  # check and refuse / check, warn and run anyway / skip
 MAX_CONCURRENCY = 64
 MAX_CAP_TOKENS = 10**13
+DEFAULT_PREFLIGHT_BUDGET = 100_000  # tokens one arm's preflight probes may spend (run.preflight_budget_tokens)
 # what a headless run does at an arm's auto-pause choice point (the live view asks instead)
 AutoPausePolicy = Literal["continue", "stop-arm", "abort"]
 AUTO_PAUSE_POLICIES: tuple[str, ...] = get_args(AutoPausePolicy)
@@ -44,12 +45,35 @@ PRICE_KEYS = (
     "gpu_hour",
     "utilization",
 )
+_TOKEN_PRICES = ("input_per_mtok", "output_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok")
+PRICE_EXAMPLE = (
+    "price = { input_per_mtok = 0.15, output_per_mtok = 0.60 } (or { gpu_hour = 1.6 } for a self-hosted one)"
+)
 _INT64 = 2**63 - 1
 _DAY_S = 86_400.0
 
 
 class ConfigError(QuotabenchError):
     pass
+
+
+def price_problem(table: dict[str, Any]) -> tuple[str, str] | None:
+    """(what is wrong, the fix) with a non-empty price table whose keys are all PRICE_KEYS, or
+    None when a cost can be computed from it: per token (input and output, optionally the cache
+    rates) or self-hosted (gpu_hour, optionally a utilization in (0, 1]), not both."""
+    tokens = [k for k in _TOKEN_PRICES if k in table]
+    if "gpu_hour" in table and tokens:
+        return f"mixes gpu_hour with {tokens[0]}", "keep one kind: per-token prices or gpu_hour, e.g. " + PRICE_EXAMPLE
+    if "gpu_hour" not in table:
+        missing = [k for k in ("input_per_mtok", "output_per_mtok") if k not in table]
+        if "utilization" in table:
+            return "utilization without gpu_hour", "add gpu_hour = N ($ per GPU-hour), or remove utilization"
+        if missing:
+            return f"lacks {' and '.join(missing)}", "a per-token price needs both, e.g. " + PRICE_EXAMPLE
+    util = table.get("utilization")
+    if isinstance(util, (int, float)) and not 0 < util <= 1:
+        return f"utilization = {util!r} is not in (0, 1]", "the GPU's busy share, e.g. utilization = 0.55"
+    return None
 
 
 @dataclass(frozen=True)
@@ -167,6 +191,7 @@ class RunConfig:
     executor: str = "local"  # where sandboxed commands run: local | ray (verifiers/executors.py)
     ray_address: str | None = None  # executor = "ray": "auto", "ray://host:10001", or unset for a local Ray
     preflight: str = "on"  # PREFLIGHT_MODES; --no-preflight / --force override it
+    preflight_budget_tokens: Annotated[int, Meta(ge=1_000, le=MAX_CAP_TOKENS)] = DEFAULT_PREFLIGHT_BUDGET
 
     def arm(self, name: str) -> ArmConfig:
         return next(a for a in self.arms if a.name == name)
@@ -253,6 +278,8 @@ def _convert(cls: type[T], data: dict[str, Any], source: Path, prefix: str, **bu
 
 def load_config(path: Path | str) -> RunConfig:
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"config {path}: is a folder — pass the path of a run config TOML (see docs/config.md)")
     if not path.is_file():
         raise ConfigError(f"config {path}: file not found — pass the path of a run config TOML (see docs/config.md)")
     try:
@@ -296,6 +323,7 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     names = [a.name for a in arms]
     if len(set(names)) != len(names):
         raise _fail(path, "arms.name", f"duplicate arm names {names}", "give each arm a unique name")
+    _check_shared_prices(arms, path)
     cfg = _convert(RunConfig, run, path, "run.", path=str(path), arms=arms, limits=limits)
     if cfg.preflight not in PREFLIGHT_MODES:
         raise _fail(
@@ -307,6 +335,11 @@ def load_config_text(text: str, path: Path) -> RunConfig:
         )
     base = path.parent
     suite_paths = tuple(s if s.is_absolute() else (base / s).resolve() for s in cfg.suites)
+    twice = [
+        given for i, given in enumerate(cfg.suites) if suite_paths[i].resolve() in map(Path.resolve, suite_paths[:i])
+    ]
+    if twice:
+        raise _fail(path, "run.suites", f"lists {str(twice[0])!r} twice", "list each suite folder once")
     for given, resolved in zip(cfg.suites, suite_paths):
         if not resolved.is_dir():
             raise _fail(
@@ -353,6 +386,25 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     return replace(cfg, suites=suite_paths, path=path, db=db)
 
 
+def _check_shared_prices(arms: tuple[ArmConfig, ...], path: Path) -> None:
+    """Self-hosted arms on one server (one base_url, or equal [arms.llamacpp] tables) split one
+    machine's bill: they must price it alike."""
+    servers: dict[object, list[ArmConfig]] = {}
+    for arm in arms:
+        key = arm.llamacpp if arm.kind == "llamacpp" else arm.base_url
+        if key is not None and "gpu_hour" in arm.price:
+            servers.setdefault(key, []).append(arm)
+    for group in servers.values():
+        if any(a.price != group[0].price for a in group[1:]):
+            raise _fail(
+                path,
+                "arms.price",
+                f"arms {' and '.join(a.name for a in group)} share one server but price it differently "
+                f"({'; '.join(f'{a.name} {a.price}' for a in group)})",
+                "one machine is billed once: give them the same price table",
+            )
+
+
 def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
     prefix = f"arms[{i}]."
     raw = _table(raw, path, f"arms[{i}]", '[[arms]] name = "A"')
@@ -382,6 +434,10 @@ def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
             "not a price key",
             f"valid keys: {', '.join(PRICE_KEYS)} ($ per million tokens, or gpu_hour and utilization)",
         )
+    problem = price_problem(arm.price) if arm.price else None
+    if problem is not None:
+        shown = ", ".join(f"{k} = {_toml(v)}" for k, v in arm.price.items())
+        raise _fail(path, prefix + f"price = {{ {shown} }}"[:120], *problem)
     if arm.kind not in ARM_KINDS:
         raise _fail(
             path, prefix + "kind", f"{arm.kind!r} is not a known arm kind", f"valid kinds: {', '.join(ARM_KINDS)}"

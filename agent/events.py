@@ -183,7 +183,9 @@ class LogMessage(Event):
     level: str
     text: str
     arm: str | None = None
-    kind: str = ""  # "preflight_forced": the run goes on past an invalidating preflight (a banner)
+    # "preflight_forced": the run goes on past an invalidating preflight (a banner); "task_warning":
+    # a task folder left out of the run, or a task an arm's cap cannot pay for (a notification)
+    kind: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,31 @@
 """`quotabench export`: the per-attempt table as CSV or JSONL, for use in other tools.
 
-Streamed: SQLite hands over one row at a time and only the columns written (never the diffs or
-files_json), so memory stays flat however many attempts the run has (issue 15: `select a.*`
-held 424 MB at 100k attempts).
+One row per attempt, and one row (`row_kind = no_attempt`, attempt columns empty) for each task
+an arm never attempted — censored, aborted or not run — so every (arm, task) of the run is there.
+Each row carries the arm's model and final state, the attempt's strategy stage, candidate and
+submitted mark, and the task's outcome on that arm exactly as the report counts it
+(`task_outcome`, `task_accepted`: agent/metrics/outcome.py's task_outcome): counting tasks with
+`task_accepted = 1` gives the report's accepted tasks, on a strategy run too (where a candidate
+that passed but was not submitted is `accepted = 1` and `task_accepted = 0`).
+
+Streamed: SQLite hands over one row at a time, in the run's task order along its index (no sort
+held in memory), and only the columns written (never the diffs or files_json); an (arm, task)'s
+rows are held only until its outcome is known. Memory stays flat however many attempts the run
+has (issue 15: `select a.*` held 424 MB at 100k attempts).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from typing import TextIO
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any, TextIO
 
 from agent.ledger.store import Ledger
+from agent.metrics.arm import records_of, unfinished_of
+from agent.metrics.outcome import TaskOutcome, task_outcome
 
 COLUMNS = (
     "run_id",
@@ -35,33 +49,85 @@ COLUMNS = (
     "duration_ms",
     "started_utc",
     "tampering",
+    "stage",
+    "candidate",
+    "submitted",
+    "model",
+    "arm_state",
+    "row_kind",
+    "task_outcome",
+    "task_accepted",
 )
-_FROM_TASKS = ("language", "kind", "control")
+_FROM_TASKS = ("task_id", "language", "kind", "control")
+_FROM_ARMS = {"run_id": "r.run_id", "arm": "r.name", "model": "r.model", "arm_state": "r.state"}
+_COMPUTED = ("task_outcome", "task_accepted")
 # `tampering`: the rules of the grade's tamper findings, comma-separated (empty: none).
 _COLUMN_SQL = {
     "tampering": "(select group_concat(json_extract(j.value, '$.rule'), ',') from grades g, json_each(g.tampering_json) j "
-    "where g.attempt_id = a.id) as tampering"
+    "where g.attempt_id = a.id) as tampering",
+    "row_kind": "case when a.id is null then 'no_attempt' else 'attempt' end as row_kind",
 }
+_SELECTED = [c for c in COLUMNS if c not in _COMPUTED]
 SQL = (
     "select "
-    + ", ".join(_COLUMN_SQL.get(c) or (("t." if c in _FROM_TASKS else "a.") + c) for c in COLUMNS)
-    + " from attempts a join tasks t on t.run_id = a.run_id and t.task_id = a.task_id where a.run_id = ? "
-    "order by t.position, a.arm, a.attempt_no"
+    + ", ".join(
+        _COLUMN_SQL.get(c) or _FROM_ARMS.get(c) or (("t." if c in _FROM_TASKS else "a.") + c) for c in _SELECTED
+    )
+    + " from tasks t join arms r on r.run_id = t.run_id"
+    " left join attempts a on a.run_id = t.run_id and a.task_id = t.task_id and a.arm = r.name"
+    " where t.run_id = ? order by t.position, r.name, a.attempt_no"
 )
+_AT = {c: i for i, c in enumerate(_SELECTED)}
 
 
-def export_attempts(ledger: Ledger, run_id: str, fmt: str, out: TextIO) -> int:
-    """Write every attempt of `run_id` to `out` in the run's task order; returns the count."""
-    count = 0
+@dataclass(frozen=True)
+class Exported:
+    attempts: int
+    unattempted: int  # (arm, task) rows without an attempt
+
+    @property
+    def rows(self) -> int:
+        return self.attempts + self.unattempted
+
+
+def _outcome(group: list[tuple[Any, ...]], arm: dict[str, Any], unfinished: set[str]) -> TaskOutcome:
+    """The task's outcome on the arm from its rows (none attempted: no attempt rows)."""
+    attempts = [dict(zip(_SELECTED, row)) for row in group if row[_AT["row_kind"]] == "attempt"]
+    task_id = group[0][_AT["task_id"]]
+    return task_outcome(
+        task_id,
+        records_of(attempts),
+        max_attempts=arm.get("max_attempts"),
+        arm_state=arm.get("state") or "running",
+        listed_unfinished=task_id in unfinished,
+        cap_hit=bool(arm.get("censored")),
+    )
+
+
+def export_rows(ledger: Ledger, run_id: str) -> Iterator[tuple[bool, list[Any]]]:
+    """(attempted, the row's values in COLUMNS order) for every row of `run_id`'s export."""
+    arms = {a["name"]: a for a in ledger.arms(run_id)}
+    unfinished = {name: unfinished_of(a) for name, a in arms.items()}
     with ledger.stream(SQL, [run_id]) as rows:
-        if fmt == "csv":
-            writer = csv.writer(out)
-            writer.writerow(COLUMNS)
-            for row in rows:
-                writer.writerow(row)
-                count += 1
+        for (_, name), grouped in groupby(rows, key=lambda r: (r[_AT["task_id"]], r[_AT["arm"]])):
+            group = list(grouped)  # one task's attempts on one arm: a handful of rows
+            outcome = _outcome(group, arms[name], unfinished[name])
+            for row in group:
+                yield row[_AT["row_kind"]] == "attempt", [*row, outcome.failure_class, int(outcome.accepted)]
+
+
+def export_attempts(ledger: Ledger, run_id: str, fmt: str, out: TextIO) -> Exported:
+    """Write every attempt of `run_id` (and every task an arm never attempted) to `out` in the
+    run's task order; returns what was written."""
+    attempts = unattempted = 0
+    writer = csv.writer(out) if fmt == "csv" else None
+    if writer is not None:
+        writer.writerow(COLUMNS)
+    for attempted, values in export_rows(ledger, run_id):
+        attempts += attempted
+        unattempted += not attempted
+        if writer is not None:
+            writer.writerow(values)
         else:
-            for row in rows:
-                out.write(json.dumps(dict(zip(COLUMNS, row))) + "\n")
-                count += 1
-    return count
+            out.write(json.dumps(dict(zip(COLUMNS, values))) + "\n")
+    return Exported(attempts, unattempted)

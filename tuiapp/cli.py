@@ -24,24 +24,63 @@ from agent import QuotabenchError
 from verifiers import VerifierError
 
 EXIT_OK, EXIT_CRASHED, EXIT_BAD_INPUT, EXIT_STOPPED = 0, 1, 2, 130
+# An OSError of a path that does not work as given: one line and exit 2, never a crash log.
+PATH_ERRORS = (
+    errno.ENOENT,
+    errno.ENOTDIR,
+    errno.EISDIR,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EROFS,
+    errno.ENAMETOOLONG,
+    errno.ELOOP,
+)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from agent.shipped import shipped_path
     from verifiers.executors import close_executor, make_executor
+    from verifiers.tasks import task_folders
 
     args.suites = [str(shipped_path(s)) for s in args.suites]
     for suite in args.suites:
         if not Path(suite).is_dir():
             raise VerifierError(f"suite {suite}: not a folder — pass a folder of tasks or one task folder")
+        if not task_folders(Path(suite)):
+            raise VerifierError(
+                f"suite {suite}: holds no task folder (no task.toml in it or its subfolders) — pass a folder of "
+                "tasks, a folder of suites or one task folder; 0 tasks gate nothing"
+            )
+    arms = _cap_arms(args.config)
     sandbox = make_executor(args.executor, ray_address=args.ray_address, require_sandbox=args.require_sandbox)
     try:
-        return _gate(args, sandbox)
+        return _gate(args, sandbox, arms)
     finally:
         close_executor(sandbox)
 
 
-def _gate(args: argparse.Namespace, sandbox) -> int:
+def _cap_arms(config_file: str | None) -> list[tuple[str, str, int, int]]:
+    """(who, protocol, max_tokens, cap_tokens) to check each task's first request against: the
+    arms of --config, else an arm at the default cap with each protocol."""
+    from agent.config import ArmConfig, load_config
+    from agent.shipped import shipped_path
+
+    if config_file:
+        arms = load_config(shipped_path(config_file)).arms
+        return [(f"arm {a.name}", a.protocol, a.max_tokens, a.cap_tokens) for a in arms]
+    default = ArmConfig(name="A")
+    return [("the default arm", "tools", default.max_tokens, default.cap_tokens)]
+
+
+def _cap_warnings(tasks, arms: list[tuple[str, str, int, int]]) -> None:
+    from agent.run.first_request import over_cap, over_cap_line
+
+    for who, protocol, max_tokens, cap in arms:
+        for request in over_cap(tasks, protocol, max_tokens, cap):
+            print(f"WARNING {over_cap_line(request, who, max_tokens, cap)}", file=sys.stderr, flush=True)
+
+
+def _gate(args: argparse.Namespace, sandbox, arms: list[tuple[str, str, int, int]]) -> int:
     from verifiers.gate import format_row, gate_suites, header
     from verifiers.isolation import clean_stale_cgroups
     from verifiers.sandbox import describe_sandbox
@@ -63,9 +102,10 @@ def _gate(args: argparse.Namespace, sandbox) -> int:
     width = [32]
 
     def start(tasks, missing) -> None:
-        # what this machine lacks, once per tool, before any check runs
+        # what this machine lacks, once per tool, and what no arm's cap can pay for, before any check runs
         for m in missing:
             print(f"MISSING {m}", file=sys.stderr, flush=True)
+        _cap_warnings(tasks, arms)
         width[0] = max([len(t.id) for t in tasks] + [4])
         print(header(width[0]), flush=True)
 
@@ -121,6 +161,8 @@ crash also names a log file with the traceback) · 2 bad input (config, task fol
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tuiapp.commands import positive
+
     parser = argparse.ArgumentParser(
         prog="quotabench", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -136,10 +178,24 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "suites", nargs="+", metavar="SUITE", help="suite folders or single task folders, e.g. fixtures/core"
+        "suites",
+        nargs="+",
+        metavar="SUITE",
+        help="suite folders, folders of suites or single task folders, e.g. fixtures/core or fixtures",
     )
     p.add_argument(
-        "--jobs", "-j", type=int, default=1, metavar="N", help="tasks gated in parallel, e.g. --jobs 2 (default 1)"
+        "--jobs",
+        "-j",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="tasks gated in parallel, at least 1, e.g. --jobs 2 (default 1)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="also warn about each task whose first request alone passes an arm's cap_tokens in this run config "
+        "(default: an arm at the default cap), e.g. --config examples/openai-pair.toml",
     )
     p.add_argument(
         "--verbose",
@@ -219,6 +275,13 @@ def _report_failure(exc: BaseException) -> int:
             file=sys.stderr,
         )
         return EXIT_CRASHED
+    if isinstance(leaf, OSError) and leaf.filename and leaf.errno in PATH_ERRORS:  # a path given that does not work
+        print(
+            f"quotabench: {leaf.filename}: {leaf.strerror} — check the path, and that its folder exists and "
+            "can be read (or written)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     log = _write_crash_log(exc)
     print(
         f"quotabench: crashed: {type(leaf).__name__}: {' '.join(str(leaf).split())[:200]} — "

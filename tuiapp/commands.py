@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -17,17 +16,9 @@ import anyio
 from agent import QuotabenchError
 from agent.shipped import shipped_path
 from tuiapp import ledger_memory
+from tuiapp.reading import check_ledger_path, cmd_browse, cmd_export, cmd_report, open_ledger, resume_hint
 
 DEFAULT_DB = ledger_memory.DEFAULT_DB
-
-
-def _open_ledger(path: str | Path, must_exist: bool = False):
-    from agent.ledger import Ledger
-
-    path = Path(path)
-    if must_exist and not path.is_file():
-        raise QuotabenchError(ledger_memory.missing(path))
-    return Ledger(path)  # a file that is not a ledger (or is damaged) is one LedgerError line
 
 
 async def _headless(engine, start) -> str:
@@ -68,7 +59,7 @@ async def _headless(engine, start) -> str:
     return result["run_id"]
 
 
-def _no_terminal() -> str | None:
+def no_terminal() -> str | None:
     """Why the full-screen views cannot run here (None when they can)."""
     if not sys.stdout.isatty():
         return "its output goes to a pipe or a file, not a terminal"
@@ -82,7 +73,7 @@ def _no_terminal() -> str | None:
 def _want_tui(args) -> bool:
     if args.headless:
         return False
-    why = _no_terminal()
+    why = no_terminal()
     if why is not None:  # said once, before the first line
         print(
             f"quotabench: printing one line per event instead of the live view: {why} "
@@ -132,14 +123,9 @@ def _after_run(ledger, run_id: str, db: str, live: bool = False) -> None:
         return  # nothing ran: the preflight table above says why, _exit_code the one line
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else None
     try:
-        from agent.metrics import PriceError
         from agent.metrics.report import build_report, render_report
 
-        try:
-            report = build_report(ledger, [run_id])
-        except PriceError:  # an arm without a price table: the report without cost columns
-            report = build_report(ledger, [run_id], with_cost=False)
-        text = render_report(report, "text")
+        text = render_report(build_report(ledger, [run_id]), "text")  # without cost columns when unpriced
         if width:
             from tuiapp.report_fit import fit_text
 
@@ -154,6 +140,9 @@ def _after_run(ledger, run_id: str, db: str, live: bool = False) -> None:
         "      quotabench report --markdown   the same report for a pull request or wiki",
         f"      (ledger: {shown}; these open it from this folder, --db from elsewhere)",
     ]
+    hint = resume_hint(ledger.run(run_id) or {"id": run_id})
+    if hint:  # an aborted or crashed run: finishing it comes first
+        lines = [hint, "      " + lines[0].removeprefix("Next: "), *lines[1:]]
     for line in lines:  # wrapped, never cut: the ledger's path can be long
         print(textwrap.fill(line, width, subsequent_indent=" " * 6) if width else line)
 
@@ -185,13 +174,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if getattr(args, "on_auto_pause", None):
         config = dataclasses.replace(config, auto_pause_policy=args.on_auto_pause)
     check_keys(config)
-    _guard_harness()
     db = args.db or str(config.db)
+    check_ledger_path(db)
+    _guard_harness()
     if replicates > 1:
         from agent.run.engine import check_before_run
 
         check_before_run(config)
-        return _run_replicates(config, _open_ledger(db), db, replicates)
+        return _run_replicates(config, open_ledger(db), db, replicates)
     live = _want_tui(args)
     if live:
         from tuiapp.cli import write_crash_log
@@ -201,7 +191,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             from agent.run.engine import RunEngine, check_before_run
 
             check_before_run(config)
-            ledger = _open_ledger(db)
+            ledger = open_ledger(db)
             return ledger, RunEngine(config, ledger, auto_pause=True)
 
         run_id, ledger = run_live(config, open_run, crash_log=write_crash_log)
@@ -209,7 +199,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from agent.run.engine import RunEngine, check_before_run
 
         check_before_run(config)
-        ledger = _open_ledger(db)
+        ledger = open_ledger(db)
         engine = RunEngine(config, ledger)
         run_id = anyio.run(_headless, engine, engine.run)
     _after_run(ledger, run_id, db, live=live)
@@ -271,7 +261,7 @@ def _cmd_preflight(args: argparse.Namespace) -> int:
     check_keys(config)
     tasks = load_tasks(config, log=lambda text: print(f"warning: {text}", file=sys.stderr))
     db = args.db or str(config.db)
-    ledger = AsyncLedger(_open_ledger(db))
+    ledger = AsyncLedger(open_ledger(db))
     results = anyio.run(lambda: preflight_standalone(config, tasks, ledger, lambda arm, line: print(line, flush=True)))
     print(spent_line(results))
     line = refusal(results, WOULD_REFUSE)
@@ -286,7 +276,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
     from agent.run.resume import engine_for_resume, resume_run
 
-    ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
+    ledger = open_ledger(args.db or DEFAULT_DB, must_exist=True)
     run_id = ledger.resolve_run_id(args.run_id)
     engine = engine_for_resume(ledger, run_id)
     engine.config = _preflight_flags(engine.config, args)
@@ -296,50 +286,6 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     anyio.run(_headless, engine, lambda: resume_run(engine))
     _after_run(ledger, run_id, args.db or DEFAULT_DB)
     return _exit_code(ledger, run_id)
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
-    if args.list:
-        for run in ledger.runs():
-            print(f"{run['id']}  {run['created_utc']}  {run['status']:<9} manifest {run['manifest_sha256'][:12]}")
-        return 0
-    from agent.metrics.report import build_report, render_report  # numpy: only when there is a report to build
-
-    run_ids = [ledger.resolve_run_id(r) for r in args.run_ids] or [ledger.resolve_run_id(None)]
-    fmt = "markdown" if args.markdown else "json" if args.json else "text"
-    print(
-        render_report(
-            build_report(ledger, run_ids, with_cost=not args.no_cost, grading_cpu_hour=args.grading_cpu_hour), fmt
-        )
-    )
-    return 0
-
-
-def _cmd_export(args: argparse.Namespace) -> int:
-    from agent.export import export_attempts
-
-    ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
-    run_id = ledger.resolve_run_id(args.run_id)
-    with open(args.output, "w", newline="") if args.output else contextlib.nullcontext(sys.stdout) as out:
-        count = export_attempts(ledger, run_id, args.format, out)
-    print(f"exported {count} attempts of run {run_id}", file=sys.stderr)
-    return 0
-
-
-def _cmd_browse(args: argparse.Namespace) -> int:
-    why = _no_terminal()
-    if why is not None:
-        raise QuotabenchError(
-            f"browse is a full-screen view and needs a terminal: {why} — run it in a terminal; "
-            "for a file, use `quotabench report` (--markdown, --json) or `quotabench export`"
-        )
-    from tuiapp.browse.app import run_browser
-
-    ledger = _open_ledger(args.db or DEFAULT_DB, must_exist=True)
-    run_id = ledger.resolve_run_id(args.run_id) if args.run_id else None
-    run_browser(ledger, run_id)
-    return 0
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -401,7 +347,7 @@ def _db_option(p: argparse.ArgumentParser, reads: bool = True) -> None:
         )
 
 
-def _positive(text: str) -> int:
+def positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -464,7 +410,7 @@ def register(sub) -> None:
     _preflight_options(p)
     p.add_argument(
         "--replicates",
-        type=_positive,
+        type=positive,
         default=1,
         metavar="N",
         help="run the manifest N times (headless), restarting the servers quotabench starts between them, "
@@ -516,7 +462,7 @@ def register(sub) -> None:
         "failure taxonomy and the paired comparison with its decision rule.",
         "  quotabench report\n  quotabench report --markdown > report.md\n"
         "  quotabench report 01M8QW2MWC 01M8QX4B7T --json | jq .runs[0].arms\n  quotabench report --list",
-        _cmd_report,
+        cmd_report,
     )
     p.add_argument(
         "run_ids",
@@ -529,7 +475,11 @@ def register(sub) -> None:
         "--markdown", action="store_true", help="Markdown tables, e.g. for a pull request: --markdown > report.md"
     )
     p.add_argument("--json", action="store_true", help="every figure as JSON, e.g. --json | jq .runs[0].comparisons")
-    p.add_argument("--no-cost", action="store_true", help="leave out cost columns when arms have no price table")
+    p.add_argument(
+        "--no-cost",
+        action="store_true",
+        help="leave out the cost columns (a run whose arms have no price table is reported without them anyway)",
+    )
     p.add_argument(
         "--grading-cpu-hour",
         type=float,
@@ -544,7 +494,7 @@ def register(sub) -> None:
         "write the per-attempt table as CSV or JSONL",
         "One row per attempt (arm, task, tokens, calls, end reason, verdict, failure class) for other tools.",
         "  quotabench export -o attempts.csv\n  quotabench export 01M8QW2MWC --format jsonl | jq .failure_class",
-        _cmd_export,
+        cmd_export,
     )
     p.add_argument("run_id", nargs="?", help="run id or a unique prefix, e.g. 01M8QW2MWC (default: the newest run)")
     _db_option(p)
@@ -561,7 +511,7 @@ def register(sub) -> None:
         "decision table and task grid, both arms of a task side by side, an attempt's evidence, diff and "
         "transcript.",
         "  quotabench browse\n  quotabench browse 01M8QW2MWC --db quotabench-demo.sqlite",
-        _cmd_browse,
+        cmd_browse,
     )
     p.add_argument("run_id", nargs="?", help="open this run, e.g. 01M8QW2MWC (default: the list of runs)")
     _db_option(p)

@@ -10,6 +10,7 @@ task; `quotabench validate` and the run engine both skip those tasks (class `env
 from __future__ import annotations
 
 import importlib.util
+import re
 import shlex
 import shutil
 import subprocess
@@ -37,6 +38,13 @@ FIXES = {
     "pytest": "pip install pytest (into the environment quotabench runs from)",
 }
 MIN_NODE_MAJOR = 18  # node:test
+_PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+# Shell builtins and keywords a command may start with: not programs on PATH.
+SHELL_WORDS = frozenset(
+    "cd export set unset source eval exec true false test echo printf read shift trap umask ulimit "
+    "if then else elif fi for while until do done case esac function select time command builtin "
+    "local declare typeset readonly alias wait".split()
+)
 
 
 @dataclass(frozen=True)
@@ -65,15 +73,22 @@ def sandbox_path() -> str:
     return ":".join(host_paths().path_dirs)
 
 
+def command_word(word: str) -> bool:
+    """A command's first word that names a program to look up: a plain name, not a path, an
+    assignment, a function definition (`node() {`), an expansion or a shell builtin."""
+    return bool(_PLAIN.match(word)) and word not in SHELL_WORDS
+
+
 def tools_of(task: Task) -> list[str]:
-    """The executables a task's commands start, and what its language runs them on."""
+    """The executables a task's commands start (only plain command words: anything else is left
+    to run and say what it misses), and what its language runs them on."""
     tools: list[str] = []
     for command in (task.visible_cmd, task.hidden_cmd):
         try:
             words = shlex.split(command)
         except ValueError:
             continue
-        if words and "/" not in words[0] and "=" not in words[0]:
+        if words and command_word(words[0]):
             tools.append(words[0])
             if words[0] in ("python", "python3") and words[1:3] == ["-m", "pytest"]:
                 tools.append("pytest")

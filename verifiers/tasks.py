@@ -20,7 +20,9 @@ from typing import Any
 from verifiers import VerifierError
 
 LANGUAGES = ("python", "javascript", "typescript", "rust", "shell")
-KNOWN_KINDS = (
+# The kinds of the shipped corpus (docs/tasks.md). A foreign suite's own kinds ("concurrency")
+# are accepted as given, any short line of printable text, and reports group by them.
+SHIPPED_KINDS = (
     "implement-spec",
     "boundary",
     "bugfix",
@@ -38,6 +40,7 @@ DEFAULT_TIMEOUT_S = 60
 MAX_TIMEOUT_S = 24 * 3600
 MAX_MEMORY_MB = 256 * 1024
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_KIND_RE = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,64}$")
 _JUNK = {"__pycache__", ".pytest_cache", "node_modules", "target", ".git"}
 
 
@@ -187,8 +190,11 @@ def _load_task(path: Path) -> Task:
     if language not in LANGUAGES:
         raise TaskError(f"task {path}: language {language!r} is not one of {', '.join(LANGUAGES)} — pick one of them")
     kind = _require_str(data, "kind", toml_path)
-    if kind not in KNOWN_KINDS:
-        raise TaskError(f"task {path}: kind {kind!r} is not one of {', '.join(KNOWN_KINDS)} — pick the closest one")
+    if not _KIND_RE.match(kind):
+        raise TaskError(
+            f"task {path}: kind {kind[:80]!r} is not a short line of text — write it as one word or a few, "
+            f"e.g. one of {', '.join(SHIPPED_KINDS)}"
+        )
     prompt = data.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
         raise TaskError(f'task {path}: prompt = {prompt!r:.40} is not a string — write prompt = "..." or use prompt.md')
@@ -248,20 +254,34 @@ def _load_task(path: Path) -> Task:
     return task
 
 
+def _subfolders(path: Path) -> list[Path]:
+    try:
+        return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError as exc:
+        raise TaskError(f"suite {path}: cannot list the folder ({exc.strerror}) — check its permissions") from None
+
+
+def task_folders(path: Path) -> list[Path]:
+    """The task folders of a suite: the folder itself when it holds a task.toml, else each of its
+    subfolders — and a subfolder that is itself a suite (a folder of suites, like fixtures/)
+    gives its own subfolders instead. A folder that is neither is kept: it loads as broken."""
+    if (path / "task.toml").is_file():
+        return [path]
+    folders: list[Path] = []
+    for sub in _subfolders(path):
+        inner = [] if (sub / "task.toml").is_file() else _subfolders(sub)
+        folders += inner if any((p / "task.toml").is_file() for p in inner) else [sub]
+    return folders
+
+
 def load_suite(path: Path) -> Suite:
-    """Load a suite folder (or a single task folder) without ever raising on a bad task."""
+    """Load a suite folder (a folder of suites, or a single task folder) without ever raising on
+    a bad task."""
     path = Path(path)
     if not path.is_dir():
         raise TaskError(f"suite {path}: not a folder — pass a folder of tasks or one task folder")
     suite = Suite(path=path)
-    try:
-        candidates = (
-            [path]
-            if (path / "task.toml").is_file()
-            else sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-        )
-    except OSError as exc:
-        raise TaskError(f"suite {path}: cannot list the folder ({exc.strerror}) — check its permissions") from None
+    candidates = task_folders(path)
     seen: dict[str, Path] = {}
     for folder in candidates:
         try:

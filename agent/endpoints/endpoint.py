@@ -46,8 +46,11 @@ from agent.endpoints.response import (
     final_status,
     http_failure,
     json_object,
+    not_chat,
+    peek,
     read_body,
     read_events,
+    reply_format,
 )
 from agent.endpoints.tokens import estimate_messages_tokens, estimate_reply_tokens
 
@@ -392,15 +395,20 @@ class ChatClient:
         ) as response:
             reply.http_status = response.status_code
             reply.limits = rate_limits(response.headers)
-            if self.settings.stream and response.is_success and "json" not in response.headers.get("content-type", ""):
-                await self._read_events(response, reply, on_delta)
-            else:  # not streaming, an error, or a server that ignored stream=true
-                await self._absorb_body(response, reply)
+            head, chunks = await peek(response)
+            refused = not_chat(response, head)
+            if refused is not None:  # an HTML page or text: nothing here speaks the chat protocol
+                raise refused
+            form = reply_format(response.headers.get("content-type", ""), head)
+            if response.is_success and (form == "events" or (form == "empty" and self.settings.stream)):
+                await self._read_events(chunks, reply, on_delta)
+            else:  # a body: not streaming, an error, or a server that ignored stream=true
+                await self._absorb_body(response, chunks, reply)
 
     async def _read_events(
-        self, response: httpx.Response, reply: Reply, on_delta: Callable[[str], None] | None
+        self, chunks: AsyncIterator[bytes], reply: Reply, on_delta: Callable[[str], None] | None
     ) -> None:
-        events = read_events(response)
+        events = read_events(chunks)
         async for event in events:
             chunk = json_object(event)
             # a server that skips the blank line between events sends several chunks as one event
@@ -415,8 +423,8 @@ class ChatClient:
                     raise TryFailed("malformed_json", f"unparseable stream line {self._quote(payload)}")
                 reply.absorb(chunk, on_delta)
 
-    async def _absorb_body(self, response: httpx.Response, reply: Reply) -> None:
-        text = await read_body(response)
+    async def _absorb_body(self, response: httpx.Response, chunks: AsyncIterator[bytes], reply: Reply) -> None:
+        text = await read_body(response, chunks)
         if not response.is_success:
             raise http_failure(response, text)
         if not text.strip():
@@ -451,7 +459,7 @@ class ChatClient:
     def _tokens(self, reply: Reply, status: str, prompt_estimate: int) -> tuple[int, int, str]:
         if reply.usage is not None:
             return reply.usage[0], reply.usage[1], "reported"
-        if reply.received and status != "empty_response":
+        if reply.received and status != "empty_response" and not reply.foreign:
             arrived = estimate_reply_tokens(reply.text, [(c.name, c.arguments) for c in reply.tool_calls])
             return prompt_estimate, arrived, "estimated"
         return 0, 0, "none"

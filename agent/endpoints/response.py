@@ -8,11 +8,16 @@ than the parser goes — raises `TryFailed("malformed_json")`, which the client 
 malformed reply. Usage counts are believed only when they are integers in [0, MAX_USAGE);
 otherwise the try's usage is estimated. What is read from the wire is bounded (MAX_BODY_BYTES
 per try, MAX_LINE_BYTES per stream line), so no endpoint can make a try hold unbounded memory.
+A reply is read as a body or a stream by its first bytes (a JSON object, or server-sent events),
+whatever `stream` asked for; one that is neither — an HTML page, plain text — or whose JSON
+never has `choices` (another API) is not a chat completion: its try fails as `malformed_json`
+and counts no tokens.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +84,13 @@ class Reply:
     limits: RateLimits | None = None  # the provider's rate limits, from the response headers
     model: str | None = None
     fingerprint: str | None = None
+    objects: int = 0  # JSON objects absorbed
+    chat: bool = False  # one of them had `choices`: the chat protocol's shape
+
+    @property
+    def foreign(self) -> bool:
+        """JSON arrived, but none of it is a chat completion (another API at base_url)."""
+        return self.objects > 0 and not self.chat
 
     @property
     def text(self) -> str:
@@ -106,7 +118,9 @@ class Reply:
         if usage is not None:
             self.usage = usage
             self.details = usage_details(data["usage"])
+        self.objects += 1
         choices = data.get("choices")
+        self.chat = self.chat or "choices" in data
         if choices is None:
             return
         if not isinstance(choices, list):
@@ -233,6 +247,8 @@ def http_failure(response: httpx.Response, text: str) -> TryFailed:
 
 
 def final_status(reply: Reply) -> tuple[str, str | None]:
+    if reply.foreign:
+        return "malformed_json", "not a chat completion: JSON without `choices` (another API at base_url?)"
     if reply.done or reply.finish_reason:
         return ("ok", None) if reply.saw_choices else ("empty_response", "HTTP 200 without choices")
     if reply.received:
@@ -240,10 +256,11 @@ def final_status(reply: Reply) -> tuple[str, str | None]:
     return "empty_response", "HTTP 200 with an empty stream"
 
 
-async def read_body(response: httpx.Response) -> str:
-    """The whole body, refusing one longer than MAX_BODY_BYTES."""
+async def read_body(response: httpx.Response, source: AsyncIterator[bytes] | None = None) -> str:
+    """The whole body (from `source`, the response's bytes after a peek, else the response),
+    refusing one longer than MAX_BODY_BYTES."""
     chunks, size = [], 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in source if source is not None else response.aiter_bytes():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
             raise TryFailed(
@@ -256,11 +273,11 @@ async def read_body(response: httpx.Response) -> str:
         return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-async def read_lines(response: httpx.Response) -> AsyncIterator[str]:
+async def read_lines(source: AsyncIterator[bytes]) -> AsyncIterator[str]:
     """Stream lines, refusing a line longer than MAX_LINE_BYTES or a stream past MAX_BODY_BYTES."""
     pending: list[bytes] = []  # the unfinished line, in pieces (a trickle must not cost O(n^2))
     pending_size = size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in source:
         size += len(chunk)
         if size > MAX_BODY_BYTES:
             raise TryFailed("malformed_json", f"the stream passed {MAX_BODY_BYTES} bytes; it was not read further")
@@ -278,13 +295,13 @@ async def read_lines(response: httpx.Response) -> AsyncIterator[str]:
         yield b"".join(pending).rstrip(b"\r").decode("utf-8", errors="replace")
 
 
-async def read_events(response: httpx.Response) -> AsyncIterator[str]:
+async def read_events(source: AsyncIterator[bytes]) -> AsyncIterator[str]:
     """The data of each server-sent event: its `data:` lines joined by newlines, as the SSE spec
     says (one JSON chunk may span several lines); an event ends at a blank line or the stream's
     end. Other fields (event:, id:, retry:) and comments (": keep-alive") carry nothing we use.
     Built on read_lines for its bounds (httpx-sse reads lines of any length)."""
     data: list[str] = []
-    async for line in read_lines(response):
+    async for line in read_lines(source):
         if not line:
             if data:
                 yield "\n".join(data)
@@ -295,3 +312,57 @@ async def read_events(response: httpx.Response) -> AsyncIterator[str]:
             data.append(value[1:] if value.startswith(" ") else value)
     if data:
         yield "\n".join(data)
+
+
+# The first bytes of a chat reply: a JSON object, or server-sent events (a field or a comment).
+_SSE_START = re.compile(rb"^(data|event|id|retry)?:")
+_NOT_THERE = (404, 405, 501)  # no such path or method at base_url: an HTML page here is a web server's
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+async def peek(response: httpx.Response) -> tuple[bytes, AsyncIterator[bytes]]:
+    """The reply's first bytes that are not whitespace (b"" for an empty reply) and every byte
+    of it, those first ones included, to read on."""
+    chunks = response.aiter_bytes()
+    seen: list[bytes] = []
+    async for chunk in chunks:
+        seen.append(chunk)
+        if chunk.strip():
+            break
+
+    async def whole() -> AsyncIterator[bytes]:
+        for chunk in seen:
+            yield chunk
+        async for chunk in chunks:
+            yield chunk
+
+    return b"".join(seen).lstrip(), whole()
+
+
+def reply_format(content_type: str, head: bytes) -> str | None:
+    """How a reply is read: "json" (a body), "events" (a stream), "empty", or None when it is not
+    a chat completion at all (an HTML page, plain text): told by its content type and first bytes."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if kind in _HTML_TYPES or head[:1] == b"<":
+        return None
+    if head[:1] == b"{":
+        return "json"
+    if _SSE_START.match(head):
+        return "events"
+    return "empty" if not head else None
+
+
+def not_chat(response: httpx.Response, head: bytes) -> TryFailed | None:
+    """A try that reached something other than a chat-completion endpoint: a success (or a
+    missing path or method) whose reply is an HTML page or text; None when it may be one."""
+    if not (response.is_success or response.status_code in _NOT_THERE):
+        return None
+    kind = response.headers.get("content-type", "")
+    if reply_format(kind, head) is not None:
+        return None
+    start = " ".join(head[:80].decode("utf-8", "replace").split())
+    return TryFailed(
+        "malformed_json",
+        f"not a chat completion: HTTP {response.status_code} {kind.split(';')[0] or 'with no content type'} "
+        f"starting {start!r}",
+    )

@@ -405,6 +405,18 @@ def m020_provider_usage(db: Database) -> None:
     db.table("arms").add_column("paced_ms", int)
 
 
+@migrations()
+def m021_run_process_and_broken_tasks(db: Database) -> None:
+    # A run killed with SIGKILL stays `running` in its row: the process that drives it (host, pid
+    # and the pid's start time, agent/ledger/liveness.py) tells a reader whether it still does.
+    # Task folders a run left out because they would not load are kept with the run, so its
+    # report can name them (a run's n is the tasks that loaded). Reads in the run's task order
+    # (export, browse) walk an index on it instead of sorting every row in memory.
+    db.table("runs").add_column("process_json", str)
+    db.table("runs").add_column("broken_tasks_json", str)
+    db.table("tasks").create_index(["run_id", "position"])
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

@@ -156,6 +156,15 @@ def _fix_for(exc: sqlite3.Error) -> str:
     return "check the file with `sqlite3 FILE 'pragma integrity_check'`, or pass another file with --db"
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"quotabench {version('quotabench')}"
+    except PackageNotFoundError:
+        return "this quotabench"
+
+
 class Row(sqlite3.Row):
     """A row read for a large report: `row["arm"]` and `row.get("arm")` like a dict, a tuple
     underneath (100k attempt rows: ~60 MB instead of ~150 MB as dicts)."""
@@ -167,19 +176,70 @@ class Row(sqlite3.Row):
             return default
 
 
+def _newer(conn: sqlite3.Connection) -> list[str]:
+    """Migrations the file records that this quotabench does not know: a newer one wrote it."""
+    names = _migration_names()
+    try:
+        applied = {
+            row[0]
+            for row in conn.execute("select name from _sqlite_migrations where migration_set = ?", ["quotabench"])
+        }
+    except sqlite3.OperationalError:
+        return []
+    return sorted(applied - names) if names else []
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes the file: `mode=ro`, else (a read-only filesystem, where
+    SQLite cannot make the WAL's shared-memory file) `immutable=1`. The first read tells which."""
+    uri = path.resolve().as_uri()
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+        try:
+            conn.execute("select count(*) from sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if flags.endswith("immutable=1"):
+                raise
+    raise AssertionError("unreachable")
+
+
 class Ledger:
-    def __init__(self, path: Path | str):
+    """The ledger file. `read_only` (report, export, browse): the file is opened so that nothing
+    is written to it — an archived ledger on a read-only filesystem reads — and one from an older
+    schema is migrated in a copy in memory, never on disk. A ledger a newer quotabench wrote is
+    refused either way, with one line."""
+
+    def __init__(self, path: Path | str, *, read_only: bool = False):
         self.path = Path(path)
+        self.read_only = read_only
         # One connection shared by the writer thread and the event loop: every use is serialized.
         self.lock = threading.RLock()
         self._db: Database | None = None
         with self._guard("open"):
-            self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "recursive_triggers=ON"):
-                self.conn.execute(f"PRAGMA {pragma}")
+            if read_only:
+                self.conn = _read_only(self.path)
+                self.conn.execute("PRAGMA foreign_keys=ON")
+            else:
+                self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+                for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "recursive_triggers=ON"):
+                    self.conn.execute(f"PRAGMA {pragma}")
+            newer = _newer(self.conn)
+            if newer:
+                self.conn.close()
+                raise LedgerError(
+                    f"ledger {self.path}: written by a newer quotabench (schema {', '.join(newer)} unknown to "
+                    f"{_version()}) — upgrade quotabench to read or write it, or pass another --db"
+                )
             if not _migrated(self.conn):
                 from agent.ledger import schema
 
+                if read_only and schema.pending(self.db):  # an older schema: upgraded in memory only
+                    memory = sqlite3.connect(":memory:", check_same_thread=False)
+                    self.conn.backup(memory)
+                    self.conn.close()
+                    self.conn, self._db = memory, None
                 if schema.pending(self.db):
                     with self.transaction():  # two processes opening a new file: one migrates, the other waits
                         schema.apply(self.db)

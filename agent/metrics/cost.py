@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
+from agent.config import price_problem
 from agent.ledger.store import Row
 from agent.metrics.billing import Spend, spend_cost
 from agent.metrics.errors import PriceError
@@ -20,7 +21,7 @@ from agent.metrics.errors import PriceError
 _FIX = (
     "add a price table to the arm in the run config: input_per_mtok and output_per_mtok "
     "($ per million tokens), or gpu_hour (and optionally utilization) for a self-hosted "
-    "endpoint; or report with --no-cost"
+    "endpoint"
 )
 
 
@@ -53,6 +54,9 @@ def parse_price(arm: str, price_json: str | None) -> Price:
         raise PriceError(f"arm {arm}: price_json is not JSON ({exc.msg}) — {_FIX}") from None
     if not isinstance(table, dict) or not table:
         raise PriceError(f"arm {arm}: no price — {_FIX}")
+    problem = price_problem(table)
+    if problem is not None:
+        raise PriceError(f"arm {arm}: price table {sorted(table)} {problem[0]} — {problem[1]}")
     if "gpu_hour" in table:
         util = table.get("utilization")
         return Price(
@@ -60,9 +64,6 @@ def parse_price(arm: str, price_json: str | None) -> Price:
             gpu_hour=_number(arm, "gpu_hour", table["gpu_hour"]),
             utilization=None if util is None else _number(arm, "utilization", util, upper=1.0),
         )
-    missing = [k for k in ("input_per_mtok", "output_per_mtok") if k not in table]
-    if missing:
-        raise PriceError(f"arm {arm}: price table {sorted(table)} lacks {' and '.join(missing)} — {_FIX}")
     optional = {k: _number(arm, k, table[k]) for k in ("cached_input_per_mtok", "cache_write_per_mtok") if k in table}
     return Price(
         "tokens",

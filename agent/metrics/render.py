@@ -13,6 +13,7 @@ from agent.metrics.billing import COST_SOURCES, provider_line
 from agent.metrics.cost_ci import bracket, ratio_line
 from agent.metrics.errors import ReportError
 from agent.metrics.integrity import integrity_lines
+from agent.metrics.kinds import broken_lines, kind_lines
 from agent.metrics.repeats import repeat_lines
 from agent.metrics.replicate_stats import replicate_stats_blocks
 from agent.metrics.setup import forced_banner, setup_lines
@@ -82,10 +83,10 @@ def _censored(m: dict[str, Any]) -> str:
     return f"yes: {len(m['unfinished'])}/{m['n_tasks']} unfinished" + (", cap hit" if m["cap_hit"] else "")
 
 
-def _cpsp(arm: dict[str, Any], with_cost: bool) -> str:
-    if not with_cost or arm["cost"] is None:
-        return "no price"
+def _cpsp(arm: dict[str, Any]) -> str:
     cost = arm["cost"]
+    if cost is None:
+        return "no price"
     if arm["metrics"]["censored"]:
         return "—"
     return f"{_money(cost['cpsp'])}{bracket(cost.get('cpsp_ci'), _money)} n={cost['solved']}"
@@ -102,11 +103,13 @@ def _or_dash(m: dict[str, Any], text: str) -> str:
 
 
 def decision_rows(section: dict[str, Any], with_cost: bool) -> list[list[str]]:
-    """One row per arm; a not-comparable arm shows — for QAP, retry tax, CPSP and first-try share."""
+    """One row per arm; a not-comparable arm shows — for QAP, retry tax, CPSP and first-try share.
+    Without cost the CPSP column is left out (decision_headers leaves out its header)."""
     same = section.get("published", {}).get("same_accounting", True)
     rows = []
     for arm in section["arms"]:
         m = arm["metrics"]
+        cpsp = [_cpsp(arm)] if with_cost else []
         rows.append(
             [
                 m["name"],
@@ -114,7 +117,7 @@ def decision_rows(section: dict[str, Any], with_cost: bool) -> list[list[str]]:
                 _qap(m, same),
                 _or_dash(m, f"{_rate(m['retry_tax'])} of {_tokens(m['total_tokens'])} tok"),
                 _censored(m),
-                _cpsp(arm, with_cost),
+                *cpsp,
                 _or_dash(m, f"{_rate(m['first_try_share'])} n={m['accepted']}"),
                 arm["read"],
             ]
@@ -140,14 +143,24 @@ def budget_line(section: dict[str, Any]) -> str:
     return f"UNEQUAL per-task budgets — {arms}: a comparison of budgets as much as of arms (seed 004)"
 
 
-def decision_headers(section: dict[str, Any]) -> list[str]:
+def decision_headers(section: dict[str, Any], with_cost: bool = True) -> list[str]:
     budgets = {b["text"] for b in _budgets(section).values()}
     if not budgets:
         budgets = {f"{n} attempts" for n in section.get("published", {}).get("max_attempts", {}).values() if n}
     within = f"within {budgets.pop().split(' (')[0]} " if len(budgets) == 1 else "within each arm's budget "
-    return ["arm", f"acceptance {within}[95% CI]", *DECISION_HEADERS[2:]]
+    rest = [h for h in DECISION_HEADERS[2:] if with_cost or h not in COST_HEADERS]
+    return ["arm", f"acceptance {within}[95% CI]", *rest]
 
 
+def cost_left_out_line(report: dict[str, Any]) -> str | None:
+    """What a report without cost says in place of its cost columns (None when it has them)."""
+    why = report.get("cost_left_out")
+    if report["with_cost"] or not why:
+        return None
+    return f"cost columns left out ({', '.join(COST_HEADERS)}, $/task, $/solved, the cost lines): {why}"
+
+
+COST_HEADERS = ("CPSP",)
 DECISION_HEADERS = [
     "arm",
     "acceptance [95% CI]",
@@ -197,7 +210,7 @@ def published_lines(section: dict[str, Any], with_cost: bool) -> list[str]:
         f"grading compute: ${pub['grading_cpu_hour']:g} per CPU-hour (hidden-test wall time read as one "
         "core busy; set with --grading-cpu-hour)"
         if with_cost
-        else "grading compute: not priced (--no-cost)",
+        else "grading compute: not priced (the report has no cost)",
         "token accounting: " + "; ".join(f"{arm} {_accounting(a)}" for arm, a in pub["accounting"].items()),
     ]
     if not pub["same_accounting"]:
@@ -465,17 +478,32 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
         blocks.append(("section", "setup:", setup_lines(setup)))
         if section["sandbox"]["placement"]["n"]:
             blocks.append(("lines", [placement_line(section["sandbox"]["placement"])]))
-        blocks.append(("table", decision_headers(section), decision_rows(section, with_cost)))
+        blocks.append(("table", decision_headers(section, with_cost), decision_rows(section, with_cost)))
+        left_out = cost_left_out_line(report)
+        if left_out:
+            blocks.append(("lines", [left_out]))
         blocks.append(("section", "published with these numbers:", published_lines(section, with_cost)))
+        if section.get("broken_tasks"):
+            blocks.append(
+                (
+                    "section",
+                    f"task folders left out of this run ({len(section['broken_tasks'])}, not in n): they would not load",
+                    broken_lines(section["broken_tasks"]),
+                )
+            )
         for arm in section["arms"]:
             blocks.append(("section", f"{arm['metrics']['name']}:", _arm_details(arm)))
+        if len(section.get("by_kind") or ()) > 1:
+            blocks.append(
+                ("section", "accepted by task kind (accepted / decided tasks):", kind_lines(section["by_kind"]))
+            )
         if section.get("repeated_retries"):
             blocks.append(("section", "retries that could not differ:", repeat_lines(section["repeated_retries"])))
         if section.get("integrity"):
             blocks.append(
                 ("section", "grader integrity (apart from acceptance):", integrity_lines(section["integrity"]))
             )
-        blocks.extend(strategy_blocks(section))  # issue 16
+        blocks.extend(strategy_blocks(section, with_cost))
         for c in section["comparisons"]:
             blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))
         if section["comparisons"]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from agent import QuotabenchError
 from agent.ledger import Ledger
+from agent.ledger.liveness import run_state
 from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics, arm_metrics
 from agent.metrics.billing import Spend, read_spend, spend_summary
@@ -23,6 +24,7 @@ from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, parse_pr
 from agent.metrics.cost_ci import CostIntervals, cost_intervals, task_costs
 from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.integrity import integrity_section
+from agent.metrics.kinds import broken_tasks, by_kind
 from agent.metrics.outcome import NOT_RUN, TaskOutcome
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
@@ -36,6 +38,7 @@ from agent.metrics.usage import Spans, accounting, call_usage, grading, same_acc
 __all__ = ["DEFAULT_GRADING_CPU_HOUR", "DEFAULT_SEED", "ReportError", "build_report", "render_report"]
 
 REPORT_SCHEMA = "quotabench.report/2"
+NO_COST_ASKED = "asked for with --no-cost"
 DEFAULT_SEED = 20261130
 # $ per CPU-hour of grading (a general-purpose cloud vCPU-hour is a few cents); stated in every
 # report and set with `quotabench report --grading-cpu-hour`.
@@ -61,7 +64,7 @@ ATTEMPT_COLUMNS = (
     "stage",
     "submitted",
 )
-TASK_COLUMNS = ("task_id", "files_sha256", "control")  # not the prompts: 50k tasks' prompts are tens of MB
+TASK_COLUMNS = ("task_id", "files_sha256", "control", "kind")  # not the prompts: 50k tasks' prompts are tens of MB
 CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "usage_source", "prompt_tokens", "completion_tokens")
 
 
@@ -279,13 +282,14 @@ def _run_section(
     reads = _reads(metrics, costs, comparisons, same, intervals)
     setups = {s["arm"]: s for s in setup["arms"]}
     section: dict[str, Any] = {
-        "run": {
-            k: run.get(k) for k in ("id", "created_utc", "finished_utc", "status", "session_id", "manifest_sha256")
-        },
+        "run": {k: run.get(k) for k in ("id", "created_utc", "finished_utc", "session_id", "manifest_sha256")}
+        | {"status": run_state(run)},
         "sandbox": sandbox_summary(ledger, run),
         "setup": {k: v for k, v in setup.items() if k != "arms"},
         "preflight": setup["preflight"],
         "n_tasks": len(tasks),
+        "by_kind": by_kind(tasks, outcomes),
+        "broken_tasks": broken_tasks(run),
         "published": {
             "max_attempts": {m.name: m.max_attempts for m in metrics},
             "prices": {a["name"]: _price_table(a) for a in arm_rows},
@@ -470,10 +474,34 @@ def build_report(
     """The report over `run_ids` (prefixes accepted; none means the newest run).
 
     Several runs must share one manifest hash (ReportError naming both hashes and what
-    differs); they are then also summarized as replicates. With `with_cost`, an arm without
-    a price raises PriceError naming it; without, cost fields are None ("no price").
-    Grading compute is priced at `grading_cpu_hour` $ per CPU-hour (None: the default) and published.
+    differs); they are then also summarized as replicates. A report always answers: with
+    `with_cost` and an arm whose price is missing or cannot be applied, it is built without
+    cost (cost fields None, `with_cost` False) and `cost_left_out` says why; without
+    `with_cost`, `cost_left_out` says it was asked for. Grading compute is priced at
+    `grading_cpu_hour` $ per CPU-hour (None: the default) and published.
     """
+    if not with_cost:
+        return _build_report(ledger, run_ids, False, bootstrap_seed, resamples, grading_cpu_hour) | {
+            "cost_left_out": NO_COST_ASKED
+        }
+    try:
+        return _build_report(ledger, run_ids, True, bootstrap_seed, resamples, grading_cpu_hour) | {
+            "cost_left_out": None
+        }
+    except PriceError as exc:
+        return _build_report(ledger, run_ids, False, bootstrap_seed, resamples, grading_cpu_hour) | {
+            "cost_left_out": str(exc)
+        }
+
+
+def _build_report(
+    ledger: Ledger,
+    run_ids: list[str],
+    with_cost: bool,
+    bootstrap_seed: int,
+    resamples: int,
+    grading_cpu_hour: float | None,
+) -> dict[str, Any]:
     grading_cpu_hour = DEFAULT_GRADING_CPU_HOUR if grading_cpu_hour is None else grading_cpu_hour
     if not (isinstance(grading_cpu_hour, (int, float)) and 0 <= grading_cpu_hour < float("inf")):
         raise ReportError(

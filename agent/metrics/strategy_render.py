@@ -28,8 +28,11 @@ def _money(x: float | None) -> str:
     return "—" if x is None else f"${x:.4f}"
 
 
-def strategy_rows(figures: list[dict[str, Any]]) -> list[list[str]]:
-    return [
+COST_COLUMNS = 2  # $/task, $/solved: the last columns, left out of a report without cost
+
+
+def strategy_rows(figures: list[dict[str, Any]], with_cost: bool = True) -> list[list[str]]:
+    rows = [
         [
             f["arm"],
             f["strategy"],
@@ -46,6 +49,7 @@ def strategy_rows(figures: list[dict[str, Any]]) -> list[list[str]]:
         ]
         for f in figures
     ]
+    return rows if with_cost else [r[:-COST_COLUMNS] for r in rows]
 
 
 def _times(x: dict[str, Any], invert: bool) -> str:
@@ -104,12 +108,12 @@ def strategy_lines(figures: list[dict[str, Any]], relative: dict[str, Any] | Non
     return lines
 
 
-def strategy_blocks(section: dict[str, Any]) -> list[tuple[Any, ...]]:
+def strategy_blocks(section: dict[str, Any], with_cost: bool = True) -> list[tuple[Any, ...]]:
     figures = section.get("strategies")
     if not figures:
         return []
     return [
-        ("table", HEADERS, strategy_rows(figures)),
+        ("table", HEADERS if with_cost else HEADERS[:-COST_COLUMNS], strategy_rows(figures, with_cost)),
         (
             "section",
             "test-time strategies (where candidates are lost):",

@@ -13,7 +13,6 @@ from agent.preflight.checks import Check, Observed, Outcome
 from agent.preflight.run import (
     WOULD_REFUSE,
     ArmPreflight,
-    largest_first_request,
     preflight_arms,
     preflight_for_run,
     preflight_standalone,
@@ -30,7 +29,6 @@ __all__ = [
     "Check",
     "Observed",
     "Outcome",
-    "largest_first_request",
     "preflight_arms",
     "preflight_for_run",
     "preflight_standalone",

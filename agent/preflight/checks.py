@@ -77,6 +77,8 @@ class Observed:
     server_argv: list[str] | None = None  # the llama.cpp server's command line, as the process runs it
     provides: set[str] = field(default_factory=set)  # usage details any reply reported (UsageDetails.reported)
     limits: RateLimits | None = None  # the last rate limits a response announced
+    first: tuple[str, int] | None = None  # (task id, estimated tokens) of the suite's largest first request
+    cap: int | None = None  # the arm's cap_tokens: the first request + max_tokens must fit it
 
 
 def _int(n: int | None) -> str:
@@ -183,7 +185,13 @@ def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None
     )
 
 
+OVER_BUDGET = "over_budget"  # a probe not sent: it would pass run.preflight_budget_tokens
+BUDGET_FIX = "raise [run] preflight_budget_tokens to probe it"
+
+
 def _outcome_text(tokens: int, outcome: Outcome, where: str) -> str:
+    if outcome.status == OVER_BUDGET:
+        return f"{tokens:,} ({where}): not sent, {outcome.error}"
     if outcome.ok:  # the endpoint's own count when it reported one, else the size aimed at
         measured = outcome.prompt_tokens if outcome.usage == "reported" else tokens
         return f"accepted {measured:,} ({where})"
@@ -200,6 +208,9 @@ def context_check(arm: ArmConfig, obs: Observed) -> Check:
     limit, need = arm.context_limit, obs.need
     expected = f"{_int(limit)} tokens" if limit else "not configured"
     estimated = "" if obs.ratio is not None else "; token counts estimated (no usage reported)"
+    unaffordable = first_over_cap(arm, obs)
+    if unaffordable is not None:
+        return unaffordable
     if limit is not None and need is not None and limit < need:
         return Check(
             "context",
@@ -219,6 +230,14 @@ def context_check(arm: ArmConfig, obs: Observed) -> Check:
             "the server's context is smaller than the run needs: restart it "
             "with a larger one (or fix n_ctx / context_tokens)",
             invalidating=True,
+        )
+    if obs.need_probe is not None and obs.need_probe.status == OVER_BUDGET:
+        return Check(
+            "context",
+            "unknown",
+            expected,
+            _outcome_text(need or 0, obs.need_probe, "the suite's largest first request + max_tokens"),
+            BUDGET_FIX,
         )
     if limit is None:
         if holds:
@@ -250,7 +269,9 @@ def context_check(arm: ArmConfig, obs: Observed) -> Check:
             "unknown",
             expected,
             _outcome_text(near_n, near, "just under the limit") + estimated,
-            "the near-limit probe failed for another reason: see the error",
+            BUDGET_FIX
+            if near.status == OVER_BUDGET
+            else "the near-limit probe failed for another reason: see the error",
         )
     over_n, over = obs.over
     seen = f"{_outcome_text(near_n, near, 'just under')}; {_outcome_text(over_n, over, 'clearly over')}{estimated}"
@@ -273,6 +294,25 @@ def context_check(arm: ArmConfig, obs: Observed) -> Check:
             "the run would retry it and end the attempt as a harness error",
         )
     return Check("context", "ok", expected, seen)
+
+
+def first_over_cap(arm: ArmConfig, obs: Observed) -> Check | None:
+    """A context line that differs when the suite's largest first request + max_tokens passes the
+    arm's cap, else None. Checked locally, with the estimate a call reserves, before any probe; the
+    request is never sent (the run would not send it either: the arm is censored at that task's
+    first call, a measured outcome of the cap — not an endpoint that invalidates the run)."""
+    if obs.first is None or obs.cap is None or obs.first[1] + arm.max_tokens <= obs.cap:
+        return None
+    task, tokens = obs.first
+    expected = f"{_int(arm.context_limit)} tokens" if arm.context_limit else "not configured"
+    return Check(
+        "context",
+        "differs",
+        expected,
+        f"the suite's largest first request (task {task}, ~{tokens:,} tokens) + max_tokens {arm.max_tokens:,} "
+        f"passes cap_tokens {obs.cap:,}: the arm will be censored at that task's first call (not sent)",
+        "shorten that task's prompt, leave it out (run.tasks), or raise cap_tokens",
+    )
 
 
 def usage_check(arm: ArmConfig, obs: Observed) -> Check:

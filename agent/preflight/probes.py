@@ -4,7 +4,9 @@ Every request carries PROBE_MARKER in its first user message, asks for a few tok
 and goes through the same `ChatClient` the run uses (so an over-long prompt is refused, or not,
 exactly the way the run would see it). Every HTTP try is handed to `record` as it ends: the
 ledger keeps it as a call of kind `preflight`. Nothing here raises: a probe that fails is an
-outcome (its status and error), and a check built on it says `unknown`.
+outcome (its status and error), and a check built on it says `unknown`. The arm's probes spend
+at most run.preflight_budget_tokens: a request (each of its tries) the budget left cannot pay
+for at its estimated size is not sent, and its check says so.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from agent.endpoints.endpoint import CallTry, ChatClient, ContextOverflow, Endpo
 from agent.endpoints.provider import RateLimits
 from agent.endpoints.scripted_models import PROBE_MARKER
 from agent.endpoints.tokens import CHARS_PER_TOKEN, estimate_messages_tokens
-from agent.preflight.checks import Observed, Outcome, choice_label
+from agent.preflight.checks import OVER_BUDGET, UNUSABLE, Observed, Outcome, choice_label
 from agent.run.arms import settings_for
 from agent.run.tools import TOOL_SCHEMAS
 
@@ -64,10 +66,12 @@ def filled(tokens: int, ratio: float, what: str = "the context probe; reply with
 class Prober:
     """Probes one endpoint at one arm's settings; `record(probe, try)` sees every HTTP try."""
 
-    def __init__(self, arm: ArmConfig, base_url: str, model: str, record: Record):
+    def __init__(self, arm: ArmConfig, base_url: str, model: str, record: Record, budget: int):
         self.arm, self.record = arm, record
         self.provides: set[str] = set()  # usage details any reply reported
         self.limits: RateLimits | None = None  # the last rate limits announced
+        self.budget, self.spent = budget, 0  # tokens this arm's probes may spend, and have
+        self.ratio = 1.0  # real tokens per estimated one, once calibrated
         self.settings = replace(
             settings_for(arm, base_url, model),
             max_tokens=PROBE_MAX_TOKENS,
@@ -79,17 +83,25 @@ class Prober:
     async def ask(
         self, probe: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **changes: Any
     ) -> Outcome:
-        """One request; its outcome (never raises)."""
+        """One request; its outcome (never raises). Sent only with as many tries as the budget
+        left can pay for at this request's size (prompt estimate + max_tokens per try): else
+        its outcome is OVER_BUDGET and nothing is sent."""
         client: ChatClient | None = None
         started = time.monotonic()
+        settings = replace(self.settings, **changes)
+        prompt = math.ceil(estimate_messages_tokens(messages, tools) * self.ratio)
+        tries = self.tries_within_budget(prompt + settings.max_tokens)
+        if isinstance(tries, Outcome):
+            return tries
 
         async def on_try(t: CallTry) -> None:
             self.provides.update(t.details.reported())
             self.limits = t.limits or self.limits
+            self.spent += t.prompt_tokens + t.completion_tokens
             await self.record(probe, t)
 
         try:
-            client = ChatClient(replace(self.settings, **changes))
+            client = ChatClient(replace(settings, max_retries=min(settings.max_retries, tries - 1)))
             done = await client.complete(messages, tools, on_try=on_try)
             return Outcome(
                 "ok",
@@ -113,6 +125,14 @@ class Prober:
                 with anyio.CancelScope(shield=True):
                     await client.aclose()
 
+    def tries_within_budget(self, size: int) -> int | Outcome:
+        """How many tries of `size` tokens the budget left pays for, or an OVER_BUDGET outcome."""
+        tries = (self.budget - self.spent) // max(1, size)
+        if tries >= 1:
+            return tries
+        left = max(0, self.budget - self.spent)
+        return Outcome(OVER_BUDGET, f"~{size:,} tokens with {left:,} left of preflight_budget_tokens {self.budget:,}")
+
     async def listed(self) -> list[str]:
         client = ChatClient(self.settings)
         try:
@@ -134,7 +154,11 @@ class Prober:
         return outcome.prompt_tokens / estimate_messages_tokens(messages)
 
     async def prompt_of(self, probe: str, tokens: int, ratio: float) -> Outcome:
-        """A prompt of about `tokens` real tokens, at the arm's stream setting (as the run sends)."""
+        """A prompt of about `tokens` real tokens, at the arm's stream setting (as the run sends);
+        not even built when the budget cannot pay for it."""
+        over = self.tries_within_budget(tokens + self.settings.max_tokens)
+        if isinstance(over, Outcome):
+            return over
         return await self.ask(probe, filled(tokens, ratio), request_deadline_s=self.arm.request_deadline_s)
 
     async def tools(self, choices: list[object]) -> list[tuple[str, Outcome]]:
@@ -180,12 +204,16 @@ def tool_choices(configured: object) -> list[object]:
     return choices
 
 
-async def observe(prober: Prober, arm: ArmConfig, need_estimate: int, shared: Observed | None) -> Observed:
+async def observe(
+    prober: Prober, arm: ArmConfig, first: tuple[str, int], cap: int, shared: Observed | None
+) -> Observed:
     """Run every probe an arm needs (reusing `shared`'s endpoint measurements when another arm
-    already probed the same endpoint) and return what they saw."""
+    already probed the same endpoint) and return what they saw. `first` is the suite's largest
+    first request (task id, estimated tokens): when it + max_tokens passes `cap` it is never sent."""
+    need_estimate = first[1]
     reply = await prober.reply()
-    obs = Observed(reply=reply)
-    if reply.status in ("connect_error", "read_timeout", "error", "quota_exhausted"):
+    obs = Observed(reply=reply, first=first, cap=cap)
+    if reply.status in ("read_timeout", "error", *UNUSABLE):
         obs.provides, obs.limits = prober.provides, prober.limits
         return obs  # nothing answers (or nothing is left to spend): every check says unknown, no more tries spent
     if shared is not None:
@@ -200,14 +228,17 @@ async def observe(prober: Prober, arm: ArmConfig, need_estimate: int, shared: Ob
     else:
         obs.listed = await prober.listed()
         obs.ratio = await prober.calibrate()
-    ratio = obs.ratio or 1.0
+    ratio = prober.ratio = obs.ratio or 1.0
     obs.need = math.ceil(need_estimate * ratio) + arm.max_tokens
     limit = arm.context_limit
-    if limit is not None and shared is None and limit >= obs.need:
+    # A first request the cap cannot pay for is never sent by the run, so not by preflight either;
+    # the context line then says so, and no context probe is spent on a line it would not show.
+    affordable = need_estimate + arm.max_tokens <= cap
+    if limit is not None and shared is None and limit >= obs.need and affordable:
         obs.near = (near_limit(limit), await prober.prompt_of("context_near", near_limit(limit), ratio))
         if obs.near[1].ok:  # a server that refuses less has answered the question already
             obs.over = (over_limit(limit), await prober.prompt_of("context_over", over_limit(limit), ratio))
-    if limit is None or (obs.near is not None and obs.near[1].status == "context_overflow"):
+    if affordable and (limit is None or (obs.near is not None and obs.near[1].status == "context_overflow")):
         obs.need_probe = await prober.prompt_of("context_need", obs.need - PROBE_MAX_TOKENS, ratio)
     if arm.protocol == "tools":
         obs.tools = await prober.tools(tool_choices(arm.tool_choice))

@@ -18,10 +18,9 @@ from typing import Any
 
 import anyio
 
-from agent.config import RunConfig
+from agent.config import DEFAULT_PREFLIGHT_BUDGET, RunConfig
 from agent.endpoints.endpoint import CallTry
 from agent.endpoints.llamacpp import configured_flags, process_argv
-from agent.endpoints.tokens import estimate_messages_tokens
 from agent.ledger.store import new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.preflight.checks import (
@@ -40,8 +39,7 @@ from agent.preflight.probes import Prober, observe
 from agent.preflight.provider_check import provider_check
 from agent.run.arms import ArmRuntime, open_arm
 from agent.run.attempt import call_columns
-from agent.run.loop import initial_messages
-from agent.run.tools import TOOL_SCHEMAS, ToolError, Workspace
+from agent.run.first_request import largest
 from verifiers.tasks import Task
 
 FORCE_HINT = "`quotabench run --force` runs anyway"
@@ -62,6 +60,7 @@ class ArmPreflight:
     completion_tokens: int = 0
     duration_ms: int = 0
     shared_with: str | None = None
+    budget: int = DEFAULT_PREFLIGHT_BUDGET  # tokens the probes may spend (run.preflight_budget_tokens)
 
     @property
     def tokens(self) -> int:
@@ -76,20 +75,6 @@ class ArmPreflight:
         if self.invalidating:
             return "invalidating"
         return "differs" if any(c.status == "differs" for c in self.checks) else "ok"
-
-
-def largest_first_request(tasks: list[Task], protocol: str) -> int:
-    """Estimated prompt tokens of the largest first request the run sends (system prompt, task
-    prompt and file list, plus the tool schemas for `tools`); conversations grow from there."""
-    tools = TOOL_SCHEMAS if protocol == "tools" else None
-
-    def files(task: Task) -> str:
-        try:
-            return Workspace(task.workspace).list_files()
-        except ToolError:  # the attempt will say so; the estimate goes without the list
-            return ""
-
-    return max((estimate_messages_tokens(initial_messages(t, protocol, files(t)), tools) for t in tasks), default=0)
 
 
 def checks_for(arm: ArmRuntime, obs: Observed) -> list[Check]:
@@ -124,15 +109,17 @@ async def preflight_arms(
     forced: bool = False,
     log: Callable[[str, str], None] | None = None,
     stop: Callable[[], bool] = lambda: False,
+    budget: int = DEFAULT_PREFLIGHT_BUDGET,
 ) -> list[ArmPreflight]:
-    """Preflight each arm in turn (until `stop()` says the run is being aborted); `log(arm,
-    line)` gets each arm's table as soon as it is done."""
+    """Preflight each arm in turn (until `stop()` says the run is being aborted), each arm's
+    probes spending at most `budget` tokens; `log(arm, line)` gets each arm's table as soon as
+    it is done."""
     shared: dict[tuple[Any, ...], Observed] = {}
     results = []
     for arm in arms:
         if stop():
             break
-        result = await _preflight_arm(arm, tasks, ledger, run_id, forced, shared)
+        result = await _preflight_arm(arm, tasks, ledger, run_id, forced, shared, budget)
         results.append(result)
         if log is not None:
             for line in table_lines(result):
@@ -147,9 +134,10 @@ async def _preflight_arm(
     run_id: str | None,
     forced: bool,
     shared: dict[tuple[Any, ...], Observed],
+    budget: int,
 ) -> ArmPreflight:
     cfg, model = arm.config, arm.client.settings.model
-    result = ArmPreflight(arm.name, cfg.kind, cfg.protocol, arm.endpoint_url, model)
+    result = ArmPreflight(arm.name, cfg.kind, cfg.protocol, arm.endpoint_url, model, budget=budget)
     preflight_id, started = new_id(), time.monotonic()
     await ledger.insert(
         "preflights",
@@ -191,10 +179,12 @@ async def _preflight_arm(
     key = (arm.endpoint_url, model, cfg.context_limit)
     verdict = "stopped"  # what the row says when a stop-now cancels the probes
     try:
+        first = largest(tasks, cfg.protocol)
         obs = await observe(
-            Prober(cfg, arm.endpoint_url, model, record),
+            Prober(cfg, arm.endpoint_url, model, record, budget),
             cfg,
-            largest_first_request(tasks, cfg.protocol),
+            (first.task_id, first.tokens),
+            arm.quota.cap,
             shared.get(key),
         )
         if key not in shared and obs.reply is not None and obs.reply.ok:
@@ -238,7 +228,8 @@ def table_lines(result: ArmPreflight) -> list[str]:
     reuse = f"; endpoint measurements shared with arm {result.shared_with}" if result.shared_with else ""
     foot = (
         f"  {result.calls} calls, {result.tokens:,} tokens ({result.prompt_tokens:,} prompt + "
-        f"{result.completion_tokens:,} completion), not charged to the cap, {result.duration_ms / 1000:.1f} s"
+        f"{result.completion_tokens:,} completion) of a {result.budget:,}-token budget, not charged to the cap, "
+        f"{result.duration_ms / 1000:.1f} s"
         f"{reuse}; verdict: {result.verdict}" + (" (! = invalidates the run)" if result.invalidating else "")
     )
     return [head, *_aligned(rows), foot]
@@ -289,7 +280,11 @@ def recorded_differences(rows: list[dict[str, Any]]) -> list[str]:
 def spent_line(results: list[ArmPreflight]) -> str:
     calls = sum(r.calls for r in results)
     tokens = sum(r.tokens for r in results)
-    return f"preflight spent {tokens:,} tokens in {calls} calls (recorded as calls of kind 'preflight', not charged to any cap)"
+    budget = f"; budget {results[0].budget:,} tokens per arm (run.preflight_budget_tokens)" if results else ""
+    return (
+        f"preflight spent {tokens:,} tokens in {calls} calls (recorded as calls of kind 'preflight', "
+        f"not charged to any cap{budget})"
+    )
 
 
 async def preflight_standalone(
@@ -301,7 +296,7 @@ async def preflight_standalone(
             await stack.enter_async_context(open_arm(a, [Path(s) for s in config.suites], a.cap_tokens))
             for a in config.arms
         ]
-        return await preflight_arms(arms, tasks, ledger, None, log=log)
+        return await preflight_arms(arms, tasks, ledger, None, log=log, budget=config.preflight_budget_tokens)
 
 
 async def preflight_for_run(
@@ -313,12 +308,18 @@ async def preflight_for_run(
     *,
     log: Callable[..., None],
     stop: Callable[[], bool],
+    budget: int = DEFAULT_PREFLIGHT_BUDGET,
 ) -> str | None:
     """The checks at the start of a run (run.preflight: on / force / off), logged as they come;
     the one-line refusal when the run must not start, else None (`force` logs it and runs)."""
     if mode == "off":
         return None
-    log("tiny requests to each endpoint, compared with its config (not charged to the caps)", "preflight", None)
+    log(
+        f"tiny requests to each endpoint, compared with its config (not charged to the caps; at most {budget:,} "
+        "tokens per arm)",
+        "preflight",
+        None,
+    )
     results = await preflight_arms(
         arms,
         tasks,
@@ -327,6 +328,7 @@ async def preflight_for_run(
         forced=mode == "force",
         log=lambda arm, line: log(line, "preflight", arm),
         stop=stop,
+        budget=budget,
     )
     log(spent_line(results), "preflight", None)
     line = refusal(results)

@@ -26,6 +26,7 @@ from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig
 from agent.endpoints.endpoint import Completion
 from agent.endpoints.provider import RateLimits
 from agent.ledger.counts import LedgerCounts
+from agent.ledger.liveness import process_identity
 from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import load_average, machine_constants, manifest_sha256
@@ -35,7 +36,7 @@ from agent.run.arms import ArmRuntime, open_arm
 from agent.run.attempt import AttemptRunner
 from agent.run.decision import DecisionWatch
 from agent.run.killpoints import kill_point
-from agent.run.prepare import RuntimeVersions, check_before_run, load_tasks, task_rows
+from agent.run.prepare import RuntimeVersions, broken_rows, check_before_run, load_task_list, task_rows
 from agent.run.quota import CensoredBy
 from agent.run.resume_plan import ResumePlan
 from agent.run.runtime_gate import skip_missing_runtime
@@ -290,7 +291,9 @@ class RunEngine:
         versions = RuntimeVersions()
         try:
             await anyio.to_thread.run_sync(clean_stale)  # scratch folders of killed runs
-            self.tasks = load_tasks(self.config, log=lambda text: self.log(text, "warning"))
+            self.tasks, broken = load_task_list(
+                self.config, log=lambda text: self.log(text, "warning", kind="task_warning")
+            )
             self.run_id = self.run_id or new_id()
             manifest = manifest_sha256(self.tasks, self.config, PROMPT_TEMPLATE_VERSION)
             constants = await anyio.to_thread.run_sync(machine_constants)
@@ -311,6 +314,8 @@ class RunEngine:
                             "prompt_template_version": PROMPT_TEMPLATE_VERSION,
                             "load_start": load_average(),
                             "session_id": _session_id(),
+                            "process_json": to_json(process_identity()),
+                            "broken_tasks_json": to_json(broken_rows(broken)),
                             **constants,
                             **self._replicate_columns(),
                         },
@@ -405,6 +410,7 @@ class RunEngine:
             self.run_id,
             log=self.log,
             stop=lambda: self.state == "aborting",
+            budget=self.config.preflight_budget_tokens,
         )
         if self.refusal is None:
             return True

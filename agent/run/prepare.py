@@ -7,6 +7,7 @@ import os
 import random
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -16,18 +17,37 @@ from agent.config import RunConfig
 from agent.ledger.store import LedgerError
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import runtime_versions
+from agent.run.first_request import over_cap, over_cap_line
 from verifiers.sandbox import make_sandbox
-from verifiers.tasks import Task, load_suite
+from verifiers.tasks import Task, TaskProblem, load_suite
 
 
 def load_tasks(config: RunConfig, log: Callable[[str], None] | None = None) -> list[Task]:
+    return load_task_list(config, log)[0]
+
+
+def load_task_list(config: RunConfig, log: Callable[[str], None] | None = None) -> tuple[list[Task], list[TaskProblem]]:
+    """The run's tasks, and the task folders left out because they would not load (each logged;
+    a task id already taken by another suite is one of them)."""
     tasks: list[Task] = []
+    problems: list[TaskProblem] = []
+    seen: dict[str, Path] = {}
     for suite_path in config.suites:
         suite = load_suite(suite_path)
-        for problem in suite.problems:
-            if log:
-                log(f"skipping broken task: {problem}")
-        tasks.extend(suite.tasks)
+        problems += suite.problems
+        for task in suite.tasks:
+            if task.id in seen:
+                problems.append(
+                    TaskProblem(
+                        task.path, f"duplicate id {task.id!r} (also {seen[task.id]})", "give each task a unique id"
+                    )
+                )
+                continue
+            seen[task.id] = task.path
+            tasks.append(task)
+    if log:
+        for problem in problems:
+            log(f"skipping broken task: {problem}")
     if config.tasks:
         wanted = set(config.tasks)
         missing = wanted - {t.id for t in tasks}
@@ -42,7 +62,16 @@ def load_tasks(config: RunConfig, log: Callable[[str], None] | None = None) -> l
         raise QuotabenchError(
             f"config {config.path}: the suites hold no valid task — run `quotabench validate` on them"
         )
-    return tasks
+    if log:
+        for arm in config.arms:
+            for request in over_cap(tasks, arm.protocol, arm.max_tokens, arm.cap_tokens):
+                log(over_cap_line(request, f"arm {arm.name}", arm.max_tokens, arm.cap_tokens))
+    return tasks, problems
+
+
+def broken_rows(problems: list[TaskProblem]) -> list[dict[str, str]]:
+    """The task folders a run left out, as runs.broken_tasks_json holds them."""
+    return [{"path": str(p.path), "problem": p.problem, "fix": p.fix} for p in problems]
 
 
 def check_keys(config: RunConfig) -> None:

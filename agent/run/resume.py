@@ -24,7 +24,8 @@ from agent import QuotabenchError
 from agent import events as ev
 from agent.classify import classify, counts_toward_budget
 from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, load_config_text
-from agent.ledger.store import Ledger, LedgerError, capped
+from agent.ledger.liveness import process_identity, run_state
+from agent.ledger.store import Ledger, LedgerError, capped, to_json
 from agent.manifest import RUNTIME_VERSIONS, manifest_sha256, observed_constants
 from agent.run.attempt import grade_attempt
 from agent.run.engine import RunEngine
@@ -148,6 +149,12 @@ def engine_for_resume(ledger: Ledger, run_id: str, **engine_kwargs: Any) -> RunE
     run = ledger.run(run_id)
     if run is None:
         raise QuotabenchError(f"ledger {ledger.path}: no run {run_id} — list runs with `quotabench report --list`")
+    if run_state(run) == "running":
+        process = json.loads(run["process_json"])
+        raise QuotabenchError(
+            f"run {run_id} is running in process {process['pid']} on this machine — let it finish, "
+            f"or stop it (kill {process['pid']}) and resume then"
+        )
     spent = [a["name"] for a in ledger.arms(run_id) if a.get("censored_by") == CensoredBy.PROVIDER_QUOTA]
     if run["status"] == "finished" and not spent:  # an arm the provider's quota ended resumes after a top-up
         raise QuotabenchError(
@@ -186,5 +193,6 @@ async def resume_run(engine: RunEngine) -> str:
     engine.resume_state = resume_state(ledger, run_id)
     constants = observed_constants() | engine._sandbox_constants()
     unrecorded = {key: constants[key] for key in RUNTIME_VERSIONS if run.get(key) is None}  # killed before they came
-    ledger.update("runs", run_id, {"status": "running", "finished_utc": None} | unrecorded)
+    process = {"process_json": to_json(process_identity())}  # this process drives the run now
+    ledger.update("runs", run_id, {"status": "running", "finished_utc": None} | unrecorded | process)
     return await engine.drive(manifest, constants, fresh=False)

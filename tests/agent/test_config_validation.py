@@ -88,6 +88,33 @@ CASES = [
         "int",
     ),
     ("prompt template unknown", RUN + 'prompt_template = "v2"\n' + ARM, "run.prompt_template", "not a prompt template"),
+    ("price key misspelt", RUN + ARM + "price = { input = 0.15 }\n", "arms[0].price.input", "not a price key"),
+    (
+        "price without output",
+        RUN + ARM + "price = { input_per_mtok = 0.15 }\n",
+        "arms[0].price = { input_per_mtok = 0.15 }",
+        "lacks output_per_mtok",
+    ),
+    (
+        "price of both kinds",
+        RUN + ARM + "price = { gpu_hour = 1.6, input_per_mtok = 0.15 }\n",
+        "arms[0].price",
+        "mixes gpu_hour with input_per_mtok",
+    ),
+    ("utilization zero", RUN + ARM + "price = { gpu_hour = 1.6, utilization = 0 }\n", "arms[0].price", "(0, 1]"),
+    ("utilization alone", RUN + ARM + "price = { utilization = 0.5 }\n", "arms[0].price", "without gpu_hour"),
+    (
+        "one server priced twice",
+        RUN
+        + ARM.replace('"scripted"', '"openai"')
+        + 'base_url = "http://h/v1"\nprice = { gpu_hour = 1 }\n'
+        + ARM.replace('"A"', '"B"').replace('"scripted"', '"openai"')
+        + 'base_url = "http://h/v1"\nprice = { gpu_hour = 2 }\n',
+        "arms.price",
+        "share one server but price it differently",
+    ),
+    ("a suite twice", RUN.replace(f'"{SMOKE}"]', f'"{SMOKE}", "{SMOKE}/../smoke"]') + ARM, "run.suites", "twice"),
+    ("preflight budget zero", RUN + "preflight_budget_tokens = 0\n" + ARM, "run.preflight_budget_tokens", ">= 1000"),
 ]
 
 

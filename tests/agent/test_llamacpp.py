@@ -163,7 +163,7 @@ def test_preflight_finds_a_server_started_with_another_context(tmp_path):
     from agent.config import load_config
     from agent.ledger.writer import AsyncLedger
     from agent.preflight import preflight_standalone
-    from agent.run.engine import load_tasks
+    from agent.run.prepare import load_tasks
 
     path = tmp_path / "ctx.toml"
     path.write_text(_override_ctx(_config(tmp_path).read_text()))

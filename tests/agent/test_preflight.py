@@ -15,7 +15,7 @@ from agent.config import load_config
 from agent.ledger import Ledger
 from agent.ledger.writer import AsyncLedger
 from agent.preflight import preflight_standalone
-from agent.run.engine import load_tasks
+from agent.run.prepare import load_tasks
 from agent.run.resume import engine_for_resume, resume_run
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import ROOT

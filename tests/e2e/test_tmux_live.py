@@ -141,7 +141,8 @@ def test_pause_then_abort_at_80x24(tmp_path):
                 i for i, line in enumerate(lines) if line.startswith("Run ") and "(aborted, created" in line
             )
             report = lines[start_at:]
-            assert any("Next: quotabench browse" in line for line in report)
+            assert any(line.startswith("Next: quotabench resume ") for line in report)  # aborted: finish it first
+            assert any("quotabench browse" in line for line in report)
             too_wide = [line for line in report if len(line) > COLS]
             assert not too_wide, too_wide
         finally:

@@ -108,11 +108,12 @@ class RunRow:
     n_attempts: int
     arms: tuple[tuple[str, str], ...]  # (name, model)
     sandbox: str | None = None  # runs.isolation_sandbox: bwrap, fallback, or None (older runs)
+    process_json: str | None = None  # the process that drives (or drove) it: running or interrupted
 
 
 def list_runs(ledger: Ledger) -> list[RunRow]:
     rows = ledger.query(
-        "select r.id, r.created_utc, r.finished_utc, r.status, r.manifest_sha256, r.isolation_sandbox,"
+        "select r.id, r.created_utc, r.finished_utc, r.status, r.manifest_sha256, r.isolation_sandbox, r.process_json,"
         " (select count(*) from tasks t where t.run_id = r.id) as n_tasks,"
         " (select count(*) from attempts a where a.run_id = r.id) as n_attempts"
         " from runs r order by r.created_utc desc"
@@ -131,6 +132,7 @@ def list_runs(ledger: Ledger) -> list[RunRow]:
             r["n_attempts"],
             tuple(arms.get(r["id"], ())),
             r["isolation_sandbox"],
+            r["process_json"],
         )
         for r in rows
     ]
@@ -284,13 +286,10 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
 
 
 def load_report(ledger: Ledger, run_id: str) -> dict:
-    """The report dict of one run; without cost columns when an arm has no price."""
-    from agent.metrics import PriceError, build_report
+    """The report dict of one run; without cost columns (and saying why) when an arm has no price."""
+    from agent.metrics import build_report
 
-    try:
-        return build_report(ledger, [run_id])
-    except PriceError:
-        return build_report(ledger, [run_id], with_cost=False)
+    return build_report(ledger, [run_id])
 
 
 @dataclass

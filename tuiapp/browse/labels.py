@@ -116,9 +116,15 @@ def rate(x: float | None) -> str:
 
 
 def run_status(run: dict, short: bool = False) -> Text:
-    """A run row's status; 'running' without finished_utc may be a crashed run: say so."""
-    status = run.get("status") or "?"
-    if status == "running" and not run.get("finished_utc"):
+    """A run row's status as agent.ledger.liveness reads it: `running` only while its process
+    lives, `interrupted` once it is gone; 'never finished' when this host cannot tell."""
+    from agent.ledger.liveness import run_state
+
+    status = run_state(run) if run.get("status") else "?"
+    if status == "interrupted":
+        hint = f": `quotabench resume {str(run.get('id'))[:10]}` finishes it" if run.get("id") and not short else ""
+        return Text(f"interrupted{hint}", style="bold yellow")
+    if status == "running?" and not run.get("finished_utc"):
         return Text(
             "never finished" if short else "never finished: still running, or crashed / killed", style="bold yellow"
         )

@@ -70,10 +70,18 @@ def cell_text(cell: Cell, compact: bool = False) -> Text:
 def report_renderable(report: dict, width: int = 160) -> RenderableType:
     # The report's own cell formatting, so the browser and `quotabench report` print the same
     # numbers. Imported here: agent.metrics is loaded by the worker that built `report`.
-    from agent.metrics.render import comparison_lines, decision_headers, decision_rows, published_lines
+    from agent.metrics.render import (
+        comparison_lines,
+        cost_left_out_line,
+        decision_headers,
+        decision_rows,
+        published_lines,
+    )
 
     section = report["runs"][0]
-    table = fitted_table(decision_headers(section), decision_rows(section, report["with_cost"]), width)
+    table = fitted_table(
+        decision_headers(section, report["with_cost"]), decision_rows(section, report["with_cost"]), width
+    )
     table.title, table.title_justify, table.title_style = "Decision table", "left", "bold"
     parts: list[RenderableType] = [table]
     for c in section["comparisons"]:
@@ -85,8 +93,9 @@ def report_renderable(report: dict, width: int = 160) -> RenderableType:
     parts.extend(Text(f"  {line}") for line in published_lines(section, report["with_cost"]))
     if not section["comparisons"]:
         parts.append(Text("No paired comparison: fewer than two arms, or no task finished by both.", style="italic"))
-    if not report["with_cost"]:
-        parts.append(Text("Cost columns left out: an arm has no price table.", style="italic bright_black"))
+    left_out = cost_left_out_line(report)
+    if left_out:
+        parts.append(Text(left_out[0].upper() + left_out[1:], style="italic bright_black"))
     return Group(*parts)
 
 

@@ -123,7 +123,9 @@ class RunsScreen(BrowseScreen):
         for run in self.runs:
             arm_names = _lines([Text(name, style="bold") for name, _ in run.arms] or ["—"])
             models = _lines([Text(labels.short_model(model), style="bright_black") for _, model in run.arms] or ["—"])
-            status = labels.run_status({"status": run.status, "finished_utc": run.finished_utc}, short=True)
+            status = labels.run_status(
+                {"status": run.status, "finished_utc": run.finished_utc, "process_json": run.process_json}, short=True
+            )
             warning = labels.sandbox_warning(run.sandbox)
             if warning is not None:
                 status = Text("\n").join([status, warning])

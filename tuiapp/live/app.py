@@ -191,8 +191,9 @@ class LiveApp(App[str | None]):
                 elif notice.kind == "decided":
                     self.notify(notice.text, title="Decided", timeout=20)
                     self.refresh_bindings()
-                elif notice.kind == "sandbox":
-                    self.notify(notice.text, title="Sandbox", severity="warning", timeout=8)  # the header keeps it
+                elif notice.kind in ("sandbox", "preflight_forced", "task_warning"):  # the header keeps the first two
+                    title = {"sandbox": "Sandbox", "preflight_forced": "Preflight"}.get(notice.kind, "Task")
+                    self.notify(notice.text, title=title, severity="warning", timeout=8 if title != "Task" else 30)
             await anyio.sleep(FRAME_S)
 
     def refresh_figures(self) -> None:

@@ -258,10 +258,12 @@ class RunState:
                 self._submitted(arm, event)
             case ev.ArmStateChanged() if arm:
                 self._arm_state(arm, event)
-            case ev.LogMessage() if event.kind == "preflight_forced":
-                self.forced_warning = "FORCED past preflight"
+            case ev.LogMessage() if event.kind in ("preflight_forced", "task_warning"):  # notified
+                self.forced_warning = (
+                    "FORCED past preflight" if event.kind == "preflight_forced" else self.forced_warning
+                )
                 self.dirty.add("header")
-                return Notice("sandbox", text=event.text)
+                return Notice(event.kind, text=event.text)
             case ev.EngineStateChanged():
                 self.engine_state = event.state
                 self.dirty.add("header")

@@ -4,6 +4,7 @@ the — cells, the published accounting), in text, markdown and JSON."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -224,15 +225,15 @@ def test_a_shared_server_is_billed_once_and_split_by_busy_time(build, ledger):
     assert "billed once and split between them by busy time" in text
 
 
-def test_shared_server_with_different_prices_is_refused(build, ledger):
-    from agent.metrics import PriceError
-
+def test_shared_server_with_different_prices_is_reported_without_cost_saying_why(build, ledger):
     url = "http://127.0.0.1:8123/v1"
     run = build.run(["t1"])
     build.arm(run, "A", ["P"], price={"gpu_hour": 0.10}, endpoint_url=url, busy_ms=1000)
     build.arm(run, "B", ["P"], price={"gpu_hour": 0.20}, endpoint_url=url, busy_ms=1000)
-    with pytest.raises(PriceError, match="share the server .* give them the same price table"):
-        build_report(ledger, [run])
+    report = build_report(ledger, [run], resamples=100)
+    assert report["with_cost"] is False and all(a["cost"] is None for a in report["runs"][0]["arms"])
+    assert re.search("share the server .* give them the same price table", report["cost_left_out"])
+    assert "cost columns left out" in render_report(report, "text")
 
 
 def test_replicates_leave_a_censored_run_out_of_the_spread(build, ledger):

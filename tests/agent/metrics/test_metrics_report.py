@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent.metrics import PriceError, ReportError, build_report, render_report
+from agent.metrics import ReportError, build_report, render_report
 
 PLAN_A = ["P", "RP", "RRR", "P", "MMM", "P", "RRP", "T"]
 PLAN_B = ["P", "P", "P", "RP", "P", "R", "P", "P"]
@@ -56,15 +56,32 @@ def test_every_decision_cell_carries_its_n(ledger, two_arm_run):
         assert row.count("n=") >= 4 and "of " in row
 
 
-def test_default_refuses_missing_price(build, ledger):
+def test_a_run_without_a_price_is_reported_without_cost_columns_saying_so(build, ledger):
     run = build.run(TASKS)
     build.arm(run, "A", PLAN_A)
     build.arm(run, "B", PLAN_B, price=None)
-    with pytest.raises(PriceError, match="arm B"):
-        build_report(ledger, [run])
-    report = build_report(ledger, [run], with_cost=False, resamples=100)
-    assert report["runs"][0]["arms"][1]["cost"] is None
-    assert "no price" in render_report(report, "text")
+    report = build_report(ledger, [run], resamples=100)
+    assert report["with_cost"] is False and report["cost_left_out"].startswith(f"run {run}: arm B: no price — add")
+    assert all(a["cost"] is None for a in report["runs"][0]["arms"])
+    for fmt in ("text", "markdown"):
+        text = render_report(report, fmt)
+        table = text.split("cost columns left out")[0]  # the setup and the decision table
+        assert "CPSP" not in table and "no price" not in table
+        assert "cost columns left out (CPSP, $/task, $/solved, the cost lines): run " in text
+        assert "grading compute: not priced" in text
+    asked = build_report(ledger, [run], with_cost=False, resamples=100)
+    assert asked["cost_left_out"] == "asked for with --no-cost" and "asked for with --no-cost" in render_report(
+        asked, "text"
+    )
+    priced = build_report(ledger, [build_priced(build, ledger)], resamples=100)
+    assert priced["with_cost"] and priced["cost_left_out"] is None and "CPSP" in render_report(priced, "text")
+
+
+def build_priced(build, ledger) -> str:
+    run = build.run(TASKS)
+    build.arm(run, "A", PLAN_A)
+    build.arm(run, "B", PLAN_B)
+    return run
 
 
 def test_censored_arm_is_not_comparable(build, ledger):

@@ -70,7 +70,12 @@ def test_default_is_the_newest_run_and_crashed_attempts_export_as_nulls(fixed_pa
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert {r["run_id"] for r in rows} == {CRASHED}  # created last
-    assert [(r["verdict"], r["failure_class"], r["duration_ms"]) for r in rows] == [(None, None, None)] * 2
+    attempts = [r for r in rows if r["row_kind"] == "attempt"]
+    assert [(r["verdict"], r["failure_class"], r["duration_ms"]) for r in attempts] == [(None, None, None)] * 2
+    assert {(r["arm"], r["task_id"], r["task_outcome"]) for r in rows if r["row_kind"] == "no_attempt"} == {
+        (arm, task, "aborted") for arm in "AB" for task in ("py-greet", "js-clamp")
+    }  # a killed run: the tasks it never reached are there, marked, with their outcome
+    assert "exported 2 attempts and 4 tasks an arm never attempted" in result.stderr
     older = export(RUN, "--db", str(fixed_path))
     assert older.returncode == 0 and older.stdout.count("\n") == 12  # header + 11 attempts
 
