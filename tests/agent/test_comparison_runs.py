@@ -75,9 +75,7 @@ def test_a_censored_arms_verdict_rests_on_the_tasks_both_finished(tmp_path):
 def test_runs_of_one_manifest_with_another_model_sampling_or_cap_are_grouped_apart(tmp_path):
     db = tmp_path / "m.sqlite"
     same = _config(tmp_path, "same", _arm("A", "solver") + _arm("B", "solver"))
-    other = _config(
-        tmp_path, "other", _arm("A", "solver") + _arm("B", "wrong", cap=50_000, extra="temperature = 0.7")
-    )
+    other = _config(tmp_path, "other", _arm("A", "solver") + _arm("B", "wrong", cap=50_000, extra="temperature = 0.7"))
     for config in (same, same, other):
         _quotabench("run", str(config), "--headless", "--db", str(db))
     runs = [r for (r,) in sqlite3.connect(db).execute("select id from runs order by created_utc")]
