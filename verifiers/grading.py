@@ -83,6 +83,7 @@ class GradeResult:
     tampering: tuple[TamperFinding, ...] = ()  # every finding, when the verdict is tampering
     tests: dict[str, str] = field(default_factory=dict)  # test id -> outcome, from the runner's records
     locations: dict[str, str] = field(default_factory=dict)  # test id -> file:line[:column]
+    codes: dict[str, str] = field(default_factory=dict)  # test id -> print of the code seen returning (pytest)
     runner: str = "script"  # how the command was run (verifiers/harness: pytest, node, tsx, cargo, script)
 
 
@@ -171,6 +172,7 @@ def _to_grade(
         tampering=tuple(evidence),
         tests={i: t.outcome for i, t in report.tests.items()},
         locations={i: t.location for i, t in report.tests.items() if t.location},
+        codes={i: t.code for i, t in report.tests.items() if t.code},
         runner=harnessed.runner,
     )
 
@@ -298,8 +300,8 @@ def reference_identity(reference: GradeResult) -> Expected | None:
     """What a hidden pass must match, from the reference's clean pass (None: it did not pass)."""
     if reference.verdict != "pass" or reference.failed or reference.runner == "script":
         return None
-    locations = reference.locations
-    return Expected({i: TestResult(o, locations.get(i)) for i, o in reference.tests.items()})
+    locations, codes = reference.locations, reference.codes
+    return Expected({i: TestResult(o, locations.get(i), codes.get(i)) for i, o in reference.tests.items()})
 
 
 def _setup(task: Task, harnessed: Harnessed, hidden: list[str]) -> ChannelSetup | None:

@@ -3,8 +3,14 @@ configuration is read and the verdict comes from a channel the tests' code canno
 
 The files beside this module are what the sandbox mounts read-only at `$QB_HARNESS`:
 
-    pytest_run.py      pytest in safe-path mode, workspace last on sys.path, harness config,
-                       signed per-test records, an audit hook, runner fingerprints
+    pytest_run.py      pytest in safe-path mode, workspace last on sys.path, harness config;
+                       loads the four below from their files
+    pytest_sign.py     the channel's signer: refuses records offered by any code but the harness's
+    pytest_watch.py    the audit hook: what workspace code does, reported; the harness's state, refused
+    pytest_plugin.py   per-test signed records, a witness of each test function that returned,
+                       the checks before each test and at the end
+    pytest_guard.py    fingerprints (runner, the tests' stdlib oracles, the hidden modules' own
+                       names), code prints, the equality probe
     pytest.ini         the harness's pytest config (a task's own config is used where it has one)
     node_preload.mjs   loaded by `--import` before any workspace module: freezes node:assert,
                        node:assert/strict and node:test, watches reads of the hidden tests,
@@ -24,7 +30,7 @@ from pathlib import Path
 
 HARNESS_DIR = Path(__file__).resolve().parent
 # Part of a task version's key for its reference test identities: a new harness re-counts them.
-HARNESS_VERSION = "1"
+HARNESS_VERSION = "2"
 RUNNERS = ("pytest", "node", "tsx", "cargo", "script")
 _SHELL = set(";|&<>`$(){}\n*?")
 # Values the sandbox's cargo is forced to: no flags, wrappers or linkers from anywhere else.
