@@ -13,9 +13,12 @@ The files beside this module are what the sandbox mounts read-only at `$QB_HARNE
                        names), code prints, the equality probe
     pytest.ini         the harness's pytest config (a task's own config is used where it has one)
     node_preload.mjs   loaded by `--import` before any workspace module: freezes node:assert,
-                       node:assert/strict and node:test, watches reads of the hidden tests,
-                       signs the records of node_reporter.mjs
-    node_reporter.mjs  a node:test reporter writing per-test records (name, file:line:column)
+                       node:assert/strict and node:test, signs the records of node_reporter.mjs
+    node_guard.cjs     hidden-test reads, the inspector, internal bindings: refused and recorded;
+                       every worker thread runs it first
+    node_intrinsics.mjs  the built-ins (Number.isNaN, TypeError[Symbol.hasInstance]...) snapshotted
+    node_reporter.mjs  a node:test reporter writing per-test records (name, file:line:column),
+                       checking the event stream's classes and the built-ins at every event
     node_run.mjs       imports the test files in one process (node and tsx)
 
 `harness_command` turns a task's command into the harnessed one; a command quotabench does not

@@ -13,14 +13,16 @@ const { relative, sep } = path;
 const startsWith = String.prototype.startsWith;
 let emit = null;
 let work = '';
+let builtins = () => null;
 let claimed = false;
 let markReady;
 export const ready = new Promise((resolve) => { markReady = resolve; });
 
-export function attach(signer, folder) {
+export function attach(signer, folder, intrinsics) {
   if (emit === null) {
     emit = signer;
     work = folder;
+    builtins = intrinsics;
   }
 }
 
@@ -68,11 +70,17 @@ export default async function* quotabenchReporter(source) {
   markReady();
   const prints = snapshot(source);
   let flagged = false;
+  let oracle = false;
   const check = () => {
     const name = flagged ? null : changed(prints);
     if (name !== null) {
       flagged = true;
       emit?.('evidence', { rule: 'runner-patched', file: null, line: null, detail: `the test event stream's ${name} was replaced` });
+    }
+    const builtin = oracle ? null : builtins();
+    if (builtin !== null) {
+      oracle = true;
+      emit?.('evidence', { rule: 'oracle-patched', file: null, line: null, detail: `the built-in ${builtin}` });
     }
   };
   const counts = { passed: 0, failed: 0, skipped: 0 };
