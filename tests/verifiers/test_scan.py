@@ -142,10 +142,16 @@ LEFT_ALONE = [
         "src/lib.rs",
         "pub struct Cents(i64);\nimpl PartialEq<i64> for Cents {\n    fn eq(&self, other: &i64) -> bool {\n        self.0 == *other\n    }\n}\n",
     ),
-    ("src/lib.rs", 'pub fn ls() -> std::io::Result<std::process::Output> { std::process::Command::new("ls").output() }\n'),
+    (
+        "src/lib.rs",
+        'pub fn ls() -> std::io::Result<std::process::Output> { std::process::Command::new("ls").output() }\n',
+    ),
     ("src/lib.rs", 'pub const HELP: &str = "run the tests with cargo test";\n'),
     ("tests/visible.rs", 'const DATA: &str = "tests/data.txt";\n'),
-    ("src/main.rs", "use std::os::unix::process::CommandExt;\nfn main() { std::process::Command::new(\"sh\").exec(); }\n"),
+    (
+        "src/main.rs",
+        'use std::os::unix::process::CommandExt;\nfn main() { std::process::Command::new("sh").exec(); }\n',
+    ),
     ("count.sh", 'for f in "$1"/*; do wc -l < "$f"; done\n'),
     ("run.sh", 'trap \'rm -f "$tmp"\' EXIT\nkill "$pid" 2>/dev/null\n'),
     ("README.md", "import pytest; os._exit(0)\n"),

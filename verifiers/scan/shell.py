@@ -28,7 +28,9 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
             if name in KILLERS and any(w in args for w in ("PPID", "python", "pytest", "-1")):
                 found.append(src.finding("exit-hook", node))
             elif name in PROCESS_VIEWERS:
-                found.append(src.finding("proc-access", node, f"looks at the processes running it: {src.snippet(node)}"))
+                found.append(
+                    src.finding("proc-access", node, f"looks at the processes running it: {src.snippet(node)}")
+                )
         elif node.type in ("simple_expansion", "expansion") and "PPID" in text(node):
             found.append(src.finding("proc-access", node, f"refers to the test runner's process: {src.snippet(node)}"))
         elif node.type in ("word", "string", "raw_string", "ansi_c_string", "concatenation", "heredoc_body"):
