@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 from verifiers.channel import ChannelSetup, read_channel
 from verifiers.collisions import collisions
 from verifiers.findings import TamperFinding
-from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command
+from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command, precompile
 from verifiers.runners import environment_fault, parse_counts
 from verifiers.sandbox import RunResult, Sandbox, limits_for, make_sandbox, protected_files
 from verifiers.scan import changed_files, scan_files
@@ -199,6 +199,7 @@ class SandboxGrader:
     def __init__(self, sandbox: Sandbox | None = None, counts: CountStore | None = None):
         self.sandbox = sandbox or make_sandbox()
         self.counts = counts or _MemoryCounts()
+        precompile()
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 

@@ -120,6 +120,18 @@ def _cargo(words: list[str]) -> Harnessed:
     return Harnessed("cargo", command.rstrip(), False)
 
 
+def precompile() -> None:
+    """Compile the harness's Python modules on the host, once (an installed package has them
+    already; a read-only one is left alone): the sandbox runs `python -B`, which reads bytecode
+    but never writes it, and would otherwise compile them for every graded command."""
+    import compileall
+
+    try:
+        compileall.compile_dir(HARNESS_DIR, maxlevels=0, quiet=2)
+    except OSError:
+        pass
+
+
 def protected_names(files: list[str]) -> set[str]:
     """The module names hidden test files are imported under (test_hidden.py -> test_hidden)."""
     names = set()
