@@ -108,15 +108,19 @@ class Plan:
         self.taken: dict[str, tuple[str, str]] = {}  # name -> (module, attribute) (`from a import b`)
         self.rebound: set[str] = set()  # names its functions declare `global` (they may change)
         self.assigned_attrs = False  # it sets attributes of other modules at import
+        self.star = False  # `from a import *`: it binds names its source does not list
         for node in _top_level(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     name = alias.asname or alias.name.split(".")[0]
                     self.modules[name] = alias.name if alias.asname else alias.name.split(".")[0]
                     self.bound.add(name)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+                self.star = True
+            elif isinstance(node, ast.ImportFrom):
                 for alias in node.names:
-                    self.taken[alias.asname or alias.name] = (node.module, alias.name)
+                    if node.level == 0 and node.module:
+                        self.taken[alias.asname or alias.name] = (node.module, alias.name)
                     self.bound.add(alias.asname or alias.name)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.defined.add(node.name)
@@ -196,7 +200,7 @@ def hidden_module_findings(
         elif name.startswith(("__", "@py", "@pytest")):
             if name == "__builtins__" and value is not builtins_module and value is not _vars(builtins_module):
                 found.append("__builtins__ was replaced")
-        elif name not in plan.bound:
+        elif name not in plan.bound and not plan.star:
             found.append(f"{_repr(name)}, which the module never binds, was put into it")
         elif name in plan.defined and _type(value) is FunctionType and value.__code__.co_filename != plan.path:
             found.append(f"{name}() was replaced by a function of {value.__code__.co_filename}")
