@@ -18,7 +18,7 @@ The files beside this module are what the sandbox mounts read-only at `$QB_HARNE
                        every worker thread runs it first
     node_intrinsics.mjs  the built-ins (Number.isNaN, TypeError[Symbol.hasInstance]...) snapshotted
     node_reporter.mjs  a node:test reporter writing per-test records (name, file:line:column),
-                       checking the event stream's classes and the built-ins at every event
+                       checking the event stream's classes at every event, the built-ins at the end
     node_run.mjs       imports the test files in one process (node and tsx)
 
 `harness_command` turns a task's command into the harnessed one; a command quotabench does not
