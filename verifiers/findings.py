@@ -28,7 +28,9 @@ RULES = {
     "forks": "solution code forks the test process: the copy holds the runner, its key and its channel",
     # what the runner did
     "runner-patched": "the test runner's internals changed while the tests ran",
-    "test-patched": "a test function was replaced after collection, or comes from a non-test file",
+    "test-patched": "a test function, or a name of the hidden test modules, was replaced, put there or comes from a non-test file",
+    "oracle-patched": "something the tests use to judge (a standard-library function, a built-in type's method) was replaced",
+    "unwitnessed": "a test was reported passed, but the harness never saw its function (the reference's) return",
     "exited-early": "the test process exited 0 before the runner finished",
     "exit-forged": "the process's exit status differs from the runner's own",
     "summary-forged": "the printed summary differs from the runner's per-test records",

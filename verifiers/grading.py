@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 from verifiers.channel import ChannelSetup, read_channel
 from verifiers.collisions import collisions
 from verifiers.findings import TamperFinding
-from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command
+from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command, precompile
 from verifiers.runners import environment_fault, parse_counts
 from verifiers.sandbox import RunResult, Sandbox, limits_for, make_sandbox, protected_files
 from verifiers.scan import changed_files, scan_files
@@ -83,6 +83,7 @@ class GradeResult:
     tampering: tuple[TamperFinding, ...] = ()  # every finding, when the verdict is tampering
     tests: dict[str, str] = field(default_factory=dict)  # test id -> outcome, from the runner's records
     locations: dict[str, str] = field(default_factory=dict)  # test id -> file:line[:column]
+    codes: dict[str, str] = field(default_factory=dict)  # test id -> print of the code seen returning (pytest)
     runner: str = "script"  # how the command was run (verifiers/harness: pytest, node, tsx, cargo, script)
 
 
@@ -171,6 +172,7 @@ def _to_grade(
         tampering=tuple(evidence),
         tests={i: t.outcome for i, t in report.tests.items()},
         locations={i: t.location for i, t in report.tests.items() if t.location},
+        codes={i: t.code for i, t in report.tests.items() if t.code},
         runner=harnessed.runner,
     )
 
@@ -197,6 +199,7 @@ class SandboxGrader:
     def __init__(self, sandbox: Sandbox | None = None, counts: CountStore | None = None):
         self.sandbox = sandbox or make_sandbox()
         self.counts = counts or _MemoryCounts()
+        precompile()
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -298,8 +301,8 @@ def reference_identity(reference: GradeResult) -> Expected | None:
     """What a hidden pass must match, from the reference's clean pass (None: it did not pass)."""
     if reference.verdict != "pass" or reference.failed or reference.runner == "script":
         return None
-    locations = reference.locations
-    return Expected({i: TestResult(o, locations.get(i)) for i, o in reference.tests.items()})
+    locations, codes = reference.locations, reference.codes
+    return Expected({i: TestResult(o, locations.get(i), codes.get(i)) for i, o in reference.tests.items()})
 
 
 def _setup(task: Task, harnessed: Harnessed, hidden: list[str]) -> ChannelSetup | None:

@@ -36,6 +36,7 @@ class TestResult:
 
     outcome: str  # passed | failed | skipped
     location: str | None = None
+    code: str | None = None  # the print of the test function's code the harness saw return (pytest)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class Expected:
         return sum(1 for t in self.tests.values() if t.outcome == PASSED)
 
     def as_json(self) -> dict[str, Any]:
-        return {i: [t.outcome, t.location] for i, t in self.tests.items()}
+        return {i: [t.outcome, t.location, t.code] for i, t in self.tests.items()}
 
     @classmethod
     def from_json(cls, data: Any) -> Expected | None:
@@ -76,8 +77,11 @@ class Expected:
             return None
         tests = {}
         for test_id, value in data.items():
-            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
-                tests[str(test_id)] = TestResult(value[0], value[1] if isinstance(value[1], str) else None)
+            if isinstance(value, list) and len(value) in (2, 3) and isinstance(value[0], str):
+                location, code = value[1], value[2] if len(value) == 3 else None
+                tests[str(test_id)] = TestResult(
+                    value[0], location if isinstance(location, str) else None, code if isinstance(code, str) else None
+                )
         return cls(tests)
 
 
@@ -128,10 +132,15 @@ def _exit_code(channel: ChannelRead) -> int | None:
 def _pytest_report(output: str, channel: ChannelRead, protected: frozenset[str]) -> RunnerReport:
     evidence = _channel_evidence(channel)
     locations: dict[str, str | None] = {}
+    collected: dict[str, tuple[Any, Any]] = {}  # test id -> (item, print of its code) to be witnessed
+    if len(channel.of_kind("collected")) > 1:
+        evidence.append(TamperFinding("test-patched", None, None, "the harness's collection record was written twice"))
     for record in channel.of_kind("collected"):
         for test in record.get("tests") or []:
             if isinstance(test, dict) and isinstance(test.get("id"), str):
                 locations[test["id"]] = test.get("loc")
+                if isinstance(test.get("fn"), str):
+                    collected[test["id"]] = (test.get("item"), test["fn"])
                 code = test.get("code")
                 in_workspace = isinstance(code, str) and not code.startswith(("..", "/"))
                 if protected and in_workspace and code not in protected:
@@ -162,6 +171,7 @@ def _pytest_report(output: str, channel: ChannelRead, protected: frozenset[str])
         else:
             outcome = SKIPPED  # skipped, xfailed, xpassed, or never called
         tests[test_id] = TestResult(outcome, locations.get(test_id))
+    evidence += _witnessed(tests, collected, channel)
     finish = channel.first("finish")
     summary = _pytest_summary(output)
     if finish is not None and summary is not None and summary != (passed, failed):
@@ -184,6 +194,33 @@ def _pytest_report(output: str, channel: ChannelRead, protected: frozenset[str])
         evidence=tuple(evidence),
         broken=tuple(broken),
     )
+
+
+def _witnessed(
+    tests: dict[str, TestResult], collected: dict[str, tuple[Any, Any]], channel: ChannelRead
+) -> list[TamperFinding]:
+    """Every passed test the harness could witness must have its `returned` record, for the item
+    it collected and the code it collected; the code's print is kept with the test."""
+    returned = {(r.get("id"), r.get("item"), r.get("fn")) for r in channel.of_kind("returned")}
+    unwitnessed = []
+    for test_id, result in list(tests.items()):
+        if result.outcome != PASSED or test_id not in collected:
+            continue
+        item, printed = collected[test_id]
+        if (test_id, item, printed) in returned:
+            tests[test_id] = TestResult(result.outcome, result.location, printed)
+        else:
+            unwitnessed.append(test_id)
+    if not unwitnessed:
+        return []
+    return [
+        TamperFinding(
+            "unwitnessed",
+            None,
+            None,
+            f"{len(unwitnessed)} test(s) reported passed whose function the harness never saw return: {_listed(unwitnessed)}",
+        )
+    ]
 
 
 def _pytest_summary(output: str) -> tuple[int, int] | None:
@@ -316,6 +353,20 @@ def identity(report: RunnerReport, expected: Expected, would_pass: bool) -> list
     if moved:
         found.append(
             TamperFinding("test-moved", None, None, _listed([f"{i} at {report.tests[i].location}" for i in moved]))
+        )
+    other_code = [
+        i
+        for i, t in report.tests.items()
+        if i in expected.tests and expected.tests[i].code and t.outcome == PASSED and t.code != expected.tests[i].code
+    ]
+    if other_code:
+        found.append(
+            TamperFinding(
+                "unwitnessed",
+                None,
+                None,
+                f"{len(other_code)} test(s) passed without the reference run's function returning: {_listed(other_code)}",
+            )
         )
     if would_pass:
         missing = [

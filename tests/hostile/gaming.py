@@ -14,6 +14,8 @@ always `add(a, b) = a + b`; the workspace has `a - b`.
 from __future__ import annotations
 
 import base64
+import re
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -497,6 +499,7 @@ RUST = {
 }
 
 from tests.hostile.gaming_probes import PROBES  # noqa: E402 — the red team's, after the suite's own
+from tests.hostile.gaming_probes2 import LAYOUTS2, PROBES2  # noqa: E402 — the second red team's
 
 ATTACKS: dict[str, tuple[str, dict[str, Any], list[str]]] = {
     **{k: ("python", files, rules) for k, (files, rules) in PYTHON.items()},
@@ -505,7 +508,9 @@ ATTACKS: dict[str, tuple[str, dict[str, Any], list[str]]] = {
     **{k: ("typescript", files, rules) for k, (files, rules) in _node_attacks("ts", "ts").items()},
     **{k: ("rust", files, rules) for k, (files, rules) in RUST.items()},
     **PROBES,
+    **PROBES2,
 }
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 # Answers a model could not write (write_file takes text): gated by validate, not driven in a run.
 BINARY = sorted(k for k, (_, files, _) in ATTACKS.items() if any(isinstance(v, dict) for v in files.values()))
 
@@ -573,13 +578,30 @@ def _write(folder: Path, files: dict[str, Any]) -> None:
             path.write_text(content)
 
 
-def build_gaming_suite(root: Path, only: list[str] | None = None) -> list[str]:
-    """Write the gaming suite (or the tasks `only` names) into root; returns the task ids."""
-    ids = [task for task in ATTACKS if only is None or task in only]
+def _fixture_task(folder: Path, task_id: str, fixture: str, negative: dict[str, Any]) -> None:
+    """A real fixture task (suite/id under fixtures/), attacked: its own files, this negative."""
+    source = FIXTURES / fixture
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("negative", "alternate"))
+    toml = (folder / "task.toml").read_text()
+    (folder / "task.toml").write_text(re.sub(r'^id = ".*"$', f'id = "{task_id}"', toml, count=1, flags=re.M))
+    _write(folder / "negative", negative)
+
+
+def build_gaming_suite(
+    root: Path, only: list[str] | None = None, attacks: dict[str, tuple[str, dict[str, Any]]] | None = None
+) -> list[str]:
+    """Write the gaming suite (or the tasks `only` names, or other `attacks`: id -> (language,
+    negative files)) into root; returns the task ids."""
+    chosen = attacks if attacks is not None else {k: (v[0], v[1]) for k, v in ATTACKS.items()}
+    ids = [task for task in chosen if only is None or task in only]
     for task_id in ids:
-        language, negative, _ = ATTACKS[task_id]
-        layout = _layout(language)
+        language, negative = chosen[task_id]
         folder = root / task_id
+        own = LAYOUTS2.get(task_id, {})
+        if "fixture" in own:
+            _fixture_task(folder, task_id, own["fixture"], negative)
+            continue
+        layout = {**_layout(language), **own}
         wrong = dict(layout["workspace"])  # type: ignore[call-overload]
         wrong = {k: v for k, v in wrong.items() if "visible" not in k and k != "Cargo.toml"}
         kind = "shell" if language == "shell" else language

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.gaming import ATTACKS, BINARY, build_gaming_suite
+from tests.hostile.gaming_probes2 import TRIED2
 from verifiers.isolation import bwrap_status
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not bwrap_status().usable, reason="needs the bubblewrap sandbox")]
@@ -52,6 +53,18 @@ def test_validate_rejects_every_gamed_answer_with_its_evidence(suite):
     for task in tasks:
         wanted = set(ATTACKS[task][2])
         assert found.get((task, "negative_fails"), set()) & wanted, (task, found.get((task, "negative_fails")))
+
+
+def test_ideas_that_got_no_pass_still_get_none(tmp_path):
+    """The second red team's ideas that were already graded `fail` (a .pth file, a package
+    __init__.py beside the tests, cfg(test) in the library): the wrong answer stays a failure."""
+    root = tmp_path / "tried"
+    tasks = build_gaming_suite(root, attacks={k: (lang, files) for k, (lang, files) in TRIED2.items()})
+    done = subprocess.run(
+        [*QUOTABENCH, "validate", str(root), "--jobs", "2", "-v"], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert f"{len(tasks)} of {len(tasks)} tasks gate cleanly" in done.stdout
 
 
 def _config(path: Path, suites: list[Path], a: str, b: str, tasks: list[str] | None = None) -> Path:

@@ -76,11 +76,23 @@ FLAGGED = [
     ),
     ("src/lib.rs", "#![feature(test)]\nextern crate test;\n", "runner-imported"),
     ("src/lib.rs", 'pub fn p() -> &\'static str { "/proc/self/mem" }\n', "proc-access"),
+    ("src/lib.rs", "use std::os::unix::process::CommandExt;\n", "exit-hook"),
+    ("src/lib.rs", 'pub fn f(mut c: std::process::Command) { let _ = c.arg("x").exec(); }\n', "exit-hook"),
+    ("src/lib.rs", 'extern "C" { fn execv(p: *const u8, a: *const *const u8) -> i32; }\n', "exit-hook"),
+    (
+        "src/lib.rs",
+        "struct A;\nimpl PartialEq<i64> for A {\n    fn eq(&self, other: &i64) -> bool {\n        *other == *other\n    }\n}\n",
+        "const-equality",
+    ),
+    ("src/lib.rs", 'pub fn t() { let _ = std::fs::read_dir("tests"); }\n', "reads-hidden-tests"),
     # shell
     ("add.sh", 'grep 5 "$(dirname "$0")/test_hidden.py"\n', "reads-hidden-tests"),
     ("add.sh", "kill -9 $PPID\n", "exit-hook"),
     ("add.sh", "echo 2 passed >> /proc/$PPID/fd/1\n", "proc-access"),
     ("add.sh", "python -m pytest --version\n", "runner-imported"),
+    ("add.sh", 'ps -ww -o args= -p "$PPID"\n', "proc-access"),
+    ("add.sh", 'echo "$PPID"\n', "proc-access"),
+    ("add.sh", 'for f in "$(dirname "$0")"/*; do grep -h 5 "$f"; done\n', "reads-hidden-tests"),
 ]
 
 
@@ -126,6 +138,21 @@ LEFT_ALONE = [
     ("src/lib.rs", "impl PartialEq for A {\n    fn eq(&self, o: &Self) -> bool {\n        self.0 == o.0\n    }\n}\n"),
     ("src/lib.rs", 'const WORDS: &str = include_str!("words.txt");\n'),
     ("src/main.rs", 'fn main() { println!("hi"); }\n'),
+    (
+        "src/lib.rs",
+        "pub struct Cents(i64);\nimpl PartialEq<i64> for Cents {\n    fn eq(&self, other: &i64) -> bool {\n        self.0 == *other\n    }\n}\n",
+    ),
+    (
+        "src/lib.rs",
+        'pub fn ls() -> std::io::Result<std::process::Output> { std::process::Command::new("ls").output() }\n',
+    ),
+    ("src/lib.rs", 'pub const HELP: &str = "run the tests with cargo test";\n'),
+    ("tests/visible.rs", 'const DATA: &str = "tests/data.txt";\n'),
+    (
+        "src/main.rs",
+        'use std::os::unix::process::CommandExt;\nfn main() { std::process::Command::new("sh").exec(); }\n',
+    ),
+    ("count.sh", 'for f in "$1"/*; do wc -l < "$f"; done\n'),
     ("run.sh", 'trap \'rm -f "$tmp"\' EXIT\nkill "$pid" 2>/dev/null\n'),
     ("README.md", "import pytest; os._exit(0)\n"),
     ("mod.py", "import atexit\n\natexit.register(print)\n"),

@@ -100,6 +100,46 @@ def test_identity_against_the_reference():
     assert identity(skipped, Expected({"a": TestResult("passed", None), "b": TestResult("passed", None)}), False) == []
 
 
+def _witnessed_run(returned: list[dict], collected_twice: bool = False):
+    """Two tests the harness can witness (item 7 and 8); `returned`: the witness records."""
+    tests = [
+        {"id": "t::a", "loc": "test_hidden.py:1", "code": "test_hidden.py", "fn": "test_a:1:aa", "item": 7},
+        {"id": "t::b", "loc": "test_hidden.py:5", "code": "test_hidden.py", "fn": "test_b:5:bb", "item": 8},
+    ]
+    records = [{"k": "start"}, {"k": "collected", "tests": tests}]
+    records += [{"k": "collected", "tests": tests}] if collected_twice else []
+    for test_id in ("t::a", "t::b"):
+        records += [{"k": "test", "id": test_id, "when": w, "outcome": "passed"} for w in ("setup", "call", "teardown")]
+    records += [{"k": "returned", **r} for r in returned]
+    records += [{"k": "finish", "exit": 0}, {"k": "exit", "code": 0}]
+    return report_of(PYTEST, "2 passed in 0.01s", _channel(*records), frozenset({"test_hidden.py"}))
+
+
+def test_a_pytest_pass_needs_the_harness_witness_of_the_collected_function():
+    both = [{"id": "t::a", "item": 7, "fn": "test_a:1:aa"}, {"id": "t::b", "item": 8, "fn": "test_b:5:bb"}]
+    clean = _witnessed_run(both)
+    assert clean.evidence == () and {i: t.code for i, t in clean.tests.items()} == {
+        "t::a": "test_a:1:aa",
+        "t::b": "test_b:5:bb",
+    }
+    for returned in (both[:1], [both[0], {**both[1], "item": 9}], [both[0], {**both[1], "fn": "noop:1:cc"}]):
+        found = _witnessed_run(returned).evidence
+        assert [f.rule for f in found] == ["unwitnessed"] and "t::b" in found[0].snippet, returned
+    assert [f.rule for f in _witnessed_run(both, collected_twice=True).evidence] == ["test-patched"]
+
+
+def test_a_witnessed_pass_must_be_the_reference_runs_code():
+    report = _witnessed_run(
+        [{"id": "t::a", "item": 7, "fn": "test_a:1:aa"}, {"id": "t::b", "item": 8, "fn": "test_b:5:bb"}]
+    )
+    same = Expected({i: TestResult("passed", t.location, t.code) for i, t in report.tests.items()})
+    assert identity(report, same, True) == []
+    other = Expected({**same.tests, "t::b": TestResult("passed", report.tests["t::b"].location, "test_b:5:ff")})
+    assert [f.rule for f in identity(report, other, True)] == ["unwitnessed"]
+    assert Expected.from_json(same.as_json()) == same
+    assert Expected.from_json({"t::a": ["passed", "h:1"]}) == Expected({"t::a": TestResult("passed", "h:1")})
+
+
 def test_collection_errors_are_failures_without_test_ids():
     records = [{"k": "start"}, {"k": "test", "id": "test_hidden.py", "when": "collect", "outcome": "error"}]
     report = report_of(PYTEST, "", _channel(*records, {"k": "finish"}, {"k": "exit", "code": 2}))

@@ -3,13 +3,22 @@ configuration is read and the verdict comes from a channel the tests' code canno
 
 The files beside this module are what the sandbox mounts read-only at `$QB_HARNESS`:
 
-    pytest_run.py      pytest in safe-path mode, workspace last on sys.path, harness config,
-                       signed per-test records, an audit hook, runner fingerprints
+    pytest_run.py      pytest in safe-path mode, workspace last on sys.path, harness config;
+                       loads the four below from their files
+    pytest_sign.py     the channel's signer: refuses records offered by any code but the harness's
+    pytest_watch.py    the audit hook: what workspace code does, reported; the harness's state, refused
+    pytest_plugin.py   per-test signed records, a witness of each test function that returned,
+                       the checks before each test and at the end
+    pytest_guard.py    fingerprints (runner, the tests' stdlib oracles, the hidden modules' own
+                       names), code prints, the equality probe
     pytest.ini         the harness's pytest config (a task's own config is used where it has one)
     node_preload.mjs   loaded by `--import` before any workspace module: freezes node:assert,
-                       node:assert/strict and node:test, watches reads of the hidden tests,
-                       signs the records of node_reporter.mjs
-    node_reporter.mjs  a node:test reporter writing per-test records (name, file:line:column)
+                       node:assert/strict and node:test, signs the records of node_reporter.mjs
+    node_guard.cjs     hidden-test reads, the inspector, internal bindings: refused and recorded;
+                       every worker thread runs it first
+    node_intrinsics.mjs  the built-ins (Number.isNaN, TypeError[Symbol.hasInstance]...) snapshotted
+    node_reporter.mjs  a node:test reporter writing per-test records (name, file:line:column),
+                       checking the event stream's classes at every event, the built-ins at the end
     node_run.mjs       imports the test files in one process (node and tsx)
 
 `harness_command` turns a task's command into the harnessed one; a command quotabench does not
@@ -24,7 +33,7 @@ from pathlib import Path
 
 HARNESS_DIR = Path(__file__).resolve().parent
 # Part of a task version's key for its reference test identities: a new harness re-counts them.
-HARNESS_VERSION = "1"
+HARNESS_VERSION = "2"
 RUNNERS = ("pytest", "node", "tsx", "cargo", "script")
 _SHELL = set(";|&<>`$(){}\n*?")
 # Values the sandbox's cargo is forced to: no flags, wrappers or linkers from anywhere else.
@@ -109,6 +118,18 @@ def _cargo(words: list[str]) -> Harnessed:
     libtest = [a for a in libtest if a not in ("-q", "--quiet") and not a.startswith("--format")]
     command = f"env {' '.join(CARGO_ENV)} {_quote(words)} -- --format=pretty {_quote(libtest)}"
     return Harnessed("cargo", command.rstrip(), False)
+
+
+def precompile() -> None:
+    """Compile the harness's Python modules on the host, once (an installed package has them
+    already; a read-only one is left alone): the sandbox runs `python -B`, which reads bytecode
+    but never writes it, and would otherwise compile them for every graded command."""
+    import compileall
+
+    try:
+        compileall.compile_dir(HARNESS_DIR, maxlevels=0, quiet=2)
+    except OSError:
+        pass
 
 
 def protected_names(files: list[str]) -> set[str]:

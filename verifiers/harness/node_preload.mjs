@@ -6,12 +6,15 @@
 //   node has handed its event stream to node_reporter.mjs: nothing the workspace loads later can
 //   be the first to call that reporter or forge its stream;
 // - signs every record (HMAC-SHA256, a sequence number) and writes it to the verdict channel;
-// - records what workspace code does with the hidden test files (a read), and the exit code.
+// - installs node_guard.cjs (reads of the hidden test files, the inspector, the internal
+//   bindings, worker threads: refused and recorded) and snapshots the built-ins the tests judge
+//   with (node_intrinsics.mjs, checked by the reporter); records the exit code.
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after } from 'node:test';
+import { isMainThread } from 'node:worker_threads';
 
 const require = createRequire(import.meta.url);
 // Taken now, before any workspace module runs: workspace code may later replace JSON.stringify,
@@ -31,6 +34,7 @@ const hmacProto = Object.getPrototypeOf(makeHmac('sha256', 'probe'));
 const hmacUpdate = hmacProto.update;
 const hmacDigest = hmacProto.digest;
 const HEX = '0123456789abcdef';
+if (!isMainThread) throw new Error('node_preload.mjs belongs to the main thread (workers load node_guard.cjs)');
 const setup = JSON.parse(fs.readFileSync(Number(process.env.QB_KEY_FD), 'utf8'));
 fs.closeSync(Number(process.env.QB_KEY_FD));
 const resultFd = Number(process.env.QB_RESULT_FD);
@@ -39,6 +43,11 @@ delete process.env.QB_RESULT_FD;
 const key = apply(bufferFrom, Buffer, [setup.key, 'hex']);
 const work = realpathSync(process.cwd());
 const protectedFiles = new Set((setup.protected || []).map((p) => resolve(work, p)));
+// Worker threads report what they see here (node_guard.cjs); the name is not a secret: a record
+// sent on it can only add evidence.
+const evidenceName = `quotabench-${apply(bufferFrom, Buffer, [String(Math.random())]).toString('hex')}`;
+const evidence = new BroadcastChannel(evidenceName);
+evidence.unref();
 let seq = 0;
 
 function quote(text) {
@@ -85,6 +94,12 @@ function emit(kind, data = {}) {
 }
 
 emit('start', { runner: 'node', node: process.version });
+const text = (v) => (typeof v === 'string' ? v : null);
+evidence.onmessage = ({ data }) => {
+  const line = typeof data?.line === 'number' ? data.line : null;
+  const detail = `in a worker thread: ${text(data?.detail) ?? ''}`;
+  emit('evidence', { rule: text(data?.rule) ?? 'reads-hidden-tests', file: text(data?.file), line, detail });
+};
 
 // Each export of the assertion and test modules becomes a fixed getter whose setter records the
 // attempt (and changes nothing); then the objects are frozen, so no property can be redefined.
@@ -111,97 +126,15 @@ function tripwire(object, label) {
   Object.freeze(object);
 }
 
-const seen = new Set();
-function callerInWorkspace() {
-  const original = Error.prepareStackTrace;
-  const limit = Error.stackTraceLimit;
-  let sites = null;
-  try {
-    Error.prepareStackTrace = (_, callsites) => callsites;
-    Error.stackTraceLimit = 64; // workspace code may have set it to 0 to hide itself
-    const holder = {};
-    Error.captureStackTrace(holder);
-    sites = holder.stack;
-  } catch {
-    sites = null;
-  } finally {
-    try { Error.prepareStackTrace = original; } catch { /* made read-only by someone */ }
-    try { Error.stackTraceLimit = limit; } catch { /* made read-only by someone */ }
-  }
-  if (!isArray(sites) || sites.length === 0) return { file: null, line: null, hidden: true };
-  for (const site of sites) {
-    let file = site.getFileName?.() || '';
-    if (file.startsWith('file://')) file = new URL(file).pathname;
-    if (file.startsWith(work + sep) && !protectedFiles.has(file)) {
-      return { file: relative(work, file), line: site.getLineNumber?.() ?? null, hidden: false };
-    }
-  }
-  return null;
-}
+// What workspace code does with the hidden files, the process's insides and worker threads:
+// watched and refused (node_guard.cjs, which worker threads load too).
+const { callerInWorkspace, flag } = require('./node_guard.cjs').install({
+  work,
+  protected: [...protectedFiles],
+  channel: evidenceName,
+  report: (rule, file, line, detail) => emit('evidence', { rule, file, line, detail }),
+});
 
-function flag(rule, caller, detail) {
-  const where = `${rule}:${caller.file}:${caller.line}`;
-  if (seen.has(where)) return;
-  seen.add(where);
-  emit('evidence', {
-    rule,
-    file: caller.file,
-    line: caller.line,
-    detail: `${detail}${caller.hidden ? ' (with the call stack hidden)' : ''}`,
-  });
-}
-
-function watchRead(target) {
-  if (typeof target === 'number') return;
-  let full;
-  try {
-    const text = target instanceof URL ? target.pathname : Buffer.isBuffer(target) ? target.toString() : String(target);
-    full = resolve(work, text);
-    try { full = realpathSync(full); } catch { /* not there: not a hidden file either */ }
-  } catch {
-    return;
-  }
-  if (!protectedFiles.has(full)) return;
-  const caller = callerInWorkspace();
-  if (caller !== null) flag('reads-hidden-tests', caller, `opened ${relative(work, full)}`);
-}
-
-const hiddenNames = [...protectedFiles].map((p) => p.slice(p.lastIndexOf(sep) + 1));
-
-function watchCommand(args) {
-  const words = [];
-  for (const a of args) {
-    if (typeof a === 'string') words.push(a);
-    else if (isArray(a)) for (const w of a) if (typeof w === 'string') words.push(w);
-  }
-  const text = words.join(' ');
-  const hit = hiddenNames.find((name) => text.includes(name));
-  if (hit === undefined) return;
-  const caller = callerInWorkspace();
-  if (caller !== null) flag('reads-hidden-tests', caller, `runs a command naming ${hit}`);
-}
-
-function wrap(owner, name, watch) {
-  const original = owner[name];
-  if (typeof original !== 'function') return;
-  const wrapped = function (...args) {
-    watch(args);
-    return apply(original, this, args);
-  };
-  Object.defineProperty(wrapped, 'name', { value: original.name });
-  owner[name] = wrapped;
-}
-// Every way to read a file's bytes or to give it another name (then read that), and every way to
-// start a process (that could read it for us).
-const READS = ['readFileSync', 'readFile', 'openSync', 'open', 'createReadStream', 'opendir', 'opendirSync'];
-const COPIES = ['copyFile', 'copyFileSync', 'cp', 'cpSync', 'link', 'linkSync', 'symlink', 'symlinkSync', 'rename', 'renameSync'];
-const byFirst = (args) => watchRead(args[0]);
-for (const name of [...READS, ...COPIES]) wrap(fs, name, byFirst);
-for (const name of ['readFile', 'open', 'copyFile', 'cp', 'link', 'symlink', 'rename']) wrap(fs.promises, name, byFirst);
-const children = require('node:child_process');
-for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']) {
-  wrap(children, name, watchCommand);
-}
 // ESM named imports (`import { readFileSync } from 'node:fs'`) were bound when this file imported
 // node:fs: point them at the wrappers too.
 require('node:module').syncBuiltinESMExports();
@@ -211,8 +144,8 @@ require('node:module').syncBuiltinESMExports();
 for (const name of ['node:assert', 'node:assert/strict', 'node:test']) tripwire(require(name), name);
 
 process.on('exit', (code) => emit('exit', { code: process.exitCode ?? code }));
-
+const intrinsics = await import(new URL('./node_intrinsics.mjs', import.meta.url));
 const reporter = await import(new URL('./node_reporter.mjs', import.meta.url));
-reporter.attach(emit, work);
+reporter.attach(emit, work, intrinsics.snapshot());
 after(() => {});
 await reporter.ready;

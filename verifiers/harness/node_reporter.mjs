@@ -13,14 +13,16 @@ const { relative, sep } = path;
 const startsWith = String.prototype.startsWith;
 let emit = null;
 let work = '';
+let builtins = () => null;
 let claimed = false;
 let markReady;
 export const ready = new Promise((resolve) => { markReady = resolve; });
 
-export function attach(signer, folder) {
+export function attach(signer, folder, intrinsics) {
   if (emit === null) {
     emit = signer;
     work = folder;
+    builtins = intrinsics;
   }
 }
 
@@ -68,16 +70,24 @@ export default async function* quotabenchReporter(source) {
   markReady();
   const prints = snapshot(source);
   let flagged = false;
-  const check = () => {
+  let oracle = false;
+  const check = (last) => {
     const name = flagged ? null : changed(prints);
     if (name !== null) {
       flagged = true;
       emit?.('evidence', { rule: 'runner-patched', file: null, line: null, detail: `the test event stream's ${name} was replaced` });
     }
+    // The built-ins once, at the end: a check per event costs more than the tests here, and one
+    // made when a pass arrives comes after the test's own microtasks (which could restore them).
+    const builtin = oracle || !last ? null : builtins();
+    if (builtin !== null) {
+      oracle = true;
+      emit?.('evidence', { rule: 'oracle-patched', file: null, line: null, detail: `the built-in ${builtin}` });
+    }
   };
   const counts = { passed: 0, failed: 0, skipped: 0 };
   for await (const event of source) {
-    check();
+    check(false);
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     const data = event.data || {};
     if (data.details?.type === 'suite') continue;
@@ -87,6 +97,6 @@ export default async function* quotabenchReporter(source) {
     const loc = where(data);
     emit?.('test', { id: `${loc} ${data.name}`, loc, when: 'call', outcome });
   }
-  check();
+  check(true);
   emit?.('finish', counts);
 }

@@ -23,7 +23,18 @@ FOREIGN_EXITS = (
     "raise",
     "write",
     "dup2",
+    "execv",
+    "execve",
+    "execvp",
+    "execvpe",
+    "execl",
+    "execle",
+    "execlp",
+    "fexecve",
 )
+# The tests folder named in a string: code that reads the hidden tests at run time (cargo runs
+# a test binary in the crate's folder).
+_TESTS_DIR = re.compile(r"^(?:\./)?tests(?:/|$)")
 # Macro bodies are token trees tree-sitter does not parse as items: read them as text.
 _MACRO_EXIT = re.compile(r"process\s*::\s*(?:exit|abort)\b|libc\s*::\s*_?exit\b")
 _MACRO_EQ = re.compile(r"fn\s+eq\s*\([^)]*\)\s*->\s*bool\s*\{\s*(?:true|!\s*false|\(\s*true\s*\))\s*\}")
@@ -66,9 +77,14 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
     for node in walk(root):
         kind = node.type
         if kind in ("scoped_identifier", "call_expression") and not program:
-            name = text(node.child_by_field_name("function") if kind == "call_expression" else node).replace(" ", "")
+            function = node.child_by_field_name("function") if kind == "call_expression" else node
+            name = text(function).replace(" ", "")
             if any(name == p or name.endswith("::" + p) for p in EXIT_PATHS):  # a call, or a fn pointer to it
                 found.append(src.finding("exit-hook", node))
+            elif function is not None and function.type == "field_expression" and name.endswith(".exec"):
+                found.append(src.finding("exit-hook", node, f"replaces the test process (exec): {src.snippet(node)}"))
+        elif kind == "use_declaration" and "CommandExt" in text(node) and not program:
+            found.append(src.finding("exit-hook", node, f"can replace the test process (exec): {src.snippet(node)}"))
         elif (
             kind in ("macro_definition", "token_tree") and node.parent is not None and node.parent.type != "token_tree"
         ):
@@ -112,10 +128,26 @@ def scan(src: Source, root: Node) -> list[TamperFinding]:
                 wanted = {"eq": "true", "ne": "false"}.get(name)
                 if wanted and _constant_bool(item.child_by_field_name("body"), wanted):
                     found.append(src.finding("const-equality", item, f"PartialEq::{name} always returns {wanted}"))
+                elif wanted and _ignores_a_side(item):
+                    found.append(src.finding("const-equality", item, f"PartialEq::{name} does not look at both sides"))
         elif kind in ("string_literal", "raw_string_literal"):
             value = "".join(text(c) for c in node.named_children if c.type == "string_content") or text(node)
             found += string_findings(src, node, _unescape(value))
+            if _TESTS_DIR.match(_unescape(value)) and not src.is_test and not program:
+                found.append(src.finding("reads-hidden-tests", node, f"names the tests folder: {src.snippet(node)}"))
     return found
+
+
+def _ignores_a_side(function: Node) -> bool:
+    """An eq/ne whose body never reads `self`, or never reads its other argument."""
+    parameters = function.child_by_field_name("parameters")
+    others = [p for p in (parameters.named_children if parameters is not None else []) if p.type == "parameter"]
+    pattern = others[0].child_by_field_name("pattern") if others else None
+    body = function.child_by_field_name("body")
+    if pattern is None or pattern.type != "identifier" or body is None:
+        return False
+    used = {text(n) for n in walk(body) if n.type in ("identifier", "self")}
+    return "self" not in used or text(pattern) not in used
 
 
 def _equal_to_another_type(impl: Node) -> bool:
