@@ -73,7 +73,7 @@ def format_event(event: ev.Event) -> str | None:
         case ev.DecisionUpdated():
             return f"decision: {decision_text(event)}"
         case ev.EngineStateChanged() if event.state == "aborting":
-            return f"engine {abort_line(event.waiting_for, again='stop now (Ctrl-C again)')}"
+            return f"engine {abort_line(event.waiting_for)}"
         case ev.EngineStateChanged() if event.state == "preflight":
             return "engine preflight: checking each arm's endpoint before the first attempt"
         case ev.EngineStateChanged():
