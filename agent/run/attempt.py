@@ -328,7 +328,7 @@ class AttemptRunner:
             )
             while True:
                 try:
-                    with self.engine.work.doing("a call", self.arm.name, self.task.id, self.attempt_no, limit):
+                    with self.engine.work.doing("a call", limit, self.arm.name, self.task.id, self.attempt_no):
                         async with self.arm.gate or contextlib.nullcontext():
                             completion = await self.arm.client.complete(
                                 messages,
@@ -447,7 +447,7 @@ class AttemptRunner:
         seconds_left += self._paused(await self.engine.checkpoint(self.arm))
         run = functools.partial(self.engine.grader.run_visible, self.task, self.work, timeout_s=seconds_left)
         limit = min(seconds_left, self.task.timeout_s)
-        with self.engine.work.doing("the visible tests", self.arm.name, self.task.id, self.attempt_no, limit):
+        with self.engine.work.doing("the visible tests", limit, self.arm.name, self.task.id, self.attempt_no):
             result = await off_loop(run, name="visible tests")
         limit = result.timeout_s if result.timeout_s is not None else self.task.timeout_s
         prefix = f"timed out after {limit:.0f} s\n" if result.verdict == "timeout" else ""
@@ -497,12 +497,14 @@ class AttemptRunner:
         turns, malformed, visible = (
             (loop.state.turns, loop.state.malformed, loop.state.visible_passed) if loop else (0, 0, None)
         )
+        # an attempt that is not graded gets its class in the same write: a stop-now cannot leave it `ended`
+        not_graded = {"failure_class": classify(end_reason, None)} if end_reason in NOT_GRADED else {}
         await self._update_totals(
             end_reason=end_reason,
             end_detail=capped(detail, 2000) or None,
             error_traceback=capped(error_traceback),
             ended_utc=utc_now(),
-            status="ended",
+            status="done" if not_graded else "ended",
             turns=turns,
             malformed_tool_calls=malformed,
             duration_ms=int((time.monotonic() - started) * 1000),
@@ -510,12 +512,12 @@ class AttemptRunner:
             edited=int(edited),
             diff=capped(diff, DIFF_CHARS),
             files_json=json.dumps(changes),
+            **not_graded,
         )
         self._emit(ev.AttemptFinished, attempt=self.attempt_no, end_reason=end_reason, tokens=self.total_tokens)
         kill_point("attempt_ended")
-        if end_reason in NOT_GRADED:
-            failure_class = classify(end_reason, None)
-            await self.engine.ledger.update("attempts", self.id, {"failure_class": failure_class, "status": "done"})
+        if not_graded:
+            failure_class = not_graded["failure_class"]
             self._emit(
                 ev.TaskGraded,
                 attempt=self.attempt_no,
@@ -590,7 +592,7 @@ async def grade_attempt(
 ) -> AttemptResult:
     """Hidden verdict + mechanics findings -> grades row, attempt class. Also used by resume.
     The grades row and the attempt's update are one transaction: a kill leaves both or neither."""
-    with engine.work.doing("the grade", arm, task.id, attempt_no, task.timeout_s):
+    with engine.work.doing("the grade", task.timeout_s, arm, task.id, attempt_no):
         grade = await off_loop(engine.grader.grade, task, work, name="grade")
     findings = await anyio.to_thread.run_sync(check_workspace, task.workspace, work, changed)
     failure_class = classify(

@@ -421,8 +421,10 @@ class RunEngine:
         if self.config.preflight == "off":
             return await self._probe()
         self.emit(ev.EngineStateChanged(self.run_id, state="preflight"))
+        limit = max(a.config.request_timeout_s for a in self.arms.values())  # it stops after the probe in flight
         try:
-            return await self._probe()
+            with self.work.doing("the preflight's probe of each arm", limit):
+                return await self._probe()
         finally:
             self.emit(ev.EngineStateChanged(self.run_id, state=self.state))
 

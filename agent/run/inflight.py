@@ -27,16 +27,18 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Work:
     """One piece of work in progress: `what` ("a call", "the visible tests", "the grade") of
-    attempt `attempt` of `task_id` on `arm`, over by time.monotonic() `until` at the latest."""
+    attempt `attempt` of `task_id` on `arm` (none for the run's own work, e.g. its preflight),
+    over by time.monotonic() `until` at the latest."""
 
     what: str
-    arm: str
-    task_id: str
-    attempt: int
     until: float
+    arm: str = ""
+    task_id: str = ""
+    attempt: int = 0
 
     def describe(self, now: float) -> str:
-        return f"{self.what} of {self.arm} {self.task_id} #{self.attempt} (up to {max(0.0, self.until - now):.0f} s)"
+        of = f" of {self.arm} {self.task_id} #{self.attempt}" if self.task_id else ""
+        return f"{self.what}{of} (up to {max(0.0, self.until - now):.0f} s)"
 
 
 class InFlight:
@@ -47,9 +49,9 @@ class InFlight:
         self._keys = itertools.count()
 
     @contextlib.contextmanager
-    def doing(self, what: str, arm: str, task_id: str, attempt: int, limit_s: float) -> Iterator[None]:
+    def doing(self, what: str, limit_s: float, arm: str = "", task_id: str = "", attempt: int = 0) -> Iterator[None]:
         key = next(self._keys)
-        self._work[key] = Work(what, arm, task_id, attempt, time.monotonic() + max(0.0, limit_s))
+        self._work[key] = Work(what, time.monotonic() + max(0.0, limit_s), arm, task_id, attempt)
         try:
             yield
         finally:

@@ -27,7 +27,7 @@ from agent.classify import classify, counts_toward_budget
 from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, load_config_text
 from agent.ledger.store import Ledger, LedgerError, capped
 from agent.manifest import RUNTIME_VERSIONS, manifest_sha256, observed_constants
-from agent.run.attempt import grade_attempt
+from agent.run.attempt import NOT_GRADED, grade_attempt
 from agent.run.engine import RunEngine
 from agent.run.prepare import load_tasks, sandbox_constants, task_rows
 from agent.run.quota import CensoredBy
@@ -183,6 +183,8 @@ async def resume_run(engine: RunEngine) -> str:
     for row in ledger.query("select * from attempts where run_id = ? and status in ('ended', 'graded')", [run_id]):
         if row["status"] == "graded":
             _class_from_grade(ledger, row)
+        elif row["end_reason"] in NOT_GRADED:  # stopped before its class was written: nothing to grade
+            ledger.update("attempts", row["id"], {"failure_class": classify(row["end_reason"], None), "status": "done"})
         else:
             await _regrade(engine, row, by_id[row["task_id"]])
     engine.resume_state = resume_state(ledger, run_id)

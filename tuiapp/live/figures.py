@@ -187,7 +187,7 @@ def project(arm: ArmSnapshot, n: int, outcomes=None) -> Projection:
     projected = arm.used + sum(max(0.0, per_task - t) for t in in_progress) + per_task * pending
     tentative = len(decided) < MIN_PROJECTION
     rough = f" (rough, from {len(decided)} task{'s' if len(decided) > 1 else ''})" if tentative else ""
-    rough_short = f" (rough, {len(decided)})" if tentative else ""
+    rough_short = " (rough)" if tentative else ""
     if projected > arm.cap:
         reach = len(decided) + (arm.cap - arm.used + sum(in_progress)) / per_task
         at = min(n, max(len(decided) + 1, int(reach) + 1))
@@ -205,7 +205,9 @@ def project(arm: ArmSnapshot, n: int, outcomes=None) -> Projection:
         f"{fits} ~{tokens(spare)} tokens left at the end ({spare / arm.cap:.0%} of the cap){rough}",
         False,
         per_task,
-        short=f"{fits} ~{tokens_short(spare)} left at the end ({spare / arm.cap:.0%}){rough_short}",
+        short=f"{fits} ~{tokens_short(spare)} left ({spare / arm.cap:.0%}, rough)"
+        if tentative
+        else f"{fits} ~{tokens_short(spare)} left at the end ({spare / arm.cap:.0%})",
         tentative=tentative,
     )
 

@@ -263,9 +263,9 @@ class ArmPanel(Vertical):
     def show_activity(self, arm: ArmState, word: str | None = None) -> None:
         act, word = arm.activity, word or arm.state
         if word == "preflight…":
-            line = "preflight: checking the endpoint before the first attempt…"
+            line = "preflight: checking the endpoint…"
         elif act.task_id is None:
-            line = {"waiting": "waiting for the run to start", "running": "between tasks"}.get(word, word)
+            line = IDLE_WORDS.get(word, word)
             if act.last_tool:
                 line += f" · last tool {act.last_tool}"
         else:
@@ -284,6 +284,12 @@ class ArmPanel(Vertical):
         self.metrics.show(*metrics_wordings(f))
 
 
+IDLE_WORDS = {
+    "waiting": "waiting for the run to start",
+    "running": "between tasks",
+    "paused": "⏸ paused: no attempt starts until p",
+    "aborting": "■ aborting: no attempt starts",
+}
 PANEL_WORDS = {"paused": "⏸ paused", "aborting": "■ aborting", "preflight…": "… preflight…"}
 STATE_WORDS = {
     "running": "▶ running",

@@ -82,7 +82,7 @@ async def test_preflight_shows_in_the_header_and_on_both_panels(tmp_path):
         assert app.header.text.startswith("… preflight…"), app.header.text
         for panel in app.panels.values():
             assert panel.border_subtitle == "… preflight…"
-            assert "preflight: checking the endpoint" in str(panel.activity.render())
+            assert "preflight: checking the endpoint…" in str(panel.activity.render())
         assert footer_keys(app).get("a") == "abort"  # an abort during preflight stops it
 
 
