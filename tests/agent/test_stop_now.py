@@ -235,3 +235,40 @@ def test_an_aborted_run_resumed_has_the_uninterrupted_runs_figures(tmp_path, cle
     assert ledger.run(run_id)["status"] == "finished"
     assert max(a["attempt_no"] for a in ledger.attempts(run_id)) <= 2
     assert _figures(ledger, run_id) == expected
+
+
+@pytest.mark.slow  # waits out a pause longer than the attempt's time limit
+def test_time_paused_is_not_taken_from_the_attempts_time_limit(tmp_path):
+    """Paused mid-attempt for longer than its whole time limit, the attempt goes on after resume
+    and ends as the model ended it, not at `time_limit`."""
+    with ScriptedServer(SUITES, delay_s=0.2) as server:
+        cfg = write_config(
+            tmp_path,
+            [arm_toml("A", "solver", base_url=server.base_url)],
+            tasks=["py-word-count"],
+            max_attempts=1,
+            run_extra='preflight = "off"\n',
+        )
+        cfg.write_text(cfg.read_text().replace("attempt_timeout_s = 120", "attempt_timeout_s = 8"))
+        engine = RunEngine(load_config(cfg), Ledger(tmp_path / "l.sqlite"))
+        paused = anyio.Event()
+
+        def on_event(event):
+            if isinstance(event, ev.CallFinished) and not paused.is_set():
+                engine.pause("paused by the test")
+                paused.set()
+
+        async def main():
+            async def resume_later():
+                await paused.wait()
+                await anyio.sleep(9)  # the scenario, not a synchronisation: longer than the limit
+                engine.resume()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(resume_later)
+                return await _drain(engine, engine.run, on_event)
+
+        run_id, _ = anyio.run(main)
+    (attempt,) = Ledger(tmp_path / "l.sqlite").attempts(run_id)
+    assert (attempt["end_reason"], attempt["failure_class"]) == ("finished", "accepted"), attempt["end_detail"]
+    assert attempt["duration_ms"] > 9000

@@ -255,7 +255,8 @@ def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
     ledger = Ledger(ledger_path)
     try:
         rows = ledger.query(
-            "select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no", [run_id, task_id]
+            "select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no, started_utc",
+            [run_id, task_id],
         )
         for row in rows:
             row["tools"] = ledger.tool_calls(row["id"])
