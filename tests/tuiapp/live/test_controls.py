@@ -30,6 +30,8 @@ async def test_p_pauses_the_engine_and_p_again_resumes(tmp_path, slow_server):
         await pilot.press("p")
         assert engine.state == "paused"
         await wait_for(pilot, lambda: app.header.has_class("-paused"), what="the header to say paused")
+        assert all(panel.border_subtitle == "⏸ paused" for panel in app.panels.values())
+        assert app.screen.active_bindings["p"].binding.description == "resume"
         await pilot.pause(0.5)  # calls in flight land
         calls = len(slow_server.requests)
         await pilot.pause(0.6)
@@ -38,6 +40,7 @@ async def test_p_pauses_the_engine_and_p_again_resumes(tmp_path, slow_server):
         assert engine.state == "running"
         await wait_for(pilot, lambda: len(slow_server.requests) > calls, what="calls after resuming")
         assert not app.header.has_class("-paused")
+        assert app.screen.active_bindings["p"].binding.description == "pause"
         assert any(line.endswith("you: pause") for line in app.state.log)
         await finish_by_abort(pilot, app, engine)
 
