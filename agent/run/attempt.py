@@ -341,7 +341,9 @@ class AttemptRunner:
                             )
                     break
                 except ProviderQuotaExhausted as exc:  # ends the arm, or waits for a top-up and calls again
+                    waiting = time.monotonic()
                     await self.engine.provider_quota(self.arm, exc.reason)
+                    deadline += self._paused(time.monotonic() - waiting)
         except DeadlinePassed as exc:
             raise AttemptEnded("time_limit", str(exc)) from None
         except ContextOverflow as exc:
