@@ -32,8 +32,12 @@ CLASSES = (
     "censored",
     "aborted",
 )
-# Classes that end an attempt without using up one of its task's max_attempts: the attempt
-# never got to finish (cap ran out, run stopped or killed), so it says nothing about the model.
+# Classes that end an attempt without using up one of its task's max_attempts: the run cut the
+# attempt off (the cap ran out, the run was stopped, aborted or killed), so it says nothing about
+# the model. Such an attempt is *lost*: its retry runs under the same attempt number, it stays out
+# of the model's figures (QAP, CPSP, retry tax, first-try share, tokens/attempt), and its tokens
+# are reported as lost spend, still charged against the arm's cap because they were spent.
+# (agent/ledger/schema.py m021 names these classes too: its unique index leaves lost rows out.)
 NOT_COUNTED = ("censored", "aborted")
 # How a class reads in reports and screens; the others read as their own name.
 CLASS_LABELS = {"mechanics": "edit-mechanics"}
@@ -53,6 +57,11 @@ CLASS_MEANINGS = {
 def counts_toward_budget(failure_class: str | None) -> bool:
     """Whether an attempt of this class uses up one of its task's max_attempts (None: not classed yet)."""
     return failure_class is not None and failure_class not in NOT_COUNTED
+
+
+def is_lost(failure_class: str | None) -> bool:
+    """Whether an attempt of this class was cut off by the run (see NOT_COUNTED), not ended by the model."""
+    return failure_class in NOT_COUNTED
 
 
 def classify(

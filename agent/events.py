@@ -42,7 +42,8 @@ class RunFinished(Event):
 
 @dataclass(frozen=True)
 class EngineStateChanged(Event):
-    state: str  # running | pausing | paused | aborting | stopped
+    state: str  # preflight | running | paused | aborting
+    waiting_for: tuple[str, ...] = ()  # aborting: the calls, visible tests and grades it waits for
 
 
 @dataclass(frozen=True)

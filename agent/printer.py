@@ -72,6 +72,10 @@ def format_event(event: ev.Event) -> str | None:
             )
         case ev.DecisionUpdated():
             return f"decision: {decision_text(event)}"
+        case ev.EngineStateChanged() if event.state == "aborting":
+            return f"engine {abort_line(event.waiting_for)}"
+        case ev.EngineStateChanged() if event.state == "preflight":
+            return "engine preflight: checking each arm's endpoint before the first attempt"
         case ev.EngineStateChanged():
             return f"engine {event.state}"
         case ev.LogMessage():
@@ -123,6 +127,14 @@ async def print_events(events: MemoryObjectReceiveStream[ev.Event], out: TextIO 
         async for event in events:
             for line in format_lines(event):  # printable() flattens any newline a model put in a line
                 print(printable(line), file=out, flush=True)
+
+
+def abort_line(waiting_for: tuple[str, ...], again: str = "Ctrl-C again") -> str:
+    """What a graceful abort waits for, and how to stop at once."""
+    if not waiting_for:
+        return "aborting: nothing in flight, the run stops as soon as its rows are written"
+    shown = ", ".join(waiting_for[:4]) + (f" and {len(waiting_for) - 4} more" if len(waiting_for) > 4 else "")
+    return f"aborting: waiting for {shown}; {again} to stop now"
 
 
 def decision_text(event: ev.DecisionUpdated) -> str:

@@ -19,11 +19,16 @@ from tuiapp import ledger_memory
 from tuiapp.reading import check_ledger_path, cmd_browse, cmd_export, cmd_report, open_ledger, resume_hint
 
 DEFAULT_DB = ledger_memory.DEFAULT_DB
+STOP_NOW = (
+    "quotabench: stopping now; calls in flight are recorded as lost, a grade in progress is not waited for "
+    "(`quotabench resume` grades it)"
+)
 
 
 async def _headless(engine, start) -> str:
-    """Drive the engine with the line printer; Ctrl-C once = graceful abort, twice = stop now."""
-    from agent.printer import print_events
+    """Drive the engine with the line printer; Ctrl-C once = graceful abort (saying what it waits
+    for), twice = stop now (calls in flight recorded as lost, a grade in progress not waited for)."""
+    from agent.printer import abort_line, print_events
 
     result: dict = {}
 
@@ -33,15 +38,11 @@ async def _headless(engine, start) -> str:
             async for signum in signals:
                 count += 1
                 if signum == signal.SIGTERM or count > 1:
-                    print("quotabench: stopping now; in-flight calls are recorded as lost", file=sys.stderr, flush=True)
+                    print(STOP_NOW, file=sys.stderr, flush=True)
                     engine.stop_now()
                 else:
-                    print(
-                        "quotabench: aborting after in-flight calls finish (Ctrl-C again to stop now)",
-                        file=sys.stderr,
-                        flush=True,
-                    )
                     engine.abort()
+                    print(f"quotabench: {abort_line(engine.work.waiting_for())}", file=sys.stderr, flush=True)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(print_events, engine.events)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import hashlib
 import json
 import random
 import sys
@@ -387,10 +388,13 @@ class _Handler(BaseHTTPRequestHandler):
             "system_fingerprint": FINGERPRINT,
         }
         finish = "tool_calls" if calls else "stop"
+        # tool-call ids from the request, not the server's count: the same request gets the same
+        # reply, byte for byte, whatever came before it (a resumed run's retry is the clean run's)
+        tag = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).hexdigest()[:12]
         if stream:
-            self._stream(base, text, calls, finish, usage if reports else None, name, number, headers)
+            self._stream(base, text, calls, finish, usage if reports else None, name, tag, headers)
         else:
-            self._whole(base, text, calls, finish, usage if reports else None, name, number, headers)
+            self._whole(base, text, calls, finish, usage if reports else None, name, tag, headers)
 
     def _whole(
         self,
@@ -400,13 +404,13 @@ class _Handler(BaseHTTPRequestHandler):
         finish: str,
         usage: dict[str, Any] | None,
         fault: str,
-        number: int,
+        tag: str,
         headers: dict[str, str],
     ) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             message["tool_calls"] = [
-                {"id": f"call_{number}_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+                {"id": f"call_{tag}_{i}", "type": "function", "function": {"name": n, "arguments": a}}
                 for i, (n, a) in enumerate(calls)
             ]
         choices = [] if fault == "no_choices" else [{"index": 0, "message": message, "finish_reason": finish}]
@@ -432,7 +436,7 @@ class _Handler(BaseHTTPRequestHandler):
         finish: str,
         usage: dict[str, Any] | None,
         fault: str,
-        number: int,
+        tag: str,
         headers: dict[str, str],
     ) -> None:
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
@@ -450,7 +454,7 @@ class _Handler(BaseHTTPRequestHandler):
                         "tool_calls": [
                             {
                                 "index": i,
-                                "id": f"call_{number}_{i}",
+                                "id": f"call_{tag}_{i}",
                                 "type": "function",
                                 "function": {"name": name, "arguments": ""},
                             }

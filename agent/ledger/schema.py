@@ -417,6 +417,19 @@ def m021_run_process_and_broken_tasks(db: Database) -> None:
     db.table("tasks").create_index(["run_id", "position"])
 
 
+@migrations()
+def m022_lost_attempts_keep_their_number(db: Database) -> None:
+    # An attempt the run cut off (killed, aborted, stopped, or censored: failure_class `aborted`
+    # or `censored`) was not the model's attempt: its retry runs under the same attempt_no, so
+    # attempt_no never exceeds max_attempts. The number stays unique among the other attempts:
+    # the unique index now leaves the cut-off rows out (no row is changed or dropped).
+    db.execute("drop index if exists idx_attempts_run_id_arm_task_id_attempt_no")
+    db.execute(
+        "create unique index if not exists idx_attempts_number on attempts (run_id, arm, task_id, attempt_no) "
+        "where failure_class is null or failure_class not in ('aborted', 'censored')"
+    )
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

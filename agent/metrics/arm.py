@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.classify import CLASSES
+from agent.classify import CLASSES, is_lost
 from agent.ledger.store import Row
 from agent.metrics.outcome import AttemptRecord, TaskOutcome, arm_figures, outcomes_of
 
@@ -34,7 +34,8 @@ class ArmMetrics:
     """Seed 002's per-arm row, and the spend behind it. Every rate carries its n.
 
     `censored` means "not comparable" (an unfinished task or the cap hit): acceptance is then
-    over the decided tasks only, and qap, retry_tax and first_try_share are None.
+    over the decided tasks only, and qap, retry_tax and first_try_share are None. Attempts the
+    run cut off are in none of the figures or n_attempts: they are lost_attempts / lost_tokens.
     """
 
     name: str
@@ -69,6 +70,8 @@ class ArmMetrics:
     visible_pass_n: int = 0
     visible_pass_hidden_fail: int = 0
     visible_flatter_rate: float | None = None
+    lost_attempts: int = 0  # cut off by a kill, an abort, a stop or the cap: in no figure above
+    lost_tokens: int = 0  # their tokens: spent and charged against the cap (lost spend)
 
 
 def unfinished_of(arm_row: dict[str, Any]) -> set[str]:
@@ -149,6 +152,7 @@ def arm_metrics(
         cap_hit=cap_hit,
     )
     f = arm_figures(arm_row["name"], outcomes, records, arm_state=state, cap_hit=cap_hit)
+    model = [r for r in attempts if not is_lost(r["failure_class"])]  # the model's attempts
     visible = [r for r in attempts if r["visible_passed"] == 1 and r["verdict"] is not None]
     flattered = sum(r["verdict"] != "pass" for r in visible)
     counts = Counter(o.failure_class for o in outcomes)
@@ -175,8 +179,8 @@ def arm_metrics(
         unfinished=f.unfinished,
         state=state,
         max_attempts=arm_row.get("max_attempts"),
-        n_attempts=len(attempts),
-        tokens_per_attempt=spread([r["total_tokens"] or 0 for r in attempts]),
+        n_attempts=len(model),
+        tokens_per_attempt=spread([r["total_tokens"] or 0 for r in model]),
         wall_ms=sum(r["duration_ms"] or 0 for r in attempts),
         busy_ms=busy_ms if busy_ms is not None else arm_row.get("busy_ms"),
         busy_source="calls" if busy_ms is not None else "engine" if arm_row.get("busy_ms") is not None else None,
@@ -187,5 +191,7 @@ def arm_metrics(
         visible_pass_n=len(visible),
         visible_pass_hidden_fail=flattered,
         visible_flatter_rate=_ratio(flattered, len(visible)),
+        lost_attempts=f.lost_attempts,
+        lost_tokens=f.lost_tokens,
     )
     return metrics, outcomes

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agent.classify import NOT_COUNTED
+
 if TYPE_CHECKING:
     from agent.ledger import Ledger
     from agent.metrics.cost import Price
@@ -39,8 +41,12 @@ select arm,
       then 1 else 0 end) as priced_calls,
   count(cached_tokens) + count(cache_write_tokens) + count(reasoning_tokens) + count(cost_usd) as detailed,
   coalesce(sum(paced_ms), 0) as paced_ms
-from calls where run_id = ? and kind = 'attempt' group by arm
+from calls where run_id = ? and kind = 'attempt' {lost} group by arm
 """
+# The calls of lost attempts (agent.classify.is_lost): billed, but not the model's (lost spend).
+LOST_CALLS = "and attempt_id not in (select id from attempts where run_id = ? and failure_class in ({}))".format(
+    ", ".join(f"'{c}'" for c in NOT_COUNTED)
+)
 
 
 @dataclass(frozen=True)
@@ -74,10 +80,12 @@ class Spend:
         return "reported" if not self.priced_calls else "mixed"
 
 
-def read_spend(ledger: Ledger, run_id: str) -> dict[str, Spend]:
-    """Each arm's Spend in one run (attempt calls only: preflight is never charged)."""
+def read_spend(ledger: Ledger, run_id: str, *, model_only: bool = False) -> dict[str, Spend]:
+    """Each arm's Spend in one run (attempt calls only: preflight is never charged); `model_only`
+    leaves out the calls of lost attempts, as the model's cost (CPSP) does."""
     fields = Spend.__dataclass_fields__
-    return {row["arm"]: Spend(**{k: row[k] for k in fields}) for row in ledger.query(SPEND_SQL, [run_id])}
+    sql, params = SPEND_SQL.format(lost=LOST_CALLS if model_only else ""), [run_id] * (2 if model_only else 1)
+    return {row["arm"]: Spend(**{k: row[k] for k in fields}) for row in ledger.query(sql, params)}
 
 
 def _rates(price: Price) -> tuple[float, float, float, float]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 # Attempt classes that did not use up an attempt of the budget (agent/run/resume.py counts the same).
-from agent.classify import NOT_COUNTED, counts_toward_budget
+from agent.classify import NOT_COUNTED, counts_toward_budget, is_lost
 from agent.metrics.stats import wilson
 
 # Arm states after which the engine's list of unfinished tasks (arms.unfinished_json) is final.
@@ -96,14 +96,16 @@ def task_outcome(
         return _strategy_outcome(
             task_id, rows, arm_state=arm_state, listed_unfinished=listed_unfinished, cap_hit=cap_hit, live=live
         )
-    tokens, hit, counted, last_counted = 0, None, 0, None
+    # accepted_on is the model's attempt number: lost attempts before the hit do not count (a
+    # ledger from before a lost attempt's retry kept its number numbered the retry after it)
+    tokens, hit, hit_on, counted, last_counted = 0, None, None, 0, None
     for r in rows:
         tokens += r.tokens
-        if hit is None and r.accepted:
-            hit = r
         if counts_toward_budget(r.failure_class):
             counted += 1
             last_counted = r.failure_class
+        if hit is None and r.accepted:
+            hit, hit_on = r, counted
     last = rows[-1].failure_class if rows else None
     if hit is not None:
         cls, decided = "accepted", True
@@ -119,9 +121,7 @@ def task_outcome(
         cls, decided = "pending", False
     else:
         cls, decided = ("censored" if cap_hit else "aborted"), False
-    return TaskOutcome(
-        task_id, hit is not None, hit.attempt_no if hit is not None else None, cls, decided, len(rows), tokens
-    )
+    return TaskOutcome(task_id, hit is not None, hit_on, cls, decided, len(rows), tokens)
 
 
 def _attempt_no(record: AttemptRecord) -> int:
@@ -174,6 +174,8 @@ class ArmFigures:
     first_try_share: float | None
     cap_hit: bool = False
     outcomes: tuple[TaskOutcome, ...] = field(default=(), repr=False, compare=False)
+    lost_attempts: int = 0  # attempts the run cut off (agent.classify.is_lost): not the model's
+    lost_tokens: int = 0  # their tokens: spent and charged against the cap, in no figure above
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -202,9 +204,13 @@ def arm_figures(
     cap_hit: bool = False,
 ) -> ArmFigures:
     """The arm's figures (seed 002): acceptance = accepted / decided tasks, Wilson 95%;
-    QAP = all tokens / accepted tasks; retry tax = tokens of attempts that did not produce the
-    accepted patch / all tokens; first-try share = accepted on attempt 1 / accepted."""
-    records = list(records)
+    QAP = the model's tokens / accepted tasks; retry tax = tokens of attempts that did not
+    produce the accepted patch / the model's tokens; first-try share = accepted on the model's
+    first attempt / accepted. The model's tokens are those of every attempt but the lost ones
+    (cut off by a kill, an abort, a stop or the cap), which are `lost_tokens`: so a run that was
+    killed and resumed has the figures of one that was not."""
+    lost = [r for r in records if is_lost(r.failure_class)]
+    records = [r for r in records if not is_lost(r.failure_class)]
     decided = [o for o in outcomes if o.decided]
     accepted = sum(o.accepted for o in decided)
     unfinished = [o.task_id for o in outcomes if o.unfinished]
@@ -233,6 +239,8 @@ def arm_figures(
         first_try_share=_ratio(first, accepted) if comparable else None,
         cap_hit=cap_hit,
         outcomes=tuple(outcomes),
+        lost_attempts=len(lost),
+        lost_tokens=sum(r.tokens for r in lost),
     )
 
 

@@ -14,6 +14,7 @@ from itertools import combinations
 from typing import Any
 
 from agent import QuotabenchError
+from agent.classify import is_lost
 from agent.ledger import Ledger
 from agent.ledger.liveness import run_state
 from agent.ledger.store import Row
@@ -224,6 +225,11 @@ def _run_section(
         )
     }
     graded = {a["name"]: grading(*grade_sums.get(a["name"], (0, 0)), grading_cpu_hour) for a in arm_rows}
+    # The model's attempts: the costs leave out those the run cut off, as QAP does (lost spend)
+    model_attempts: dict[str, list[Row]] = defaultdict(list)
+    for name, of_arm in attempts.items():
+        model_attempts[name] = [r for r in of_arm if not is_lost(r["failure_class"])]
+    model_spend = read_spend(ledger, run_id, model_only=True)
     metrics, outcomes = [], {}  # type: list[ArmMetrics], dict[str, list[TaskOutcome]]
     for arm_row in arm_rows:
         name = arm_row["name"]
@@ -234,11 +240,11 @@ def _run_section(
         uses = [
             ArmUse(
                 a,
-                attempts[m.name],
+                model_attempts[m.name],
                 None if m.censored else m.accepted,
                 busy[m.name],
                 graded[m.name].cpu_s,
-                spend.get(m.name),
+                model_spend.get(m.name),
             )
             for a, m in zip(arm_rows, metrics)
         ]
@@ -255,7 +261,9 @@ def _run_section(
     if folded and resamples:
         task_ids = [t["task_id"] for t in tasks]
         vectors = [
-            task_costs(m.name, task_ids, outcomes[m.name], attempts[m.name], costs.get(m.name), a.get("price_json"))
+            task_costs(
+                m.name, task_ids, outcomes[m.name], model_attempts[m.name], costs.get(m.name), a.get("price_json")
+            )
             for m, a in zip(metrics, arm_rows)
         ]
         intervals = cost_intervals(vectors, seed=seed, resamples=resamples)

@@ -42,6 +42,7 @@ from agent.endpoints.tokens import estimate_messages_tokens
 from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped, clean_text, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.run.arms import ArmRuntime
+from agent.run.inflight import InFlight, off_loop
 from agent.run.killpoints import kill_point
 from agent.run.loop import AgentLoop, AttemptEnded
 from agent.run.quota import QuotaExhausted
@@ -138,13 +139,14 @@ class AttemptHost(Protocol):
     config: RunConfig
     ledger: AsyncLedger
     grader: Grader
+    work: InFlight
 
     def emit(self, event: ev.Event) -> None: ...
     def mask(self, text: str) -> str: ...
     def quota_changed(self, arm: ArmRuntime) -> None: ...
-    async def before_reserve(self, arm: ArmRuntime, tokens: int) -> None: ...
+    async def before_reserve(self, arm: ArmRuntime, tokens: int) -> float: ...
     async def observe_server(self, arm: ArmRuntime, completion: Completion) -> None: ...
-    async def checkpoint(self, arm: ArmRuntime) -> None: ...
+    async def checkpoint(self, arm: ArmRuntime) -> float: ...
     async def censor(self, arm: ArmRuntime, reason: str) -> None: ...
     async def provider_quota(self, arm: ArmRuntime, reason: str) -> None: ...
     def provider_limits(self, arm: ArmRuntime, limits: RateLimits) -> None: ...
@@ -165,6 +167,7 @@ class AttemptRunner:
         self.provider: dict[str, float | None] = {}  # provider_sums over its tries
         self.in_flight: dict[str, int] = {}  # placeholder call row id -> reserved tokens
         self.pending: list[tuple[Any, ...]] = []  # tool rows, written with the next ledger batch
+        self.loop: AgentLoop | None = None
 
     def _seed(self) -> int | None:
         """The strategy's seed, or for a task's later attempt with retry_seed the configured seed
@@ -225,7 +228,7 @@ class AttemptRunner:
             await anyio.to_thread.run_sync(copy_with_overlays, self.task.workspace, work)  # symlinks stay links
             if self.plan.start_files:  # a revision continues from the attempt it revises (issue 16)
                 await anyio.to_thread.run_sync(apply_changes, work, self.plan.start_files)
-            loop = AgentLoop(
+            loop = self.loop = AgentLoop(
                 self.task,
                 Workspace(work),
                 self.arm.config.protocol,
@@ -261,13 +264,19 @@ class AttemptRunner:
     def _one_line(self, exc: BaseException) -> str:
         return capped(self.engine.mask(" ".join(f"{type(exc).__name__}: {exc}".split())), 300) or ""
 
+    def _paused(self, seconds: float) -> float:
+        """Time spent paused is not the attempt's: its time limit moves by as much."""
+        if seconds and self.loop is not None:
+            self.loop.state.deadline += seconds
+        return seconds
+
     # -- the model call, with quota reservation and one ledger row per try -------------------
     async def _query(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, turn: int, deadline: float
     ) -> Completion:
-        await self.engine.checkpoint(self.arm)
+        deadline += self._paused(await self.engine.checkpoint(self.arm))
         reserve = estimate_messages_tokens(messages, tools) + self.arm.config.max_tokens
-        await self.engine.before_reserve(self.arm, reserve)  # auto-pause comes before any censoring
+        deadline += self._paused(await self.engine.before_reserve(self.arm, reserve))  # auto-pause before censoring
         try:
             handle = self.arm.quota.reserve(reserve)
         except QuotaExhausted as exc:
@@ -314,21 +323,27 @@ class AttemptRunner:
             )
             self.in_flight[placeholder] = reserve  # only once its row is committed: a lost call has a row
             kill_point("call_row")
+            limit = min(
+                deadline - time.monotonic(), self.arm.config.request_timeout_s * (self.arm.config.max_retries + 1)
+            )
             while True:
                 try:
-                    async with self.arm.gate or contextlib.nullcontext():
-                        completion = await self.arm.client.complete(
-                            messages,
-                            tools,
-                            on_try=on_try,
-                            on_delta=on_delta,
-                            deadline=deadline,
-                            seed=self._seed(),
-                            temperature=self._temperature(),
-                        )
+                    with self.engine.work.doing("a call", limit, self.arm.name, self.task.id, self.attempt_no):
+                        async with self.arm.gate or contextlib.nullcontext():
+                            completion = await self.arm.client.complete(
+                                messages,
+                                tools,
+                                on_try=on_try,
+                                on_delta=on_delta,
+                                deadline=deadline,
+                                seed=self._seed(),
+                                temperature=self._temperature(),
+                            )
                     break
                 except ProviderQuotaExhausted as exc:  # ends the arm, or waits for a top-up and calls again
+                    waiting = time.monotonic()
                     await self.engine.provider_quota(self.arm, exc.reason)
+                    deadline += self._paused(time.monotonic() - waiting)
         except DeadlinePassed as exc:
             raise AttemptEnded("time_limit", str(exc)) from None
         except ContextOverflow as exc:
@@ -430,9 +445,12 @@ class AttemptRunner:
 
     # -- tools ------------------------------------------------------------------------------
     async def _run_tests(self, seconds_left: float) -> tuple[bool, str]:
-        """The visible tests, given at most the time left in the attempt."""
+        """The visible tests, given at most the time left in the attempt; none start after an abort."""
+        seconds_left += self._paused(await self.engine.checkpoint(self.arm))
         run = functools.partial(self.engine.grader.run_visible, self.task, self.work, timeout_s=seconds_left)
-        result = await anyio.to_thread.run_sync(run)
+        limit = min(seconds_left, self.task.timeout_s)
+        with self.engine.work.doing("the visible tests", limit, self.arm.name, self.task.id, self.attempt_no):
+            result = await off_loop(run, name="visible tests")
         limit = result.timeout_s if result.timeout_s is not None else self.task.timeout_s
         prefix = f"timed out after {limit:.0f} s\n" if result.verdict == "timeout" else ""
         return result.verdict == "pass", prefix + result.output
@@ -481,12 +499,14 @@ class AttemptRunner:
         turns, malformed, visible = (
             (loop.state.turns, loop.state.malformed, loop.state.visible_passed) if loop else (0, 0, None)
         )
+        # an attempt that is not graded gets its class in the same write: a stop-now cannot leave it `ended`
+        not_graded = {"failure_class": classify(end_reason, None)} if end_reason in NOT_GRADED else {}
         await self._update_totals(
             end_reason=end_reason,
             end_detail=capped(detail, 2000) or None,
             error_traceback=capped(error_traceback),
             ended_utc=utc_now(),
-            status="ended",
+            status="done" if not_graded else "ended",
             turns=turns,
             malformed_tool_calls=malformed,
             duration_ms=int((time.monotonic() - started) * 1000),
@@ -494,12 +514,12 @@ class AttemptRunner:
             edited=int(edited),
             diff=capped(diff, DIFF_CHARS),
             files_json=json.dumps(changes),
+            **not_graded,
         )
         self._emit(ev.AttemptFinished, attempt=self.attempt_no, end_reason=end_reason, tokens=self.total_tokens)
         kill_point("attempt_ended")
-        if end_reason in NOT_GRADED:
-            failure_class = classify(end_reason, None)
-            await self.engine.ledger.update("attempts", self.id, {"failure_class": failure_class, "status": "done"})
+        if not_graded:
+            failure_class = not_graded["failure_class"]
             self._emit(
                 ev.TaskGraded,
                 attempt=self.attempt_no,
@@ -574,7 +594,8 @@ async def grade_attempt(
 ) -> AttemptResult:
     """Hidden verdict + mechanics findings -> grades row, attempt class. Also used by resume.
     The grades row and the attempt's update are one transaction: a kill leaves both or neither."""
-    grade = await anyio.to_thread.run_sync(engine.grader.grade, task, work)
+    with engine.work.doing("the grade", task.timeout_s, arm, task.id, attempt_no):
+        grade = await off_loop(engine.grader.grade, task, work, name="grade")
     findings = await anyio.to_thread.run_sync(check_workspace, task.workspace, work, changed)
     failure_class = classify(
         end_reason,

@@ -16,6 +16,7 @@ import contextlib
 import json
 import math
 import os
+import time
 from typing import Any
 
 import anyio
@@ -32,19 +33,28 @@ from agent.ledger.writer import AsyncLedger
 from agent.manifest import load_average, machine_constants, manifest_sha256
 from agent.metrics.sequential import Decision
 from agent.preflight import preflight_for_run
+from agent.run.arm_rows import UNCENSOR, register_arm
 from agent.run.arms import ArmRuntime, open_arm
 from agent.run.attempt import AttemptRunner
 from agent.run.decision import DecisionWatch
+from agent.run.inflight import InFlight
 from agent.run.killpoints import kill_point
-from agent.run.prepare import RuntimeVersions, broken_rows, check_before_run, load_task_list, task_rows
+from agent.run.prepare import (
+    RuntimeVersions,
+    broken_rows,
+    check_before_run,
+    isolation_event,
+    load_task_list,
+    sandbox_constants,
+    task_rows,
+)
 from agent.run.quota import CensoredBy
 from agent.run.resume_plan import ResumePlan
 from agent.run.runtime_gate import skip_missing_runtime
 from agent.run.schedule import Replicate
-from agent.run.strategies import run_strategy_task, strategy_columns
+from agent.run.strategies import run_strategy_task
 from verifiers.executors import close_executor, make_executor
 from verifiers.grading import Grader, SandboxGrader
-from verifiers.sandbox import describe_sandbox
 from verifiers.scratch import clean_stale
 from verifiers.tasks import Task
 
@@ -83,6 +93,7 @@ class RunEngine:
         self.decision_watch: DecisionWatch | None = None
         self.replicate = replicate
         self.refusal: str | None = None  # the preflight's one line when it refused the run
+        self.work = InFlight()  # calls, visible tests and grades in progress: what an abort waits for
 
     # -- events -----------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
@@ -109,14 +120,17 @@ class RunEngine:
             and after >= self.config.auto_pause_share
         )
 
-    async def before_reserve(self, arm: ArmRuntime, tokens: int) -> None:
+    async def before_reserve(self, arm: ArmRuntime, tokens: int) -> float:
         """Before a call reserves `tokens`: when that would cross the auto-pause share or not fit
         under the cap, the choice point comes first, so nothing is censored without it. Under the
         live view the run pauses until the user chooses (a raised cap is checked again); headless,
-        run.auto_pause_policy decides. After "continue" the arm runs on to its cap, as before."""
+        run.auto_pause_policy decides. After "continue" the arm runs on to its cap, as before.
+        Returns the seconds it waited paused."""
+        waited = 0.0
         while self._at_choice_point(arm, tokens):
             self._choice_point(arm, tokens)
-            await self.checkpoint(arm)
+            waited += await self.checkpoint(arm)
+        return waited
 
     def _choice_point(self, arm: ArmRuntime, next_call: int) -> None:
         q = arm.quota
@@ -174,11 +188,12 @@ class RunEngine:
             self.emit(ev.EngineStateChanged(self.run_id, state="running"))
 
     def abort(self) -> None:
-        """Graceful: in-flight calls finish and are recorded, nothing new starts."""
+        """Graceful: in-flight calls, visible tests and grades finish and are recorded, nothing new
+        starts; the event says what it waits for."""
         if self.state in ("running", "paused"):
             self.state = "aborting"
             self._resume.set()
-            self.emit(ev.EngineStateChanged(self.run_id, state="aborting"))
+            self.emit(ev.EngineStateChanged(self.run_id, state="aborting", waiting_for=self.work.waiting_for()))
 
     def stop_now(self) -> None:
         """Cancel in-flight calls too; they are recorded as lost, charged at their reservation."""
@@ -209,18 +224,28 @@ class RunEngine:
         q = arm.quota
         self.emit(ev.QuotaChanged(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap))
 
-    async def checkpoint(self, arm: ArmRuntime) -> None:
-        """Called before every model call: waits while paused, ends the attempt when stopping."""
+    async def checkpoint(self, arm: ArmRuntime) -> float:
+        """Called before every model call and visible-test run: waits while paused, ends the
+        attempt when stopping. Returns the seconds it waited (not the attempt's time: its limit
+        moves by as much)."""
         from agent.run.loop import AttemptEnded
 
+        started = time.monotonic()
         while True:
             if self.state == "aborting" or arm.state in ("stopped", "aborted", "decided"):
                 raise AttemptEnded("aborted")
             if arm.state == "censored":
                 raise AttemptEnded("censored")
             if self.state != "paused":
-                return
+                return time.monotonic() - started
             await self._resume.wait()
+
+    async def wait_to_start(self, arm: ArmRuntime) -> bool:
+        """Before an attempt starts: waits while paused; False once the run is aborting or the arm
+        no longer runs, so no attempt starts after a pause or an abort was asked for."""
+        while self.state == "paused" and arm.state == "running":
+            await self._resume.wait()
+        return self.state != "aborting" and arm.state == "running"
 
     async def censor(self, arm: ArmRuntime, reason: str, by: CensoredBy = CensoredBy.CAP) -> None:
         if arm.state == "running":
@@ -276,11 +301,7 @@ class RunEngine:
         if self.state != "running" or arm.state != "censored":
             raise AttemptEnded("censored", reason)
         arm.state = "running"
-        await self.ledger.update(
-            "arms",
-            arm.arm_id,
-            {"censored": 0, "censored_utc": None, "state": "running", "state_reason": None, "censored_by": None},
-        )
+        await self.ledger.update("arms", arm.arm_id, UNCENSOR)
         self.log(f"arm {arm.name} resumed after the provider's quota was topped up", arm=arm.name)
         self.emit(ev.ArmStateChanged(self.run_id, arm=arm.name, state="running"))
 
@@ -297,7 +318,7 @@ class RunEngine:
             self.run_id = self.run_id or new_id()
             manifest = manifest_sha256(self.tasks, self.config, PROMPT_TEMPLATE_VERSION)
             constants = await anyio.to_thread.run_sync(machine_constants)
-            constants |= self._sandbox_constants()
+            constants |= sandbox_constants(self.grader, self.log)
             await self.ledger.batch(
                 [
                     (
@@ -317,7 +338,7 @@ class RunEngine:
                             "process_json": to_json(process_identity()),
                             "broken_tasks_json": to_json(broken_rows(broken)),
                             **constants,
-                            **self._replicate_columns(),
+                            **(self.replicate.columns() if self.replicate else {}),
                         },
                     ),
                     ("insert_all", "tasks", task_rows(self.run_id, self.tasks)),
@@ -345,7 +366,7 @@ class RunEngine:
                     number = self.replicate.number if self.replicate else 1
                     arm = await stack.enter_async_context(open_arm(arm_cfg, list(self.config.suites), cap, number))
                     self.arms[arm.name] = arm
-                    await self._register_arm(arm, fresh)
+                    await register_arm(self, arm)
                 kill_point("arms_open")
                 if len(self.arms) == 2:  # the always-valid paired test, watched live (issue 20)
                     self.decision_watch = DecisionWatch(  # impossible controls are not part of the comparison
@@ -361,7 +382,7 @@ class RunEngine:
                         arms=tuple(self.arms),
                         task_ids=tuple(t.id for t in self.tasks),
                         caps={a.name: a.quota.cap for a in self.arms.values()},
-                        isolation=self._isolation_event(constants),
+                        isolation=isolation_event(constants),
                         controls=tuple(t.id for t in self.tasks if t.control is not None),
                     )
                 )
@@ -401,7 +422,19 @@ class RunEngine:
         return self.run_id
 
     async def _preflight(self) -> bool:
-        """Probe every arm's endpoint against its config (run.preflight); False: refused."""
+        """Probe every arm's endpoint against its config (run.preflight); False: refused. The
+        views show a `preflight` state meanwhile."""
+        if self.config.preflight == "off":
+            return await self._probe()
+        self.emit(ev.EngineStateChanged(self.run_id, state="preflight"))
+        limit = max(a.config.request_timeout_s for a in self.arms.values())  # it stops after the probe in flight
+        try:
+            with self.work.doing("the preflight's probe of each arm", limit):
+                return await self._probe()
+        finally:
+            self.emit(ev.EngineStateChanged(self.run_id, state=self.state))
+
+    async def _probe(self) -> bool:
         self.refusal = await preflight_for_run(
             self.config.preflight,
             list(self.arms.values()),
@@ -418,77 +451,6 @@ class RunEngine:
             arm.state = "refused"
         return False
 
-    def _replicate_columns(self) -> dict[str, Any]:
-        r = self.replicate
-        return {} if r is None else {"replicate": r.number, "replicates": r.of, "replicate_set": r.set_id}
-
-    def _sandbox_constants(self) -> dict[str, Any]:
-        sandbox = describe_sandbox(getattr(self.grader, "sandbox", None))
-        if sandbox["sandbox"] != "bwrap":
-            self.log(f"grading without the full sandbox ({sandbox['sandbox']}): {sandbox.get('missing')}", "warning")
-        return {"isolation_sandbox": sandbox["sandbox"], "isolation_json": to_json(sandbox)}
-
-    @staticmethod
-    def _isolation_event(constants: dict[str, Any]) -> dict[str, Any]:
-        sandbox = json.loads(constants.get("isolation_json") or "{}")
-        return {
-            "network": constants.get("isolation_network"),
-            "pids": constants.get("isolation_pids"),
-            "sandbox": constants.get("isolation_sandbox"),
-            "missing": sandbox.get("missing"),
-        }
-
-    async def _register_arm(self, arm: ArmRuntime, fresh: bool) -> None:
-        listed = await arm.client.list_models()
-        cfg = arm.config
-        row = {
-            "run_id": self.run_id,
-            "name": arm.name,
-            "kind": cfg.kind,
-            "protocol": cfg.protocol,
-            "endpoint_url": arm.endpoint_url,
-            "model": arm.client.settings.model,
-            "models_listed_json": to_json(listed),
-            "sampling_json": to_json(cfg.sampling()),
-            "price_json": to_json(cfg.price),
-            "constants_json": to_json(arm.constants),
-            "cap_tokens": arm.quota.cap,
-            "server_session_id": arm.session_id,
-            "max_attempts": self.config.max_attempts,
-            "state": "running",
-            "censored": 0,
-            "busy_ms": 0,
-            "tokens_used": 0,
-            **strategy_columns(cfg),
-        }
-        existing = self.resume_state.arms.get(arm.name) if self.resume_state else None
-        if existing is None:  # a new run, or one killed before this arm's row was written
-            arm.arm_id = new_id()
-            await self.ledger.insert("arms", {"id": arm.arm_id, **row})
-        else:
-            arm.arm_id = existing["id"]
-            arm.quota.used = existing["tokens_used"]
-            arm.busy_ms = existing["busy_ms"] or 0
-            arm.paced_ms = existing.get("paced_ms") or 0
-            # censored by the provider's quota: resuming is the user saying it was topped up
-            topped_up = existing.get("censored_by") == CensoredBy.PROVIDER_QUOTA
-            arm.state = "censored" if existing["censored"] and not topped_up else "running"
-            uncensor = (
-                {"censored": 0, "censored_utc": None, "state": "running", "state_reason": None, "censored_by": None}
-                if topped_up
-                else {}
-            )
-            await self.ledger.update(
-                "arms",
-                arm.arm_id,
-                {
-                    "models_listed_json": row["models_listed_json"],
-                    "endpoint_url": arm.endpoint_url,
-                    "server_session_id": arm.session_id,
-                    **uncensor,
-                },
-            )
-
     async def _run_arm(self, arm: ArmRuntime) -> None:
         queue = list(self.tasks)
         unfinished: list[str] = []
@@ -496,7 +458,7 @@ class RunEngine:
         async def worker() -> None:
             while queue:
                 task = queue.pop(0)
-                if arm.state != "running" or self.state == "aborting":
+                if not await self.wait_to_start(arm):
                     unfinished.append(task.id)
                     continue
                 outcome = "unfinished"
@@ -561,6 +523,8 @@ class RunEngine:
                     return "failed"
                 first, budget = done.next_no, budget - done.counted
         for offset in range(budget):
+            if not await self.wait_to_start(arm):
+                return "unfinished"
             result = await AttemptRunner(self, arm, task, first + offset).run()
             if result.accepted:
                 return "accepted"

@@ -3,6 +3,7 @@ sandbox; and the tasks rows it records them as. Used by the engine, resume and t
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import threading
@@ -14,11 +15,11 @@ import anyio
 
 from agent import QuotabenchError
 from agent.config import RunConfig
-from agent.ledger.store import LedgerError
+from agent.ledger.store import LedgerError, to_json
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import runtime_versions
 from agent.run.first_request import over_cap, over_cap_line
-from verifiers.sandbox import make_sandbox
+from verifiers.sandbox import describe_sandbox, make_sandbox
 from verifiers.tasks import Task, TaskProblem, load_suite
 
 
@@ -155,3 +156,22 @@ class RuntimeVersions:
             except LedgerError:
                 if not quiet:
                     raise
+
+
+def sandbox_constants(grader: object, log: Callable[[str, str], None]) -> dict[str, Any]:
+    """The runs columns that say which sandbox grades run in (a warning when not the full one)."""
+    sandbox = describe_sandbox(getattr(grader, "sandbox", None))
+    if sandbox["sandbox"] != "bwrap":
+        log(f"grading without the full sandbox ({sandbox['sandbox']}): {sandbox.get('missing')}", "warning")
+    return {"isolation_sandbox": sandbox["sandbox"], "isolation_json": to_json(sandbox)}
+
+
+def isolation_event(constants: dict[str, Any]) -> dict[str, Any]:
+    """The isolation the RunStarted event reports, from the runs columns."""
+    sandbox = json.loads(constants.get("isolation_json") or "{}")
+    return {
+        "network": constants.get("isolation_network"),
+        "pids": constants.get("isolation_pids"),
+        "sandbox": constants.get("isolation_sandbox"),
+        "missing": sandbox.get("missing"),
+    }

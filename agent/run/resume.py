@@ -2,7 +2,8 @@
 
 Recovery: a call row still `in_flight` was lost with the process and is charged at its
 reservation; an attempt still `running` becomes `lost` (kept, not counted against
-max_attempts); an attempt whose loop ended but whose grade never landed is graded now from
+max_attempts: its retry runs under the same attempt number, and its tokens are lost spend,
+charged against the cap but kept out of the model's figures); an attempt whose loop ended but whose grade never landed is graded now from
 its recorded files (one that has a grade already, from a ledger written before grades and
 attempt updates were one transaction, takes its class from that grade). A run killed before
 its tasks or arms rows were written gets them now. Finished attempts are never re-run or
@@ -27,9 +28,9 @@ from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, load_config_text
 from agent.ledger.liveness import process_identity, run_state
 from agent.ledger.store import Ledger, LedgerError, capped, to_json
 from agent.manifest import RUNTIME_VERSIONS, manifest_sha256, observed_constants
-from agent.run.attempt import grade_attempt
+from agent.run.attempt import NOT_GRADED, grade_attempt
 from agent.run.engine import RunEngine
-from agent.run.prepare import load_tasks, task_rows
+from agent.run.prepare import load_tasks, sandbox_constants, task_rows
 from agent.run.quota import CensoredBy
 from agent.run.resume_plan import ResumePlan, TaskProgress
 from agent.run.schedule import Replicate
@@ -140,8 +141,9 @@ def resume_state(ledger: Ledger, run_id: str) -> ResumePlan:
     ):
         entry = progress.setdefault((row["arm"], row["task_id"]), TaskProgress())
         entry.accepted |= bool(row["accepted"])
-        entry.counted += counts_toward_budget(row["failure_class"])
-        entry.next_no = max(entry.next_no, row["attempt_no"] + 1)
+        if counts_toward_budget(row["failure_class"]):  # a lost attempt's retry takes its number
+            entry.counted += 1
+            entry.next_no = max(entry.next_no, row["attempt_no"] + 1)
     return ResumePlan(arms=arms, progress=progress, caps={n: a["cap_tokens"] for n, a in arms.items()})
 
 
@@ -188,10 +190,12 @@ async def resume_run(engine: RunEngine) -> str:
     for row in ledger.query("select * from attempts where run_id = ? and status in ('ended', 'graded')", [run_id]):
         if row["status"] == "graded":
             _class_from_grade(ledger, row)
+        elif row["end_reason"] in NOT_GRADED:  # stopped before its class was written: nothing to grade
+            ledger.update("attempts", row["id"], {"failure_class": classify(row["end_reason"], None), "status": "done"})
         else:
             await _regrade(engine, row, by_id[row["task_id"]])
     engine.resume_state = resume_state(ledger, run_id)
-    constants = observed_constants() | engine._sandbox_constants()
+    constants = observed_constants() | sandbox_constants(engine.grader, engine.log)
     unrecorded = {key: constants[key] for key in RUNTIME_VERSIONS if run.get(key) is None}  # killed before they came
     process = {"process_json": to_json(process_identity())}  # this process drives the run now
     ledger.update("runs", run_id, {"status": "running", "finished_utc": None} | unrecorded | process)

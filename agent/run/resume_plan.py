@@ -16,7 +16,7 @@ class TaskProgress:
 
     accepted: bool = False
     counted: int = 0  # attempts that used up the retry budget (agent.classify.counts_toward_budget)
-    next_no: int = 1  # the attempt number the next attempt gets
+    next_no: int = 1  # the attempt number the next attempt gets: after the counted ones (a lost one's is reused)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,10 @@ class Replicate:
     number: int
     of: int
 
+    def columns(self) -> dict[str, Any]:
+        """Its runs columns."""
+        return {"replicate": self.number, "replicates": self.of, "replicate_set": self.set_id}
+
 
 def replicate_plan(n: int) -> list[Replicate]:
     """Replicates 1..n of one new set."""

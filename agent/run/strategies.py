@@ -175,6 +175,8 @@ class StrategyTask:
         """Run (or reuse) an agent stage; None when the arm stopped in it (the task is unfinished)."""
         row = self._reused(stage, candidate)
         if row is None:
+            if not await self.engine.wait_to_start(self.arm):  # paused: waits; aborted or stopped: unfinished
+                return None
             plan = StagePlan(stage, candidate, seed, limits, start_files or {}, messages)
             no, self.next_no = self.next_no, self.next_no + 1
             result = await AttemptRunner(self.engine, self.arm, self.task, no, plan).run()
@@ -187,6 +189,8 @@ class StrategyTask:
         row = self._reused(stage)
         if row is not None:
             return Answer(row.get("answer"), row["end_reason"])
+        if not await self.engine.wait_to_start(self.arm):
+            return None
         no, self.next_no = self.next_no, self.next_no + 1
         runner = ModelStage(self.engine, self.arm, self.task, no, StagePlan(stage))
         answer = await runner.ask(messages, limits)

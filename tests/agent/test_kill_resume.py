@@ -1,6 +1,8 @@
 """SIGKILL `quotabench run` / `resume` anywhere — at named windows and at random moments — then
-resume until the run finishes: the accepted set is the uninterrupted run's, every token the
-arms and attempts report is the sum of their calls rows, nothing is counted twice, and the
+resume until the run finishes: the figures are the uninterrupted run's (acceptance, QAP, retry
+tax, first-try share, tokens/attempt: an attempt lost in a kill is retried under its own number
+and kept out of them), every token the arms and attempts report is the sum of their calls rows
+(the lost ones' too: lost spend, charged against the cap), nothing is counted twice, and the
 killed processes' scratch folders are gone."""
 
 from __future__ import annotations
@@ -35,9 +37,15 @@ def cli(*args, env=None) -> subprocess.Popen:
     )
 
 
+# Python tasks: their visible-test output reads the same every run, so the token counts of two
+# uninterrupted runs are equal to the token (node's test runner prints its timings).
+TASKS = ["py-word-count", "py-tail-lines", "py-free-slots"]
+FIGURES = ("acceptance", "qap", "retry_tax", "first_try_share", "tokens_per_attempt", "n_attempts", "total_tokens")
+
+
 @pytest.fixture(scope="module")
 def server():
-    with ScriptedServer([FIXTURES / "smoke"], delay_s=0.1) as s:
+    with ScriptedServer([FIXTURES / "smoke", FIXTURES / "core"], delay_s=0.1) as s:
         yield s
 
 
@@ -49,15 +57,31 @@ def clean(tmp_path_factory, server):
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0, out
     ledger = Ledger(folder / "l.sqlite")
-    return cfg, _accepted(ledger, ledger.resolve_run_id(None))
+    run_id = ledger.resolve_run_id(None)
+    return cfg, (_accepted(ledger, run_id), figures(ledger, run_id))
 
 
 def _config(folder, server):
+    """A passes at once; B fails each task once and passes its retry (retry_seed): first tries,
+    retries and the retry tax all have something to measure."""
     return write_config(
         folder,
-        [arm_toml("A", "solver", base_url=server.base_url), arm_toml("B", "wrong", base_url=server.base_url)],
+        [
+            arm_toml("A", "solver", base_url=server.base_url),
+            arm_toml("B", "second-passes", base_url=server.base_url, extra="retry_seed = true\n"),
+        ],
+        suites=("smoke", "core"),
+        tasks=TASKS,
         max_attempts=2,
     )
+
+
+def figures(ledger: Ledger, run_id: str) -> dict:
+    """Each arm's figures as the report states them."""
+    from agent.metrics.report import build_report
+
+    arms = build_report(ledger, [run_id], with_cost=False, resamples=0)["runs"][0]["arms"]
+    return {a["metrics"]["name"]: {k: a["metrics"][k] for k in FIGURES} for a in arms}
 
 
 def _accepted(ledger: Ledger, run_id: str) -> set:
@@ -88,15 +112,20 @@ def _resume_until_finished(db, kills: list[int], rng: random.Random | None = Non
     assert _status(db) == "finished"
 
 
-def _check(db, expected_accepted: set, killed: list[int]) -> None:
+def _check(db, expected: tuple[set, dict], killed: list[int]) -> None:
+    expected_accepted, expected_figures = expected
     ledger = Ledger(db)
     run_id = ledger.resolve_run_id(None)
     assert ledger.run(run_id)["status"] == "finished"
     run = ledger.run(run_id)
     assert {key: run[key] for key in RUNTIME_VERSIONS} == runtime_versions()  # even if killed before they came
     assert _accepted(ledger, run_id) == expected_accepted
+    assert figures(ledger, run_id) == expected_figures  # figure by figure, the uninterrupted run's
     rows = ledger.attempts(run_id)
-    keys = [(r["arm"], r["task_id"], r["attempt_no"]) for r in rows]
+    assert max(r["attempt_no"] for r in rows) <= 2  # a lost attempt's retry keeps its number
+    keys = [
+        (r["arm"], r["task_id"], r["attempt_no"]) for r in rows if r["failure_class"] not in ("aborted", "censored")
+    ]
     assert len(keys) == len(set(keys))
     assert all(r["status"] == "done" for r in rows)
     counted: dict = {}

@@ -102,3 +102,31 @@ def test_a_ledger_from_every_older_schema_upgrades_to_head_and_keeps_its_rows(tm
         assert kept == [row], f"{table}: rows written before {head_before} changed on upgrade"
     for table in fresh.db.table_names():
         assert _columns(ledger.db, table) == _columns(fresh.db, table), table
+
+
+def test_a_lost_attempts_retry_keeps_its_number_and_counted_numbers_stay_unique(tmp_path):
+    """m021: the unique (run, arm, task, attempt_no) index leaves cut-off attempts out, so a lost
+    attempt's retry takes its number; two counted attempts still cannot share one. Its list of
+    lost classes is agent.classify's."""
+    from agent.classify import NOT_COUNTED
+
+    path = tmp_path / "old.sqlite"
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before="m021_lost_attempts_keep_their_number")
+    old["runs"].insert({"id": "R1", "status": "running"})
+    row = {"run_id": "R1", "arm": "A", "task_id": "t1"}
+    old["attempts"].insert({"id": "AT1", **row, "attempt_no": 1, "failure_class": "aborted"})
+    old["attempts"].insert({"id": "AT2", **row, "attempt_no": 2, "failure_class": "reasoning"})  # numbered after it
+    old.conn.commit()
+    old.conn.close()
+    ledger = Ledger(path)
+    ledger.insert("attempts", {"id": "AT3", **row, "attempt_no": 1, "failure_class": None})  # a retry of AT1
+    ledger.insert("attempts", {"id": "AT4", **row, "attempt_no": 3, "failure_class": "censored"})
+    ledger.insert("attempts", {"id": "AT5", **row, "attempt_no": 3, "failure_class": "aborted"})
+    with pytest.raises(sqlite3.IntegrityError):
+        ledger.db.execute(
+            "insert into attempts (id, run_id, arm, task_id, attempt_no) values ('X', 'R1', 'A', 't1', 2)"
+        )
+    sql = ledger.query("select sql from sqlite_master where name = 'idx_attempts_number'")[0]["sql"]
+    assert all(f"'{c}'" in sql for c in NOT_COUNTED) and sql.count("'") == 2 * len(NOT_COUNTED)
+    assert not ledger.query("select name from sqlite_master where name = 'idx_attempts_run_id_arm_task_id_attempt_no'")

@@ -105,8 +105,11 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path, slow_server)
     for attempt_id, row in before.items():  # finished attempts were not re-run or re-charged
         assert after[attempt_id]["total_tokens"] == row["total_tokens"]
         assert after[attempt_id]["verdict"] == row["verdict"]
-    keys = [(r["arm"], r["task_id"], r["attempt_no"]) for r in rows]
+    keys = [
+        (r["arm"], r["task_id"], r["attempt_no"]) for r in rows if r["failure_class"] not in ("aborted", "censored")
+    ]
     assert len(keys) == len(set(keys))
+    assert max(r["attempt_no"] for r in rows) <= 2  # a lost attempt's retry keeps its number
     for call in ledger.query("select * from calls where status = 'lost'"):
         assert call["prompt_tokens"] == call["reserved_tokens"] and call["usage_source"] == "reserved"
     assert not ledger.query("select * from calls where status = 'in_flight'")
@@ -179,7 +182,7 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
         assert proc.returncode == 130, out
         assert "Traceback" not in out
         if presses != "term":
-            assert "aborting after in-flight calls finish" in out
+            assert "quotabench: aborting: waiting for a call of " in out and "Ctrl-C again to stop now" in out
         if presses != 1:
             assert "stopping now" in out
         ledger = Ledger(db)
@@ -217,3 +220,61 @@ def test_unset_api_key_is_one_line_and_records_nothing(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "QB_SURELY_UNSET_KEY is not set" in done.stderr
     assert not (tmp_path / "l.sqlite").exists() or not Ledger(tmp_path / "l.sqlite").runs()
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_it_waits_for_a_grade_and_twice_does_not_wait_and_resume_grades_it(tmp_path):
+    """A grade that takes a while (hidden tests that sleep): the first Ctrl-C names it and its
+    limit, the second ends the run at once, recorded as aborted with the attempt left ungraded;
+    `quotabench resume` grades it from its recorded files."""
+    import shutil
+
+    suite = tmp_path / "suite"
+    task = suite / "py-slow-grade"
+    shutil.copytree(FIXTURES / "smoke" / "py-word-count", task)
+    toml = (task / "task.toml").read_text().replace('id = "py-word-count"', 'id = "py-slow-grade"')
+    (task / "task.toml").write_text(toml)
+    hidden = task / "hidden" / "test_hidden.py"
+    hidden.write_text("import time\n\ntime.sleep(8)  # a slow grade\n" + hidden.read_text())
+    with ScriptedServer([suite]) as server:
+        cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url)], suites=(), max_attempts=1)
+        cfg.write_text(cfg.read_text().replace("suites = []", f'suites = ["{suite}"]\npreflight = "off"'))
+        db, log = tmp_path / "l.sqlite", tmp_path / "out.txt"
+        with log.open("w") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(db), "--headless"],
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            deadline = time.monotonic() + 120
+            while "attempt 1 ended: finished" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.1)  # waits on the printed state: the attempt is over, its grade runs
+            proc.send_signal(signal.SIGINT)
+            while "quotabench: aborting" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            asked = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+            took = time.monotonic() - asked
+        text = log.read_text()
+        assert proc.returncode == 130, text
+        assert "aborting: waiting for the grade of A py-slow-grade #1 (up to 30 s); Ctrl-C again to stop now" in text
+        assert "stopping now" in text and "Traceback" not in text
+        assert took < 6, f"the second Ctrl-C waited {took:.1f} s"  # the grade alone takes 8 s or more
+        ledger = Ledger(db)
+        run_id = ledger.resolve_run_id(None)
+        assert ledger.run(run_id)["status"] == "aborted"
+        assert [(a["status"], a["verdict"]) for a in ledger.attempts(run_id)] == [("ended", None)]
+        resumed = subprocess.run(
+            [sys.executable, "-m", "tuiapp.cli", "resume", "--db", str(db)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    ledger = Ledger(db)
+    assert ledger.run(run_id)["status"] == "finished"
+    assert [(a["attempt_no"], a["failure_class"]) for a in ledger.attempts(run_id)] == [(1, "accepted")]

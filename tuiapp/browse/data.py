@@ -262,7 +262,7 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
     arms = ledger.arms(run_id)
     rows = ledger.query(
         "select arm, task_id, attempt_no, status, verdict, failure_class, accepted, total_tokens, stage, "
-        "submitted from attempts where run_id = ? order by task_id, arm, attempt_no",
+        "submitted from attempts where run_id = ? order by task_id, arm, attempt_no, started_utc",
         [run_id],
     )
     arm_rows = {a["name"]: a for a in arms}
@@ -347,7 +347,7 @@ def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
     rows = ledger.query(
         "select id, arm, task_id, attempt_no, status, end_reason, verdict, failure_class, accepted, prompt_tokens,"
         " completion_tokens, total_tokens, calls, transport_retries, malformed_tool_calls, turns, duration_ms,"
-        " stage, candidate, submitted from attempts where run_id = ? and task_id = ? order by arm, attempt_no",
+        " stage, candidate, submitted from attempts where run_id = ? and task_id = ? order by arm, attempt_no, started_utc",
         [run_id, task_id],
     )
     attempts = {a["name"]: [r for r in rows if r["arm"] == a["name"]] for a in arms}
@@ -425,7 +425,7 @@ def load_attempt(ledger: Ledger, attempt_id: str) -> AttemptView:
     siblings = [
         r["id"]
         for r in ledger.query(
-            "select id from attempts where run_id = ? and task_id = ? and arm = ? order by attempt_no",
+            "select id from attempts where run_id = ? and task_id = ? and arm = ? order by attempt_no, started_utc",
             [run_id, task_id, attempt["arm"]],
         )
     ]

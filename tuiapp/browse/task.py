@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
+from agent.classify import is_lost
 from tuiapp.browse import labels
 from tuiapp.browse.base import BrowseScreen
 from tuiapp.browse.data import UNFINISHED_STATUS, Cell, Reader, TaskView, load_task
@@ -48,10 +49,11 @@ def outcome_text(arm: dict, cell: Cell, submission: dict | None = None) -> Text:
 
 
 def attempt_number(a: dict) -> str:
-    """`2`, or for a strategy's stage `2 cand 2 ★` (★: the submitted one)."""
+    """`2`, `1 lost` (cut off by the run: its retry has the same number), or for a strategy's
+    stage `2 cand 2 ★` (★: the submitted one)."""
     stage = a.get("stage") or "attempt"
     if stage == "attempt":
-        return str(a["attempt_no"])
+        return f"{a['attempt_no']} lost" if is_lost(a.get("failure_class")) else str(a["attempt_no"])
     name = f"cand {a['candidate']}" if stage == "candidate" else stage
     return f"{a['attempt_no']} {name}" + (" ★" if a.get("submitted") == 1 else "")
 

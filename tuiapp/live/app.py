@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer
@@ -25,24 +25,25 @@ from textual.worker import Worker, WorkerState
 
 from agent import QuotabenchError
 from agent.config import RunConfig
+from tuiapp.live.controls import RunKeys
 from tuiapp.live.figures import Figures, compute_figures, project
 from tuiapp.live.grid import EventTail, TaskGrid
 from tuiapp.live.messages import AutoPaused, FiguresReady, RunChanged, RunEnded
-from tuiapp.live.modals import AttemptsModal, AutoPauseChoice, AutoPauseModal, ConfirmModal, FatalModal
+from tuiapp.live.modals import AttemptsModal, AutoPauseChoice, AutoPauseModal, FatalModal
 from tuiapp.live.state import RunState
 from tuiapp.live.widgets import ArmPanel, Fit, Legend, RunHeader, arm_label
 
 FRAME_S = 1 / 20  # the event worker posts at most this often: >= 10 screen updates a second
 FIGURES_S = 1.0  # aggregate figures are recomputed on this timer, never per event
 LOG_TAIL = 100  # event-log lines handed to the tail widget (it shows those that fit)
-RUN_CONTROLS = ("toggle_pause", "abort", "stop_arm", "stop_decided")
+RUN_CONTROLS = ("pause", "resume", "abort", "stop_arm", "stop_decided")
 if TYPE_CHECKING:  # agent.ledger loads sqlite-utils and numpy: not on the first frame's path
     from agent.events import RunControls
     from agent.ledger import Ledger
 Opener = Callable[[], "tuple[Ledger, RunControls]"]  # -> (the ledger, an engine: RunEngine or a stand-in)
 
 
-class LiveApp(App[str | None]):
+class LiveApp(RunKeys):
     CSS_PATH = Path(__file__).with_name("live.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "quotabench live"
     ENABLE_COMMAND_PALETTE = False  # its footer entry would push the run's own keys off an 80-column screen
@@ -50,7 +51,8 @@ class LiveApp(App[str | None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
-        Binding("p", "toggle_pause", "pause", id="live-pause"),
+        Binding("p", "pause", "pause", id="live-pause"),  # one of the two p keys is shown: the one that acts
+        Binding("p", "resume", "resume", id="live-resume"),
         Binding("a", "abort", "abort", id="live-abort"),
         Binding("1", "stop_arm(0)", "stop arm 1", id="live-stop-arm-1"),
         Binding("2", "stop_arm(1)", "stop arm 2", id="live-stop-arm-2"),
@@ -60,7 +62,8 @@ class LiveApp(App[str | None]):
         Binding("question_mark", "toggle_legend", "legend", key_display="?", id="live-legend"),
         Binding("b", "browse", "browse run", id="live-browse"),
         Binding("q", "request_quit", "quit", id="live-quit"),
-        Binding("ctrl+c", "request_quit", "quit", show=False, id="live-ctrl-c"),
+        # Ctrl-C as headless: once aborts (saying what it waits for), twice stops now; then the view closes
+        Binding("ctrl+c", "interrupt", "abort", show=False, priority=True, id="live-ctrl-c"),
     ]
 
     def __init__(
@@ -188,6 +191,8 @@ class LiveApp(App[str | None]):
                     )
                 elif notice.kind == "finished":
                     self.post_message(RunEnded(notice.text))
+                elif notice.kind == "aborting":  # what the abort waits for, from the engine itself
+                    self.notify(notice.text, title="Aborting", severity="warning", timeout=15)
                 elif notice.kind == "decided":
                     self.notify(notice.text, title="Decided", timeout=20)
                     self.refresh_bindings()
@@ -239,20 +244,21 @@ class LiveApp(App[str | None]):
             self.grid.show_cell(state, arm, task_id)
         for name, panel in self.panels.items():
             if f"arm:{name}" in dirty:
-                panel.show_quota(state.arms[name])
+                panel.show_quota(state.arms[name], state.arm_word(name))
                 if name in self._asking:  # the window shows the meter's own numbers
                     arm = state.arms[name]
                     self._asking[name].show_quota(arm.used, arm.reserved, arm.cap)
             if f"activity:{name}" in dirty:
-                panel.show_activity(state.arms[name])
+                panel.show_activity(state.arms[name], state.arm_word(name))
         if "header" in dirty:
             self.header.show_run(state, self.figures)
         if "gap" in dirty and self.figures is not None:  # the decision moved: no need to wait for the figures
-            self.gap.show(*with_decision(self.figures.gap_text, self.figures.gap_short, state.decision))
+            self.gap.show(*with_decision(self.figures.gap_wordings, state.decision))
         if "log" in dirty:
             self.log_view.show(list(state.log)[-LOG_TAIL:])
         controls = (
-            self.check_action("toggle_pause", ()),
+            self.check_action("pause", ()),
+            self.check_action("resume", ()),
             self.check_action("abort", ()),
             *(self.check_action("stop_arm", (i,)) for i in range(min(2, len(self.arm_names)))),
         )
@@ -267,15 +273,8 @@ class LiveApp(App[str | None]):
         for name, panel in self.panels.items():
             if name in message.figures.arms:
                 panel.show_figures(message.figures.arms[name])
-        self.gap.show(*with_decision(message.figures.gap_text, message.figures.gap_short, self.state.decision))
+        self.gap.show(*with_decision(message.figures.gap_wordings, self.state.decision))
         self.header.show_run(self.state, self.figures)
-
-    def action_stop_decided(self) -> None:
-        watch = getattr(self.engine, "decision_watch", None)
-        if watch and watch.last and watch.last.decided and not watch.stopped:
-            watch.stopped = True
-            self.engine.stop_decided(watch.last, watch.savings())
-            self.refresh_bindings()
 
     def on_auto_paused(self, message: AutoPaused) -> None:
         if self._shutting_down() or message.arm in self._asking:
@@ -366,22 +365,17 @@ class LiveApp(App[str | None]):
             if not isinstance(index, int) or index >= len(self.arm_names):
                 return False
             return True if self.state.arms[self.arm_names[index]].state in ("running", "waiting") else None
-        return True if self.state.engine_state in ("running", "paused", "starting") else None
+        if action == "resume":  # shown (as p) only while paused, in place of pause
+            return self.state.engine_state == "paused"
+        if action == "pause" and self.state.engine_state == "paused":
+            return False
+        return True if self.state.engine_state in ("running", "paused", "starting", "preflight") else None
 
     def action_browse(self) -> None:
         """The post-run browser's run screen, on top of the live view (b inside it goes back)."""
         from tuiapp.browse.app import browse_screen
 
         self.push_screen(browse_screen(self.ledger, self.run_id))
-
-    def action_toggle_pause(self) -> None:
-        if self.state.engine_state == "paused":
-            self.engine.resume()
-            self.state.note("resume", self.clock())
-        else:
-            self.engine.pause("paused by the user (p resumes)")
-            self.state.note("pause", self.clock())
-        self._show_engine_state()
 
     def action_toggle_log(self) -> None:
         """The event log: beside the grid on a wide screen, in its place on a narrow one."""
@@ -394,41 +388,6 @@ class LiveApp(App[str | None]):
         self.screen.set_class(not shown, "-legend-shown")
         self.screen.set_class(shown, "-legend-hidden")
 
-    def action_abort(self) -> None:
-        self.push_screen(
-            ConfirmModal(
-                "Abort the run?\n\nIn-flight calls finish and are recorded; nothing new starts. "
-                "Everything recorded so far stays in the ledger, the report and the browser.",
-                yes="Abort",
-            ),
-            callback=self._abort_confirmed,
-        )
-
-    def _abort_confirmed(self, yes: bool | None) -> None:
-        if yes and self.state.live:
-            self.engine.abort()
-            self.state.note("abort", self.clock())
-            self._show_engine_state()
-
-    def action_stop_arm(self, index: int) -> None:
-        name = self.arm_names[index]
-        self.push_screen(
-            ConfirmModal(
-                f"Stop arm {name}?\n\nIts attempt in flight ends before its next model call and "
-                "its remaining tasks are not run: the arm is reported as censored (not "
-                "comparable). The other arm goes on.",
-                yes=f"Stop {name}",
-            ),
-            callback=partial(self._stop_confirmed, name),
-        )
-
-    def _stop_confirmed(self, name: str, yes: bool | None) -> None:
-        if yes and self.state.live:
-            self.engine.stop_arm(name)
-            self.state.mark_stopping(name)
-            self.state.note(f"stop arm {name}", self.clock())
-            self._redraw()
-
     def action_open_task(self) -> None:
         if self.grid.cursor_task is not None:
             self._open_attempts(self.grid.cursor_task)
@@ -438,40 +397,6 @@ class LiveApp(App[str | None]):
             self.notify("the run has not started yet: no attempts to show", severity="warning")
             return
         self.push_screen(AttemptsModal(self.ledger.path, self.run_id, task_id))
-
-    async def action_quit(self) -> None:  # ctrl+q, Textual's own quit key, asks like q does
-        self.action_request_quit()
-
-    def action_request_quit(self) -> None:
-        if not self.state.live or self.fatal:
-            self.exit(self.run_id)
-        elif self.engine is None:
-            self.exit(None)  # nothing started yet: nothing to abort
-        elif self.quit_requested:
-            self.engine.stop_now()
-            self.notify("stopping now: calls in flight are cancelled and recorded as lost", severity="warning")
-        else:
-            self.push_screen(
-                ConfirmModal(
-                    "The run is still live. Quit?\n\nQuitting aborts the run: in-flight calls "
-                    "finish and are recorded (press q again to stop them now). Everything "
-                    "recorded stays in the ledger and the report.",
-                    yes="Abort and quit",
-                ),
-                callback=self._quit_confirmed,
-            )
-
-    def _quit_confirmed(self, yes: bool | None) -> None:
-        if not yes:
-            return
-        if not self.state.live:
-            self.exit(self.run_id)
-            return
-        self.quit_requested = True
-        self.engine.abort()
-        self.state.note("quit: aborting, the view closes when the run has stopped", self.clock())
-        self.notify("aborting: waiting for calls in flight (q again stops them now)", severity="warning")
-        self._redraw()
 
 
 def make_app(
@@ -492,10 +417,10 @@ def make_app(
     return LiveApp.for_arms([a.name for a in config.arms])(config, ledger, engine, clock=clock, opener=opener)
 
 
-def with_decision(text: str, short: str, decision) -> tuple[str, str]:
-    """The paired-gap line with the always-valid test's read after it (issue 20)."""
+def with_decision(wordings: Sequence[str], decision) -> tuple[str, ...]:
+    """The paired-gap line's wordings (longest first) with the always-valid test's read after each."""
     if decision is None:
-        return text, short
+        return tuple(wordings)
     from agent.printer import decision_text
 
     compact = (
@@ -503,4 +428,4 @@ def with_decision(text: str, short: str, decision) -> tuple[str, str]:
         if decision.decided
         else f"e = {decision.e_value:.1f}/{decision.threshold:g}"
     )
-    return f"{text} · {decision_text(decision)}", f"{short} · {compact}"
+    return (f"{wordings[0]} · {decision_text(decision)}", *(f"{w} · {compact}" for w in wordings[1:]))

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tuiapp.browse.labels import tokens_short  # noqa: F401 — one definition; the widgets use it as fig.tokens_short
-from tuiapp.live.state import BUCKET_S, ArmSnapshot, Snapshot
+from tuiapp.live.snapshot import ArmSnapshot, Snapshot
+from tuiapp.live.state import BUCKET_S
 
 if TYPE_CHECKING:
     from agent.metrics.compare import Comparison
@@ -72,6 +73,8 @@ class Figures:
     done_units: int  # task x arm cells decided
     total_units: int  # task x arm cells
     gap_short: str = ""  # the paired gap for a narrow screen
+    censored_units: int = 0  # task x arm cells that will never be decided (censored, stopped, not run)
+    gap_wordings: tuple[str, ...] = ()  # the paired gap, longest first (gap_text ... gap_short)
 
 
 def compute_figures(snap: Snapshot) -> Figures:
@@ -86,18 +89,21 @@ def compute_figures(snap: Snapshot) -> Figures:
         for a in snap.arms
         if arms[a.name].core.not_comparable and (over or a.state in STOPPED_WORDS)
     }
-    gap_text, gap_short, gap = _gap(snap.arms, outcomes, n, over=over, not_comparable=out)
+    wordings, gap = _gap(snap.arms, outcomes, n, over=over, not_comparable=out)
     elapsed = None if snap.started_at is None else max(0.0, now - snap.started_at)
     done = sum(1 for a in snap.arms for o in outcomes[a.name] if o.decided)
+    censored = sum(1 for a in snap.arms for o in outcomes[a.name] if o.censored and o.failure_class != "pending")
     total = n * len(snap.arms)
-    eta = 0.0 if snap.status is not None else eta_seconds(snap.arms, outcomes, elapsed)
-    return Figures(arms, gap_text, gap, elapsed, eta, done, total, gap_short)
+    # the pace is per running second: time paused is left out, so the ETA stands still while paused
+    active = None if elapsed is None else max(0.0, elapsed - snap.paused_s)
+    eta = 0.0 if snap.status is not None else eta_seconds(snap.arms, outcomes, active)
+    return Figures(arms, wordings[0], gap, elapsed, eta, done, total, wordings[-1], censored, wordings)
 
 
 def eta_seconds(arms: tuple[ArmSnapshot, ...], outcomes: dict, elapsed: float | None) -> float | None:
     """Time until the last arm still running has decided its remaining tasks, each arm at its own
-    pace so far. A censored, stopped or finished arm has nothing left to do; None until every
-    running arm has decided a task."""
+    pace so far (`elapsed`: the run's time not paused). A censored, stopped or finished arm has
+    nothing left to do; None until every running arm has decided a task."""
     if elapsed is None:
         return None
     eta = 0.0
@@ -149,8 +155,9 @@ def spark_values(buckets: tuple[tuple[int, int], ...], now: float, started: floa
 
 
 def project(arm: ArmSnapshot, n: int, outcomes=None) -> Projection:
-    """Where the cap will be hit at the current tokens per decided task, or what will be left.
-    From fewer than MIN_PROJECTION decided tasks it is marked as a rough guess."""
+    """Where the cap will be hit at the current tokens per decided task, or what will be left; the
+    verdict (censored, fits, stopped, ...) comes first so a narrow panel never cuts it. From fewer
+    than MIN_PROJECTION decided tasks it is marked as a rough guess."""
     outcomes = arm.outcomes() if outcomes is None else outcomes
     out = sum(1 for o in outcomes if o.unfinished)
     if arm.state == "censored":
@@ -179,25 +186,28 @@ def project(arm: ArmSnapshot, n: int, outcomes=None) -> Projection:
     pending = sum(1 for o in outcomes if o.failure_class == "pending" and status[o.task_id] == "pending")
     projected = arm.used + sum(max(0.0, per_task - t) for t in in_progress) + per_task * pending
     tentative = len(decided) < MIN_PROJECTION
-    rough = f"rough, from {len(decided)} task{'s' if len(decided) > 1 else ''}: " if tentative else ""
-    rough_short = f"rough ({len(decided)}): " if tentative else ""
+    rough = f" (rough, from {len(decided)} task{'s' if len(decided) > 1 else ''})" if tentative else ""
+    rough_short = " (rough)" if tentative else ""
     if projected > arm.cap:
         reach = len(decided) + (arm.cap - arm.used + sum(in_progress)) / per_task
         at = min(n, max(len(decided) + 1, int(reach) + 1))
-        what = "may be censored" if tentative else "this arm will be censored"
+        what = "may be censored" if tentative else "will be censored"
         return Projection(
-            f"{rough}cap at ~task {at} of {n}: {what}",
+            f"{what}: cap at ~task {at} of {n}{rough}",
             True,
             per_task,
-            short=f"{rough_short}cap at ~task {at}/{n}: {'censored?' if tentative else 'censored'}",
+            short=f"{'censored?' if tentative else 'censored:'} cap ~task {at}/{n}{rough_short}",
             tentative=tentative,
         )
     spare = arm.cap - projected
+    fits = "fits?" if tentative else "fits:"
     return Projection(
-        f"{rough}~{tokens(spare)} tokens left at the end ({spare / arm.cap:.0%} of the cap)",
+        f"{fits} ~{tokens(spare)} tokens left at the end ({spare / arm.cap:.0%} of the cap){rough}",
         False,
         per_task,
-        short=f"{rough_short}~{tokens_short(spare)} left at the end ({spare / arm.cap:.0%})",
+        short=f"{fits} ~{tokens_short(spare)} left ({spare / arm.cap:.0%}, rough)"
+        if tentative
+        else f"{fits} ~{tokens_short(spare)} left at the end ({spare / arm.cap:.0%})",
         tentative=tentative,
     )
 
@@ -218,34 +228,50 @@ STOPPED_WORDS = {"censored": "censored", "stopped": "stopped", "aborted": "abort
 
 def _gap(
     arms: tuple[ArmSnapshot, ...], outcomes: dict, n: int, over: bool, not_comparable: dict[str, str] | None = None
-) -> tuple[str, str, Comparison | None]:
+) -> tuple[tuple[str, ...], Comparison | None]:
     """The report's paired comparison and decision rule on the tasks decided on both arms so far:
-    from MIN_PAIRED such tasks (all of them in a smaller suite), and at the end of the run."""
+    from MIN_PAIRED such tasks (all of them in a smaller suite), and at the end of the run. Its
+    wordings, longest first, each keeping the read and why (the shortest gives the first reason)."""
     from agent.metrics.compare import compare_arms
 
     if len(arms) < 2:
-        return "paired gap: needs two arms", "paired gap: needs two arms", None
+        return ("paired gap: needs two arms",), None
     first, second = arms[0], arms[1]
     label = f"paired gap {second.name} − {first.name}"
     paired = sum(a.decided and b.decided for a, b in zip(outcomes[first.name], outcomes[second.name]))
     needed = max(1, min(MIN_PAIRED, n))
     if paired < needed and not (over and paired):
         text = f"{label}: shown once {needed} task{'s are' if needed > 1 else ' is'} decided on both arms ({paired} so far)"
-        return text, f"gap {second.name}−{first.name}: after {needed} paired tasks ({paired} so far)", None
+        return (text, f"gap {second.name}−{first.name}: after {needed} paired tasks ({paired} so far)"), None
     out = not_comparable or {}
     c = compare_arms(
         first.name, outcomes[first.name], second.name, outcomes[second.name], seed=0, resamples=0, not_comparable=out
     )
-    iv = c.interval
+    iv, v = c.interval, c.verdict
     interval = f"{iv.gap:+.2f}, {iv.level:.0%} CI [{iv.lo:+.2f}, {iv.hi:+.2f}], n={c.n_paired}"
-    read = c.verdict.short.split(" (")[0]  # "no detectable difference" / "B wins on acceptance by 20 pts"
-    if out:
-        read = c.verdict.short
+    gap = f"gap {second.name}−{first.name} {iv.gap:+.2f}"
+    read, _, evidence = v.short.partition(" (")
+    if out:  # an arm will not finish: the read says on which tasks it rests
+        base, _, rests = v.short.partition(" on the ")
+        read = base.split(" (")[0]
+        long_read, reads = v.short, [f"{read} on the {rests}", f"{read}: {' and '.join(out)} not comparable"]
+    else:  # "no detectable difference: <why>" / "B wins on acceptance by 20 pts: McNemar p = 0.002"
+        why = ", ".join(v.reasons) if v.reasons else evidence.split(";")[0].rstrip(")")
+        brief = _brief_reason(v.reasons[-1]) if v.reasons else why
+        long_read = f"{read}: {why} ({evidence}" if v.reasons else v.short
+        reads = [f"{read}: {why}", f"{read}: {brief}"]
     return (
-        f"{label} {interval} · {c.verdict.short}",
-        f"gap {second.name}−{first.name} {iv.gap:+.2f} [{iv.lo:+.2f}, {iv.hi:+.2f}] n={c.n_paired} · {read}",
-        c,
-    )
+        f"{label} {interval} · {long_read}",
+        *(f"{gap} [{iv.lo:+.2f}, {iv.hi:+.2f}] n={c.n_paired} · {r}" for r in reads),
+        f"{gap} n={c.n_paired} · {reads[-1]}",
+    ), c
+
+
+def _brief_reason(reason: str) -> str:
+    """One of agent.metrics.compare's reasons for no winner, for a narrow screen."""
+    if reason.startswith("fewer than "):
+        return "< " + reason.removeprefix("fewer than ")
+    return reason.replace("the interval includes 0", "CI includes 0")
 
 
 # -- formatting helpers shared by the widgets ---------------------------------------------------

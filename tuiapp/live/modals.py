@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -23,6 +23,7 @@ from tuiapp.live import figures as fig
 from tuiapp.live.state import CELL_LOOK
 
 COMPACT_BELOW = 32  # terminal rows under which dialog buttons and fields take one line each
+CAP_CHARACTERS = frozenset("0123456789,._kKmM")  # what a new cap is typed with (parse_cap)
 
 
 def _compact(screen: ModalScreen) -> bool:
@@ -110,6 +111,7 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
         super().__init__(classes="autopause")
         self.arm, self.cap, self.next_call, self.pause_share = arm, cap, next_call, pause_share
         self.used, self.reserved, self.projection = used, reserved, projection
+        self._typed = False  # keys were typed into the cap field before it had the focus
 
     @property
     def share_text(self) -> str:
@@ -182,12 +184,41 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
             error.update("")
 
     def action_focus_cap(self) -> None:
-        self.query_one("#new-cap", Input).focus()
+        field = self.query_one("#new-cap", Input)
+        field.select_all()  # a refused value is replaced by what is typed next
+        field.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A key meant for the cap field that arrives before the field has the focus (focus moves
+        on the next turn of the loop, and a binding acts only once its key has bubbled up, so keys
+        typed right after r come here first): typed into the field in order, never lost and never
+        a binding."""
+        field = self.query_one("#new-cap", Input)
+        if field.has_focus:
+            return
+        if event.key == "r":  # here, not by the binding: a binding acts after the keys typed next
+            self.action_focus_cap()
+        elif event.key == "enter" and self._typed:  # the field's own enter: raise, not the focused button
+            self._raise()
+        elif event.character in CAP_CHARACTERS:
+            start, end = sorted(field.selection)
+            field.replace(event.character, start, end)
+            self._typed = True
+            field.focus()
+        elif event.key == "backspace":
+            field.action_delete_left()
+            self._typed = True
+            field.focus()
+        else:
+            return
+        event.stop()
+        event.prevent_default()
 
     def action_leave_cap(self) -> None:
         self.query_one("#raise", Button).focus()
 
     def _raise(self) -> None:
+        self._typed = False
         raw = self.query_one("#new-cap", Input).value
         new_cap = parse_cap(raw)
         error = self.query_one("#cap-error", Static)
@@ -224,7 +255,8 @@ def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
     ledger = Ledger(ledger_path)
     try:
         rows = ledger.query(
-            "select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no", [run_id, task_id]
+            "select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no, started_utc",
+            [run_id, task_id],
         )
         for row in rows:
             row["tools"] = ledger.tool_calls(row["id"])

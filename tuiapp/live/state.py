@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agent import events as ev
-from agent.classify import NOT_COUNTED
-from agent.printer import format_event
+from agent.printer import abort_line, format_event
 from tuiapp.live.provider_side import ProviderSide
+from tuiapp.live.snapshot import ArmSnapshot, CellSnapshot, Snapshot
 
 if TYPE_CHECKING:  # agent.metrics loads numpy: imported where the figures thread needs it, not at startup
-    from agent.metrics.outcome import AttemptRecord, TaskOutcome
+    from agent.metrics.outcome import TaskOutcome
 
 BUCKET_S = 10  # burn-rate buckets: tokens charged per 10 seconds of event time
 TEXT_TAIL = 600  # characters of streamed model text kept per arm
@@ -42,9 +42,10 @@ CELL_LOOK: dict[str, tuple[str, str, str]] = {
     "censored": ("C", "censored", "censored"),
     "aborted": ("–", "not run", "not run (stopped)"),
 }
+# A running arm's panel says what the whole run is doing while it pauses, checks or aborts.
+ENGINE_OVER_ARM = {"paused": "paused", "preflight": "preflight…", "aborting": "aborting"}
 # A strategy arm's task that submitted nothing (issue 16); kept out of the legend of other runs.
 LOOKS = CELL_LOOK | {"no_submission": ("∅", "no submit", "nothing submitted (strategy)")}
-UNFINISHED = NOT_COUNTED  # cells the engine listed as never finished on their arm (agent.classify)
 
 
 @dataclass
@@ -101,97 +102,13 @@ class ArmState:
 @dataclass(frozen=True)
 class Notice:
     """An event the app reacts to beyond redrawing: "auto_pause" (arm, the next call's tokens),
-    "provider_quota" (arm, text: the provider's reason), "finished" (text: the status) or
-    "sandbox" (text)."""
+    "provider_quota" (arm, text: the provider's reason), "finished" (text: the status),
+    "aborting" (text: what the abort waits for) or "sandbox" (text)."""
 
     kind: str
     arm: str | None = None
     text: str = ""
     tokens: int = 0
-
-
-@dataclass(frozen=True)
-class CellSnapshot:
-    task_id: str
-    status: str
-    attempt: int
-    tokens: int
-    attempts: tuple[tuple[int, str, int], ...]  # graded attempts: (attempt, failure class, tokens)
-    submitted: str | None = None  # a strategy task's submission (TaskCell.submitted); staged: see `staged`
-    staged: bool = False
-    submitted_attempt: int | None = None
-
-
-@dataclass(frozen=True)
-class ArmSnapshot:
-    name: str
-    cap: int
-    used: int
-    reserved: int
-    state: str
-    buckets: tuple[tuple[int, int], ...]
-    wasted: int
-    cells: tuple[CellSnapshot, ...]
-    max_attempts: int = 2
-
-    def records(self) -> list[AttemptRecord]:
-        """The arm's attempts as agent.metrics.outcome reads them; the attempt in progress is
-        one record without a class, holding the tokens its calls have used so far."""
-        from agent.metrics.outcome import AttemptRecord
-
-        out = []
-        for c in self.cells:
-            if c.staged:  # a strategy task: its stages, the submitted one marked, as the report reads them
-                out += self._stage_records(c, AttemptRecord)
-                continue
-            graded = sum(t for _, _, t in c.attempts)
-            out += [AttemptRecord(c.task_id, no, cls, cls == "accepted", t) for no, cls, t in c.attempts]
-            running = c.tokens - graded
-            if running > 0 and c.attempt not in {no for no, _, _ in c.attempts}:
-                out.append(AttemptRecord(c.task_id, c.attempt, None, False, running))
-        return out
-
-    @staticmethod
-    def _stage_records(c: CellSnapshot, record: type[AttemptRecord]) -> list[AttemptRecord]:
-        """Each graded stage (submitted True / False once the protocol submitted, None before), and
-        the calls of no graded stage (critique, judge, the stage in progress) as one more record:
-        so the live retry tax counts an unsubmitted pass as waste, as the report does."""
-        done = c.submitted is not None
-        out = [
-            record(c.task_id, no, cls, cls == "accepted", t, "candidate", (no == c.submitted_attempt) if done else None)
-            for no, cls, t in c.attempts
-        ]
-        rest = c.tokens - sum(t for _, _, t in c.attempts)
-        if rest > 0 or not out:
-            out.append(record(c.task_id, c.attempt + 1, None, False, max(rest, 0), "other", False if done else None))
-        return out
-
-    def outcomes(self) -> list[TaskOutcome]:
-        """One outcome per task, in grid order: the report's own function, run live."""
-        from agent.metrics.outcome import outcomes_of
-
-        return outcomes_of(
-            [c.task_id for c in self.cells],
-            self.records(),
-            max_attempts=self.max_attempts,
-            arm_state=self.state,
-            cap_hit=self.state == "censored",
-            live=True,
-            unfinished=[c.task_id for c in self.cells if c.status in UNFINISHED],
-        )
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What the figures need, copied on the UI loop so a thread can compute without races."""
-
-    task_ids: tuple[str, ...]
-    arms: tuple[ArmSnapshot, ...]
-    started_at: float | None
-    finished_at: float | None
-    now: float
-    max_attempts: int
-    status: str | None
 
 
 class RunState:
@@ -204,7 +121,11 @@ class RunState:
         self.started_at: float | None = None
         self.finished_at: float | None = None
         self.last_at: float | None = None
-        self.engine_state = "starting"  # starting | running | paused | aborting | finished | aborted | crashed
+        self.engine_state = (
+            "starting"  # starting | preflight | running | paused | aborting | finished | aborted | crashed
+        )
+        self.paused_since: float | None = None  # when the current pause began (engine time)
+        self.paused_total = 0.0  # seconds paused before it
         self.status: str | None = None  # the run's final status once RunFinished arrived
         self.sandbox_warning: str | None = None  # set when grades run without bubblewrap
         self.forced_warning: str | None = None  # set when the run goes on past an invalidating preflight
@@ -265,8 +186,7 @@ class RunState:
                 self.dirty.add("header")
                 return Notice(event.kind, text=event.text)
             case ev.EngineStateChanged():
-                self.engine_state = event.state
-                self.dirty.add("header")
+                return self._engine_state(event)
             case ev.DecisionUpdated():
                 return self._decision(event)
             case ev.AutoPaused() if arm and event.policy is None:  # the engine waits for the user's choice
@@ -282,6 +202,30 @@ class RunState:
                 self.dirty.add("header")
                 return Notice("finished", text=event.status)
         return None
+
+    def _engine_state(self, event: ev.EngineStateChanged) -> Notice | None:
+        self.engine_state = event.state
+        if event.state == "paused" and self.paused_since is None:
+            self.paused_since = event.at
+        elif event.state != "paused" and self.paused_since is not None:
+            self.paused_total += max(0.0, event.at - self.paused_since)
+            self.paused_since = None
+        self.dirty.update({"header", *(f"arm:{a}" for a in self.arms), *(f"activity:{a}" for a in self.arms)})
+        if event.state == "aborting":
+            return Notice("aborting", text=abort_line(event.waiting_for))
+        return None
+
+    def arm_word(self, name: str) -> str:
+        """The arm's state as its panel says it: a running arm reads as the engine's pause,
+        preflight or abort while one is on."""
+        state = self.arms[name].state
+        if state in ("running", "waiting") and self.engine_state in ENGINE_OVER_ARM:
+            return ENGINE_OVER_ARM[self.engine_state]
+        return state
+
+    def paused_s(self, now: float) -> float:
+        """Seconds the run has been paused so far, the current pause included up to `now`."""
+        return self.paused_total + (max(0.0, now - self.paused_since) if self.paused_since is not None else 0.0)
 
     def _decision(self, event: ev.DecisionUpdated) -> Notice | None:
         newly = event.decided and not (self.decision and self.decision.decided)
@@ -446,7 +390,9 @@ class RunState:
     def snapshot(self, now: float) -> Snapshot:
         arms = tuple(self._arm_snapshot(a) for a in self.arms.values())
         ordinary = tuple(t for t in self.task_ids if t not in self.controls)  # controls: never in a figure
-        return Snapshot(ordinary, arms, self.started_at, self.finished_at, now, self.max_attempts, self.status)
+        return Snapshot(
+            ordinary, arms, self.started_at, self.finished_at, now, self.max_attempts, self.status, self.paused_s(now)
+        )
 
 
 def log_line(event: ev.Event) -> str | None:

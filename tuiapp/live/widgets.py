@@ -247,26 +247,32 @@ class ArmPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield from (self.meter, self.provider, self.burn, self.projection, self.metrics, self.activity, self.stream)
 
-    def show_quota(self, arm: ArmState) -> None:
+    def show_quota(self, arm: ArmState, word: str | None = None) -> None:
+        """The meters, and the arm's state in the border (`word`: as RunState.arm_word says it)."""
         self.meter.show(arm.used, arm.reserved, arm.cap)
         provider = provider_wordings(arm)
         if provider:
             self.provider.show(*provider)
             self.provider.set_class(bool(arm.provider.quota), "-spent")
         self.provider.display = bool(provider)
-        self.border_subtitle = arm.state
-        for state in ("stopping", "censored", "stopped", "aborted", "finished"):
-            self.set_class(arm.state == state, f"-{state}")
+        word = word or arm.state
+        self.border_subtitle = PANEL_WORDS.get(word, word)
+        for state in ("stopping", "censored", "stopped", "aborted", "finished", "paused", "aborting"):
+            self.set_class(word == state, f"-{state}")
 
-    def show_activity(self, arm: ArmState) -> None:
-        act = arm.activity
-        if act.task_id is None:
-            line = {"waiting": "waiting for the run to start", "running": "between tasks"}.get(arm.state, arm.state)
+    def show_activity(self, arm: ArmState, word: str | None = None) -> None:
+        act, word = arm.activity, word or arm.state
+        if word == "preflight…":
+            line = "preflight: checking the endpoint…"
+        elif act.task_id is None:
+            line = IDLE_WORDS.get(word, word)
             if act.last_tool:
                 line += f" · last tool {act.last_tool}"
         else:
             doing = "grading" if act.phase == "grading" else f"turn {act.turn}"
             line = f"▶ {act.task_id} · attempt {act.attempt} · {doing} · {act.last_tool or 'no tool yet'}"
+            if word in ("paused", "aborting"):  # what is in flight finishes; nothing new starts
+                line = f"{PANEL_WORDS[word]} · {line.removeprefix('▶ ')}"
         self.activity.update(Text(line, no_wrap=True, overflow="ellipsis"), layout=False)
         self.stream.show(act.text)
 
@@ -278,8 +284,16 @@ class ArmPanel(Vertical):
         self.metrics.show(*metrics_wordings(f))
 
 
+IDLE_WORDS = {
+    "waiting": "waiting for the run to start",
+    "running": "between tasks",
+    "paused": "⏸ paused: no attempt starts until p",
+    "aborting": "■ aborting: no attempt starts",
+}
+PANEL_WORDS = {"paused": "⏸ paused", "aborting": "■ aborting", "preflight…": "… preflight…"}
 STATE_WORDS = {
     "running": "▶ running",
+    "preflight": "… preflight…",
     "paused": "⏸ PAUSED",
     "aborting": "■ aborting…",
     "starting": "… starting",
@@ -297,9 +311,10 @@ def header_wordings(state: RunState, figures: fig.Figures | None) -> list[str]:
     sandbox = f"⚠ {' · '.join(warnings)}" if warnings else ""
     elapsed = clock(figures.elapsed_s) if figures else "—"
     eta = "—" if not figures or figures.eta_s is None else "~" + clock(figures.eta_s)
-    done = f"{figures.done_units}/{figures.total_units}" if figures and figures.total_units else "—"
-    timing = [f"elapsed {elapsed}", *([f"ETA {eta}"] if state.live else []), f"{done} done"]
-    timing_short = [elapsed, *([f"ETA {eta}"] if state.live else []), done]
+    done, done_short, done_tiny = done_words(figures, state.live)
+    timing = [f"elapsed {elapsed}", *([f"ETA {eta}"] if state.live else []), done]
+    timing_short = [elapsed, *([f"ETA {eta}"] if state.live else []), done_short]
+    timing_tiny = [*timing_short[:-1], done_tiny]
     over = [] if state.live else ["b browse", "q quit + report"]
     run = state.run_id or "starting…"
     manifest = state.manifest[:12] or "—"
@@ -314,8 +329,21 @@ def header_wordings(state: RunState, figures: fig.Figures | None) -> list[str]:
         join(status, *timing, sandbox, *over),
         join(status, *timing_short, sandbox, *over),
         join(status, *timing_short, sandbox),
-        join(status, *timing_short, sandbox.replace("no full sandbox", "no sandbox")),
+        join(status, *timing_tiny, sandbox),
+        join(status, *timing_tiny, sandbox.replace("no full sandbox", "no sandbox")),
     ]
+
+
+def done_words(figures: fig.Figures | None, live: bool) -> tuple[str, str, str]:
+    """How many task x arm cells are decided, and how many never will be, longest first:
+    "5/24 done, 2 censored" while live, "18 done, 6 censored" once the run is over."""
+    if not figures or not figures.total_units:
+        return "— done", "—", "—"
+    done, total, censored = figures.done_units, figures.total_units, figures.censored_units
+    counted = f"{done}/{total}" if live or not censored else f"{done}"
+    if not censored:
+        return f"{counted} done", counted, counted
+    return f"{counted} done, {censored} censored", f"{counted}, {censored} censored", f"{counted}, {censored} cens."
 
 
 class RunHeader(Fit):

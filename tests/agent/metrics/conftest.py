@@ -93,8 +93,11 @@ class LedgerBuilder:
         state: str | None = None,
         endpoint_url: str | None = None,
         max_attempts: int = 3,
+        lost_keep_number: bool = False,
     ) -> str:
-        """Insert an arm and its attempts; `plan[i]` is task i's attempt string."""
+        """Insert an arm and its attempts; `plan[i]` is task i's attempt string. With
+        `lost_keep_number`, the attempt after a lost one (C, A) takes its number, as the engine
+        numbers them now; without, every attempt gets the next number (older ledgers)."""
         arm_id = new_id()
         tasks = [t["task_id"] for t in self.ledger.tasks(run_id)]
         self.ledger.insert(
@@ -115,7 +118,20 @@ class LedgerBuilder:
         )
         rows = []
         for task_id, attempts in zip(tasks, plan, strict=True):
-            for no, letter in enumerate(attempts, start=1):
+            no = 0
+            for letter in attempts:
+                no += 1
+                if (
+                    lost_keep_number
+                    and rows
+                    and rows[-1]["task_id"] == task_id
+                    and rows[-1]["failure_class"]
+                    in (
+                        "censored",
+                        "aborted",
+                    )
+                ):
+                    no -= 1
                 prompt = int(tokens * prompt_share)
                 rows.append(
                     {

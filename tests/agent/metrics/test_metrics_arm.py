@@ -84,3 +84,36 @@ def test_tokens_per_attempt_spread():
     assert (s.mean, s.median, s.n) == (400, 300, 5)
     assert s.p90 == pytest.approx(760)
     assert spread([]).mean is None
+
+
+@pytest.mark.parametrize("keep_number", [True, False], ids=["retry-keeps-the-number", "older-ledger-numbering"])
+def test_lost_attempts_are_not_the_models(build, ledger, keep_number):
+    """A kill, an abort or a stop cut attempts off (A): their retry is the model's attempt, so
+    the figures are the uninterrupted run's; their tokens are lost spend, counted apart."""
+    run = build.run(["t1", "t2", "t3"])
+    build.arm(run, "clean", ["P", "RP", "R"], tokens=1000)
+    build.arm(run, "killed", ["AP", "RAP", "AAR"], tokens=1000, lost_keep_number=keep_number)
+    clean, clean_outcomes = metrics_of(ledger, run, "clean")
+    killed, killed_outcomes = metrics_of(ledger, run, "killed")
+    for field in ("acceptance", "qap", "retry_tax", "first_try", "first_try_share", "total_tokens", "wasted_tokens"):
+        assert getattr(killed, field) == getattr(clean, field), field
+    assert killed.tokens_per_attempt == clean.tokens_per_attempt and killed.n_attempts == clean.n_attempts == 4
+    assert [o.accepted_on for o in killed_outcomes] == [o.accepted_on for o in clean_outcomes] == [1, 2, None]
+    assert (killed.lost_attempts, killed.lost_tokens) == (4, 4000) and clean.lost_attempts == 0
+    if keep_number:
+        assert max(r["attempt_no"] for r in ledger.attempts(run) if r["arm"] == "killed") == 2
+
+
+def test_the_report_states_lost_spend_and_leaves_it_out_of_the_cost(build, ledger):
+    from agent.metrics.report import build_report, render_report
+
+    run = build.run(["t1", "t2"])
+    build.arm(run, "A", ["P", "RP"], tokens=1000)
+    build.arm(run, "B", ["AP", "RAP"], tokens=1000, lost_keep_number=True)
+    report = build_report(ledger, [run], resamples=0)
+    a, b = (arm for arm in report["runs"][0]["arms"])
+    assert a["cost"]["cpsp"] == b["cost"]["cpsp"] and a["cost"]["n_attempts"] == b["cost"]["n_attempts"] == 3
+    assert (b["metrics"]["lost_attempts"], b["metrics"]["lost_tokens"]) == (2, 2000)
+    text = render_report(report, "text")
+    assert "lost spend: 2,000 tokens in 2 attempts the run cut off" in text and "charged against the cap" in text
+    assert text.count("lost spend:") == 1  # arm A lost nothing

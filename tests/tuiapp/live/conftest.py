@@ -38,6 +38,7 @@ def write_config(
     max_turns: int = 8,
     tasks: tuple[str, ...] = ("py-word-count",),
     max_attempts: int = 1,
+    preflight: str = "on",
 ) -> Path:
     url = f'base_url = "{base_url}"\n' if base_url else ""
     task_list = ", ".join(f'"{t}"' for t in tasks)
@@ -47,6 +48,7 @@ suites = ["{SMOKE}"]
 tasks = [{task_list}]
 max_attempts = {max_attempts}
 auto_pause_share = {share}
+preflight = "{preflight}"
 
 [run.limits]
 max_turns = {max_turns}

@@ -30,6 +30,8 @@ async def test_p_pauses_the_engine_and_p_again_resumes(tmp_path, slow_server):
         await pilot.press("p")
         assert engine.state == "paused"
         await wait_for(pilot, lambda: app.header.has_class("-paused"), what="the header to say paused")
+        assert all(panel.border_subtitle == "⏸ paused" for panel in app.panels.values())
+        assert app.screen.active_bindings["p"].binding.description == "resume"
         await pilot.pause(0.5)  # calls in flight land
         calls = len(slow_server.requests)
         await pilot.pause(0.6)
@@ -38,6 +40,7 @@ async def test_p_pauses_the_engine_and_p_again_resumes(tmp_path, slow_server):
         assert engine.state == "running"
         await wait_for(pilot, lambda: len(slow_server.requests) > calls, what="calls after resuming")
         assert not app.header.has_class("-paused")
+        assert app.screen.active_bindings["p"].binding.description == "pause"
         assert any(line.endswith("you: pause") for line in app.state.log)
         await finish_by_abort(pilot, app, engine)
 
@@ -63,7 +66,8 @@ async def test_a_then_y_aborts_and_the_ledger_keeps_the_attempts(tmp_path, slow_
         assert engine.state == "aborting"
         await wait_for(pilot, lambda: app.header.has_class("-aborted"), what="the header to say aborted")
         assert app.state.status == "aborted"
-        assert app.check_action("toggle_pause", ()) is False  # run controls leave the footer
+        assert app.check_action("pause", ()) is False  # run controls leave the footer
+        assert app.check_action("resume", ()) is False
     run = ledger.run(engine.run_id)
     assert run["status"] == "aborted"
     attempts = ledger.attempts(engine.run_id)
@@ -162,6 +166,35 @@ async def test_q_again_while_aborting_stops_now(tmp_path, slow_server):
         await pilot.press("q")  # no second question: calls in flight are cancelled
         await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
     assert ledger.run(engine.run_id)["status"] == "aborted"
+
+
+async def test_ctrl_c_aborts_saying_what_it_waits_for_and_ctrl_c_again_stops_now(tmp_path):
+    """Each call takes 3 s: the abort waits for the calls in flight and says so; the second Ctrl-C
+    does not wait for them. No attempt starts after the first Ctrl-C."""
+    from agent.endpoints.scripted_server import ScriptedServer
+
+    from .conftest import SMOKE
+
+    with ScriptedServer([SMOKE], delay_s=3.0) as server:
+        app, engine, ledger = real_app(
+            tmp_path, base_url=server.base_url, a="never-finish", max_turns=200, preflight="off"
+        )
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: started(app) and len(engine.work.waiting_for()) == 2, what="calls in flight")
+            await pilot.press("ctrl+c")
+            assert engine.state == "aborting" and app.quit_requested
+            await wait_for(pilot, lambda: any("engine aborting" in line for line in app.state.log), what="the abort")
+            said = next(line for line in app.state.log if "engine aborting" in line)
+            assert "aborting: waiting for a call of " in said and said.endswith("Ctrl-C again to stop now"), said
+            assert "a call of A py-word-count #1 (up to 60 s)" in said and "a call of B py-word-count #1" in said
+            await pilot.press("ctrl+c")
+            await wait_for(
+                pilot, lambda: not app.is_running, timeout=2.5, what="the view to close before the calls end"
+            )
+    assert ledger.run(engine.run_id)["status"] == "aborted"
+    attempts = ledger.attempts(engine.run_id)
+    assert len(attempts) == 2 and {a["failure_class"] for a in attempts} == {"aborted"}
+    assert not ledger.query("select id from calls where status = 'in_flight'")
 
 
 async def test_b_after_the_run_opens_the_browser_and_b_comes_back(tmp_path, slow_server):

@@ -65,9 +65,10 @@ def test_a_projection_from_few_tasks_is_marked_rough():
     snap = state.snapshot(state.last_at)
     a, b = snap.arms
     early, firm = project(a, 40), project(b, 40)
-    assert early.tentative and early.censored and early.text.startswith("rough, from 1 task: cap at ~task")
-    assert "may be censored" in early.text and "will be censored" not in early.text
-    assert not firm.tentative and firm.text.endswith("this arm will be censored")
+    assert early.tentative and early.censored and early.text.startswith("may be censored: cap at ~task")
+    assert early.text.endswith("(rough, from 1 task)") and early.short.startswith("censored? cap ~task")
+    assert not firm.tentative and firm.text.startswith("will be censored: cap at ~task")
+    assert firm.short.startswith("censored: cap ~task")
     figures = compute_figures(snap)
     assert figures.arms["A"].censoring == "maybe (early)" and figures.arms["B"].censoring == "projected"
 

@@ -106,9 +106,10 @@ def test_live_statistics_match_agent_metrics():
     expected = compare_arms("A", arm_a.outcomes(), "B", arm_b.outcomes(), seed=0, resamples=0)
     assert figures.gap == expected and figures.gap.interval.n == 7
     assert figures.gap_text == (
-        "paired gap B − A -0.14, 95% CI [-0.57, +0.36], n=7 · no detectable "
-        "difference (McNemar p = 1; ~173 tasks for 14 pts)"
+        "paired gap B − A -0.14, 95% CI [-0.57, +0.36], n=7 · no detectable difference: the interval "
+        "includes 0, McNemar p ≥ 0.05, fewer than 6 decided pairs (McNemar p = 1; ~173 tasks for 14 pts)"
     )
+    assert figures.gap_short == "gap B−A -0.14 n=7 · no detectable difference: < 6 decided pairs"
 
 
 def test_gap_waits_for_enough_paired_tasks():
@@ -121,14 +122,14 @@ def test_projection_says_where_the_cap_is_hit_or_what_is_left():
     state = fold(synthetic_events({"A": ["P"] * 4, "B": ["P"] * 4}, task_ids=[f"t{i}" for i in range(40)]))
     arm = next(a for a in state.snapshot(state.last_at).arms if a.name == "A")
     per_task = state.arms["A"].used / 4
-    from tuiapp.live.state import CellSnapshot
+    from tuiapp.live.snapshot import CellSnapshot
 
     tight = arm.__class__(**{**arm.__dict__, "cap": int(per_task * 30.5)})
     p = project(tight, 40)
-    assert p.censored and p.text == "cap at ~task 31 of 40: this arm will be censored"
+    assert p.censored and p.text == "will be censored: cap at ~task 31 of 40"  # the verdict first
     roomy = arm.__class__(**{**arm.__dict__, "cap": int(per_task * 50)})
     p = project(roomy, 40)
-    assert not p.censored and p.text.startswith("~") and "left at the end (20% of the cap)" in p.text
+    assert not p.censored and p.text.startswith("fits: ~") and "left at the end (20% of the cap)" in p.text
     fresh = arm.__class__(
         **{**arm.__dict__, "cells": tuple(CellSnapshot(t, "pending", 0, 0, ()) for t in state.task_ids)}
     )

@@ -1,0 +1,64 @@
+"""An arm's ledger row: inserted when a new run opens the arm; when resuming, the recorded row is
+picked up again (tokens used, busy time, censoring) and refreshed with the server just started."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agent.ledger.store import new_id, to_json
+from agent.run.quota import CensoredBy
+from agent.run.strategies import strategy_columns
+
+if TYPE_CHECKING:
+    from agent.run.arms import ArmRuntime
+    from agent.run.engine import RunEngine
+
+# An arm censored by its provider's quota: resuming is the user saying the account was topped up.
+UNCENSOR = {"censored": 0, "censored_utc": None, "state": "running", "state_reason": None, "censored_by": None}
+
+
+async def register_arm(engine: RunEngine, arm: ArmRuntime) -> None:
+    """Insert the arm's row, or for a resumed run take its recorded state back into `arm`."""
+    listed = await arm.client.list_models()
+    cfg = arm.config
+    row = {
+        "run_id": engine.run_id,
+        "name": arm.name,
+        "kind": cfg.kind,
+        "protocol": cfg.protocol,
+        "endpoint_url": arm.endpoint_url,
+        "model": arm.client.settings.model,
+        "models_listed_json": to_json(listed),
+        "sampling_json": to_json(cfg.sampling()),
+        "price_json": to_json(cfg.price),
+        "constants_json": to_json(arm.constants),
+        "cap_tokens": arm.quota.cap,
+        "server_session_id": arm.session_id,
+        "max_attempts": engine.config.max_attempts,
+        "state": "running",
+        "censored": 0,
+        "busy_ms": 0,
+        "tokens_used": 0,
+        **strategy_columns(cfg),
+    }
+    existing = engine.resume_state.arms.get(arm.name) if engine.resume_state else None
+    if existing is None:  # a new run, or one killed before this arm's row was written
+        arm.arm_id = new_id()
+        await engine.ledger.insert("arms", {"id": arm.arm_id, **row})
+        return
+    arm.arm_id = existing["id"]
+    arm.quota.used = existing["tokens_used"]  # lost attempts' tokens included: they were spent
+    arm.busy_ms = existing["busy_ms"] or 0
+    arm.paced_ms = existing.get("paced_ms") or 0
+    topped_up = existing.get("censored_by") == CensoredBy.PROVIDER_QUOTA
+    arm.state = "censored" if existing["censored"] and not topped_up else "running"
+    await engine.ledger.update(
+        "arms",
+        arm.arm_id,
+        {
+            "models_listed_json": row["models_listed_json"],
+            "endpoint_url": arm.endpoint_url,
+            "server_session_id": arm.session_id,
+            **(UNCENSOR if topped_up else {}),
+        },
+    )
