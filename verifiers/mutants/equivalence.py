@@ -1,0 +1,165 @@
+"""Likely-equivalent mutants: survivors that behave like the alternate solution on every input the
+visible and hidden tests give the changed file.
+
+The check records, at the changed file's boundary, every call the tests (or other files) make
+into it — the function, its arguments before and after the call, and what it returned or raised
+— while the hidden and then the visible tests run in the sandbox, once on workspace + alternate
+and once on workspace + reference + mutant. The mutant is likely equivalent when the two records
+are the same non-empty multiset (calls in any order, memory addresses blanked). A record of the
+mutant that differs anywhere from the alternate's — a value no test asserted on, an argument the
+mutant changed in place, another exception message — keeps it a survivor.
+
+Where calls are recorded:
+    python      a pytest plugin wraps the module's functions and class methods, and subprocess
+                runs (so shell scripts driven by pytest tests are recorded by their output)
+    javascript  the changed module is replaced by a proxy that re-exports it with every exported
+    typescript  function wrapped (promises recorded when they settle)
+    rust        not recorded: no mutant is judged equivalent, every survivor counts
+
+Without an alternate/ there is nothing to compare with, and no survivor is judged equivalent.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from tree_sitter import Node
+
+from verifiers.mechanics import grammar_for, parse
+from verifiers.mutants.generate import Mutant, overlay
+from verifiers.sandbox import Sandbox, limits_for
+from verifiers.scratch import remove, scratch_dir
+from verifiers.tasks import Task, copy_with_overlays
+
+HERE = Path(__file__).resolve().parent
+TRACE_FILE = ".qb-trace"
+_PYTEST = re.compile(r"\bpytest\b")
+_NODE_TEST = re.compile(r"^(node|tsx)\s+--test\b")
+_JS_GRAMMARS = ("javascript", "typescript")
+
+
+def traceable(task: Task, mutant: Mutant) -> bool:
+    """Whether calls into the mutant's file can be recorded for this task at all."""
+    if task.alternate is None:
+        return False
+    grammar = grammar_for(mutant.file)
+    commands = (task.hidden_cmd, task.visible_cmd)
+    if grammar in ("python", "bash"):
+        return all(_PYTEST.search(c) for c in commands)
+    if grammar in _JS_GRAMMARS:
+        return all(_NODE_TEST.match(c) for c in commands) and bool(_exports(mutant.source, grammar))
+    return False
+
+
+def _python_command(command: str, traced: str) -> str:
+    plugin = "-p qb_trace -p no:cacheprovider --basetemp=/tmp/qb-basetemp"
+    return f"QB_TRACE={shlex.quote(traced)} " + _PYTEST.sub(f"pytest {plugin}", command, count=1)
+
+
+def _exports(source: bytes, grammar: str) -> list[str]:
+    """Names of the functions (and consts) a JS/TS module exports by name, and 'default'."""
+    names: list[str] = []
+    root = parse(source, grammar).root_node
+    for node in root.named_children:
+        if node.type != "export_statement":
+            continue
+        if any(c.type == "default" for c in node.children):
+            names.append("default")
+            continue
+        declaration = node.child_by_field_name("declaration")
+        if declaration is not None:
+            names += _declared(declaration)
+        for clause in (c for c in node.named_children if c.type == "export_clause"):
+            for spec in clause.named_children:
+                alias = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
+                if alias is not None and alias.text:
+                    names.append(alias.text.decode())
+    return [n for n in dict.fromkeys(names) if n]
+
+
+def _declared(node: Node) -> list[str]:
+    if node.type in ("function_declaration", "generator_function_declaration"):
+        name = node.child_by_field_name("name")
+        return [name.text.decode()] if name is not None and name.text else []
+    if node.type in ("lexical_declaration", "variable_declaration"):
+        found = []
+        for declarator in node.named_children:
+            name = declarator.child_by_field_name("name")
+            if declarator.type == "variable_declarator" and name is not None and name.type == "identifier":
+                found.append((name.text or b"").decode())
+        return found
+    return []  # classes, types and interfaces pass through `export *` unwrapped
+
+
+def _proxy(file: str, names: list[str]) -> tuple[str, str]:
+    """(where the real module goes, the proxy module's text) for a JS/TS file."""
+    path = Path(file)
+    impl = path.with_name(f"{path.stem}.qbimpl{path.suffix}")
+    target = f"./{impl.name}"
+    lines = [
+        f"import * as impl from {target!r};",
+        "import { qbWrap } from './qb_trace.mjs';",
+        f"export * from {target!r};",
+    ]
+    for name in names:
+        if name == "default":
+            lines.append("export default qbWrap('default', impl.default);")
+        else:
+            lines.append(f"export const {name} = qbWrap({name!r}, impl[{name!r}]);")
+    return str(impl), "\n".join(lines) + "\n"
+
+
+def _stage(task: Task, layers: list[Path | None], file: str, dest: Path) -> tuple[Path, str]:
+    """Workspace + layers at dest with the recorder in place; returns (dest, command)."""
+    copy_with_overlays(task.workspace, dest, *layers)
+    grammar = grammar_for(file)
+    tail = f"; cat {TRACE_FILE} 2>/dev/null"
+    if grammar in ("python", "bash"):
+        (dest / "qb_trace.py").write_bytes((HERE / "qb_trace.py").read_bytes())
+        traced = file if grammar == "python" else ""
+        commands = [_python_command(c, traced) for c in (task.hidden_cmd, task.visible_cmd)]
+        return dest, " ; ".join(commands) + tail
+    source = (dest / file).read_bytes()
+    impl, proxy = _proxy(file, _exports(source, grammar or "javascript"))
+    (dest / impl).write_bytes(source)
+    (dest / file).write_text(proxy)
+    (dest / Path(file).parent / "qb_trace.mjs").write_bytes((HERE / "qb_trace.mjs").read_bytes())
+    return dest, f"{task.hidden_cmd} ; {task.visible_cmd}" + tail
+
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def _record(output: str) -> list[str]:
+    lines = [_ADDRESS.sub("0x?", line[len("QBTRACE ") :]) for line in output.splitlines() if line.startswith("QBTRACE ")]
+    return sorted(lines)
+
+
+def trace(sandbox: Sandbox, task: Task, layers: list[Path | None], file: str) -> list[str]:
+    """The sorted calls into `file` while the hidden and visible tests run on workspace + layers."""
+    scratch = scratch_dir(f"trace-{task.id}")
+    try:
+        staged, command = _stage(task, layers, file, scratch / "work")
+        limits = limits_for(task.language, task.timeout_s * 2, task.memory_mb)
+        result = sandbox.run(command, staged, limits, task.hidden)
+        return [] if result.timed_out else _record(result.output)
+    finally:
+        remove(scratch)
+
+
+def likely_equivalent(sandbox: Sandbox, task: Task, mutant: Mutant, alternate_trace: list[str] | None) -> bool:
+    """The mutant's calls match the alternate's (given, or recorded now) and are not empty."""
+    if not traceable(task, mutant):
+        return False
+    if alternate_trace is None:
+        alternate_trace = trace(sandbox, task, [task.alternate], mutant.file)
+    if not alternate_trace:
+        return False
+    scratch = scratch_dir(f"equiv-{task.id}")
+    try:
+        folder = overlay(task, mutant, scratch / "overlay")
+        return trace(sandbox, task, [folder], mutant.file) == alternate_trace
+    finally:
+        remove(scratch)
