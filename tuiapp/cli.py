@@ -78,7 +78,9 @@ def _announce_sandbox(sandbox) -> None:
     if about["sandbox"] == "bwrap":
         print(f"sandbox: bubblewrap {about.get('bwrap_version') or ''}".rstrip(), flush=True)
     else:
-        print(f"WARNING: scoring without the full sandbox ({about['sandbox']}): {about.get('missing')}", file=sys.stderr)
+        print(
+            f"WARNING: scoring without the full sandbox ({about['sandbox']}): {about.get('missing')}", file=sys.stderr
+        )
 
 
 def _gate(args: argparse.Namespace, sandbox) -> int:

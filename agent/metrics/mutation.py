@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agent.metrics.stats import wilson
 from verifiers.mutants.outcome import DEFAULT_WEAK_BELOW, TaskScore
@@ -92,7 +93,41 @@ def suite_mutation(tasks: Iterable[TaskMutation], below: float = DEFAULT_WEAK_BE
     )
 
 
-HEADER = f"{'task':<26} {'language':<10} {'mutants':>7} {'killed':>6} {'surv':>4} {'equiv':>5} {'unviab':>6} {'score':>5}"
+def mutation_section(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The report's `hidden_tests` entry from a run's mutation_scores rows (None: none recorded)."""
+    if not rows:
+        return None
+    tasks = [
+        TaskMutation(
+            r["task_id"],
+            r["language"],
+            r["generated"],
+            r["killed"],
+            r["survived"],
+            r["equivalent"],
+            r["unviable"],
+            r["flagged"],
+            r["errors"],
+        )
+        for r in rows
+    ]
+    suite = suite_mutation(tasks, rows[0]["weak_below"] or DEFAULT_WEAK_BELOW)
+    return {
+        "statement": suite.statement(),
+        "tasks_scored": suite.tasks,
+        "killed": suite.killed,
+        "counted": suite.counted,
+        "score": suite.score,
+        "interval": list(suite.interval),
+        "weak_below": suite.below,
+        "weak": [{"task_id": t.task_id, "score": t.score} for t in suite.weak],
+        "per_task": {t.task_id: t.score for t in tasks},
+    }
+
+
+HEADER = (
+    f"{'task':<26} {'language':<10} {'mutants':>7} {'killed':>6} {'surv':>4} {'equiv':>5} {'unviab':>6} {'score':>5}"
+)
 
 
 def task_row(score: TaskScore, below: float = DEFAULT_WEAK_BELOW) -> str:
@@ -142,5 +177,7 @@ def summary_lines(scores: Sequence[TaskScore], below: float = DEFAULT_WEAK_BELOW
         lines.append("; ".join(extra))
     weakest = suite.weakest[:10]
     if weakest:
-        lines.append("weakest first: " + ", ".join(f"{t.task_id} {t.score:.2f}" for t in weakest if t.score is not None))
+        lines.append(
+            "weakest first: " + ", ".join(f"{t.task_id} {t.score:.2f}" for t in weakest if t.score is not None)
+        )
     return lines

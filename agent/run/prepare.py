@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 from agent import QuotabenchError
-from agent.config import RunConfig
+from agent.config import RunConfig, ValidateSettings
 from agent.ledger.store import LedgerError
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import runtime_versions
@@ -89,6 +89,41 @@ def task_rows(run_id: str, tasks: list[Task]) -> list[dict[str, Any]]:
         }
         for i, t in enumerate(tasks)
     ]
+
+
+def mutation_rows(run_id: str, tasks: list[Task], settings: ValidateSettings) -> list[dict[str, Any]]:
+    """The cached mutation scores of exactly these task versions (`validate --mutants`), as rows."""
+    from agent.ledger.store import utc_now
+    from agent.metrics.mutation import task_mutation
+    from verifiers.mutants.cache import ScoreCache, cache_key
+
+    cache = ScoreCache(settings.cache_dir)
+    rows = []
+    for task in tasks:
+        key = cache_key(task, settings.max_mutants)
+        score = cache.get(key)
+        if score is None or score.skipped is not None:
+            continue
+        t = task_mutation(score)
+        rows.append(
+            {
+                "run_id": run_id,
+                "task_id": task.id,
+                "cache_key": key,
+                "language": task.language,
+                "generated": t.generated,
+                "killed": t.killed,
+                "survived": t.survived,
+                "equivalent": t.equivalent,
+                "unviable": t.unviable,
+                "flagged": t.flagged,
+                "errors": t.errors,
+                "score": t.score,
+                "weak_below": settings.weak_below,
+                "recorded_utc": utc_now(),
+            }
+        )
+    return rows
 
 
 class RuntimeVersions:

@@ -2,20 +2,26 @@
 visible and hidden tests give the changed file.
 
 The check records, at the changed file's boundary, every call the tests (or other files) make
-into it — the function, its arguments before and after the call, and what it returned or raised
-— while the hidden and then the visible tests run in the sandbox, once on workspace + alternate
-and once on workspace + reference + mutant. The mutant is likely equivalent when the two records
-are the same non-empty multiset (calls in any order, memory addresses blanked). A record of the
-mutant that differs anywhere from the alternate's — a value no test asserted on, an argument the
-mutant changed in place, another exception message — keeps it a survivor.
+into it — the function, its arguments before and after the call, and what it returned or the
+kind of exception it raised — while the hidden and then the visible tests run in the sandbox,
+once on workspace + alternate and once on workspace + reference + mutant. Each call to a
+module-level function is then repeated on type-aware neighbours of its arguments (EvalPlus's
+input mutation: integers ±1, 0 and negated; strings emptied, halved, doubled, upper-cased;
+lists emptied, halved, reversed; booleans flipped), so the comparison reaches past the inputs
+the tests chose. The mutant is likely equivalent only when
 
-Where calls are recorded:
-    python      a pytest plugin wraps the module's functions and class methods, and subprocess
-                runs (so shell scripts driven by pytest tests are recorded by their output)
-    javascript  the changed module is replaced by a proxy that re-exports it with every exported
-    typescript  function wrapped (promises recorded when they settle)
-    rust        not recorded: no mutant is judged equivalent, every survivor counts
+  - the two records are the same multiset (calls in any order, memory addresses blanked), and
+  - the function the mutation sits in was called and varied in them (a mutant in code the tests
+    never reach, or in a method or helper the record does not see, is never excused).
 
+Any difference — a value no test asserted on, an argument changed in place, another exception
+type, a neighbour input where the mutant and the alternate part — keeps it a survivor.
+Exception messages are not compared (two right solutions word them differently).
+
+Where calls are recorded: Python (a pytest plugin wraps the module's functions and class
+methods) and JavaScript / TypeScript (the changed module is replaced by a proxy re-exporting it
+with every exported function wrapped; promises are recorded when they settle, and not varied).
+Rust and shell are not recorded: no survivor there is judged equivalent, every one counts.
 Without an alternate/ there is nothing to compare with, and no survivor is judged equivalent.
 """
 
@@ -46,7 +52,9 @@ def traceable(task: Task, mutant: Mutant) -> bool:
         return False
     grammar = grammar_for(mutant.file)
     commands = (task.hidden_cmd, task.visible_cmd)
-    if grammar in ("python", "bash"):
+    if not mutant.function:
+        return False
+    if grammar == "python":
         return all(_PYTEST.search(c) for c in commands)
     if grammar in _JS_GRAMMARS:
         return all(_NODE_TEST.match(c) for c in commands) and bool(_exports(mutant.source, grammar))
@@ -116,10 +124,9 @@ def _stage(task: Task, layers: list[Path | None], file: str, dest: Path) -> tupl
     copy_with_overlays(task.workspace, dest, *layers)
     grammar = grammar_for(file)
     tail = f"; cat {TRACE_FILE} 2>/dev/null"
-    if grammar in ("python", "bash"):
+    if grammar == "python":
         (dest / "qb_trace.py").write_bytes((HERE / "qb_trace.py").read_bytes())
-        traced = file if grammar == "python" else ""
-        commands = [_python_command(c, traced) for c in (task.hidden_cmd, task.visible_cmd)]
+        commands = [_python_command(c, file) for c in (task.hidden_cmd, task.visible_cmd)]
         return dest, " ; ".join(commands) + tail
     source = (dest / file).read_bytes()
     impl, proxy = _proxy(file, _exports(source, grammar or "javascript"))
@@ -133,7 +140,9 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 
 
 def _record(output: str) -> list[str]:
-    lines = [_ADDRESS.sub("0x?", line[len("QBTRACE ") :]) for line in output.splitlines() if line.startswith("QBTRACE ")]
+    lines = [
+        _ADDRESS.sub("0x?", line[len("QBTRACE ") :]) for line in output.splitlines() if line.startswith("QBTRACE ")
+    ]
     return sorted(lines)
 
 
@@ -155,7 +164,8 @@ def likely_equivalent(sandbox: Sandbox, task: Task, mutant: Mutant, alternate_tr
         return False
     if alternate_trace is None:
         alternate_trace = trace(sandbox, task, [task.alternate], mutant.file)
-    if not alternate_trace:
+    varied = f"variant {mutant.function}"
+    if not any(line.startswith(varied) for line in alternate_trace):
         return False
     scratch = scratch_dir(f"equiv-{task.id}")
     try:

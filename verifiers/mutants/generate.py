@@ -12,7 +12,7 @@ import difflib
 import hashlib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tree_sitter import Node
@@ -32,6 +32,7 @@ class Edit:
     start: int
     end: int
     text: bytes
+    function: str = ""  # the innermost named function around the edit ("" at top level)
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Mutant:
     line: int
     description: str
     source: bytes  # the whole mutated file
+    function: str = ""  # the innermost named function around the change ("" at top level)
 
     def diff(self, reference: bytes) -> str:
         """The change as a unified diff against the reference file (one line of context)."""
@@ -190,18 +192,37 @@ def _early_returns(node: Node, table: LanguageTable, source: bytes) -> Iterator[
     yield Edit("early-return", opening.end_byte, opening.end_byte, table.early_return.encode())
 
 
+def _enclosing(node: Node, table: LanguageTable) -> str:
+    """The name of the innermost function around node (an arrow function takes its variable's)."""
+    current: Node | None = node
+    while current is not None:
+        if current.type in table.functions:
+            name = current.child_by_field_name("name")
+            if name is None and current.parent is not None and current.parent.type == "variable_declarator":
+                name = current.parent.child_by_field_name("name")
+            if name is not None and name.text:
+                return name.text.decode(errors="replace")
+        current = current.parent
+    return ""
+
+
 def edits_of(source: bytes, grammar: str) -> list[Edit]:
     """Every candidate edit of one file, in source order (before parsing the results)."""
     table = TABLES[grammar]
     root = parse(source, grammar).root_node
     edits: list[Edit] = []
     for node in _walk(root):
-        edits += _operators(node, table)
-        edits += _constants(node, table)
-        edits += _negations(node, table)
-        edits += _removals(node, table)
-        edits += _swaps(node, table)
-        edits += _early_returns(node, table, source)
+        here = [
+            *_operators(node, table),
+            *_constants(node, table),
+            *_negations(node, table),
+            *_removals(node, table),
+            *_swaps(node, table),
+            *_early_returns(node, table, source),
+        ]
+        if here:
+            function = _enclosing(node, table)
+            edits += [replace(e, function=function) for e in here]
     return edits
 
 
@@ -249,7 +270,8 @@ def mutants_of_source(source: bytes, file: str, grammar: str | None = None) -> M
         after = _shown(edit.text) or "∅"
         ident = hashlib.sha256(f"{file}\0{edit.start}\0{edit.end}\0".encode() + edit.text).hexdigest()[:12]
         line = _line(source, edit.start)
-        kept.append(Mutant(ident, edit.kind, file, line, f"{file}:{line} {edit.kind}: {before} → {after}", mutated))
+        description = f"{file}:{line} {edit.kind}: {before} → {after}"
+        kept.append(Mutant(ident, edit.kind, file, line, description, mutated, edit.function))
     return MutantSet(kept, unparsed, duplicates)
 
 

@@ -54,6 +54,7 @@ class MutantResult:
     diff: str = ""  # kept for survivors and equivalents
     seconds: float = 0.0
     note: str = ""  # why it was judged equivalent, or the first tamper finding
+    function: str = ""  # the function the mutation sits in
 
 
 @dataclass(frozen=True)

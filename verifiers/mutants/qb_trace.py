@@ -1,7 +1,7 @@
 """pytest plugin, copied next to the tests by equivalence.py: records every call from outside
 the traced module into its functions and class methods (arguments before and after, the result
-or exception), and every subprocess run (argv, input, exit status, output), as `QBTRACE` lines
-in .qb-trace. Not imported by quotabench itself."""
+or exception type), repeats each module-level function call on neighbours of its arguments, and
+writes it all as `QBTRACE` lines to .qb-trace. Not imported by quotabench itself."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import importlib
 import inspect
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -134,26 +133,10 @@ def _trace_module(path: str) -> None:
                     setattr(value, method, _wrap(f"{attr}.{method}", fn, own, vary=False))
 
 
-def _trace_subprocess() -> None:
-    real = subprocess.run
-
-    @functools.wraps(real)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        result = real(*args, **kwargs)
-        shown = {k: v for k, v in kwargs.items() if k in ("input", "env")}
-        _LINES.append(
-            f"run {_show(result.args)} {_show(shown)} -> {result.returncode} {_show(result.stdout)} {_show(result.stderr)}"
-        )
-        return result
-
-    subprocess.run = run  # type: ignore[assignment]
-
-
 def pytest_configure(config: Any) -> None:
     traced = os.environ.get("QB_TRACE", "")
     if traced:
         _trace_module(traced)
-    _trace_subprocess()
 
 
 def pytest_unconfigure(config: Any) -> None:

@@ -69,6 +69,7 @@ def _mutant_result(task: Task, mutant: Mutant, grade: GradeResult, seconds: floa
         diff=mutant.diff(reference) if keep_diff else "",
         seconds=round(seconds, 3),
         note=grade.integrity or "",
+        function=mutant.function,
     )
 
 
