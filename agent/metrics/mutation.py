@@ -132,14 +132,14 @@ HEADER = (
 
 def task_row(score: TaskScore, below: float = DEFAULT_WEAK_BELOW) -> str:
     """One line of the per-task table (80 columns), or why the task was not scored."""
-    name = score.task_id if len(score.task_id) <= 26 else score.task_id[:25] + "…"
+    name = score.task_id if len(score.task_id) <= 24 else score.task_id[:23] + "…"
     if score.skipped is not None:
-        return f"{name:<26} {score.language:<10} skipped: {score.skipped}"[:WIDTH]
+        return f"{name:<24} {score.language:<10} skipped: {score.skipped}"[:WIDTH]
     t = task_mutation(score)
     value = "-" if t.score is None else f"{t.score:.2f}"
     mark = "  weak" if score.weak(below) else ""
     return (
-        f"{name:<26} {t.language:<10} {t.generated:>7} {t.killed:>6} {t.survived:>4} {t.equivalent:>5} "
+        f"{name:<24} {t.language:<10} {t.generated:>7} {t.killed:>6} {t.survived:>4} {t.equivalent:>5} "
         f"{t.unviable:>6} {value:>5}{mark}"
     )
 

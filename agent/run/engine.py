@@ -35,7 +35,7 @@ from agent.run.arms import ArmRuntime, open_arm
 from agent.run.attempt import AttemptRunner
 from agent.run.decision import DecisionWatch
 from agent.run.killpoints import kill_point
-from agent.run.prepare import RuntimeVersions, check_before_run, load_tasks, mutation_rows, task_rows
+from agent.run.prepare import RuntimeVersions, check_before_run, load_tasks, mutation_ops, task_rows
 from agent.run.quota import CensoredBy
 from agent.run.resume_plan import ResumePlan
 from agent.run.runtime_gate import skip_missing_runtime
@@ -316,7 +316,7 @@ class RunEngine:
                         },
                     ),
                     ("insert_all", "tasks", task_rows(self.run_id, self.tasks)),
-                    *self._mutation_ops(),
+                    *mutation_ops(self.run_id, self.tasks, self.config.validate),
                 ]
             )
             versions.record(self.ledger, self.run_id)
@@ -416,11 +416,6 @@ class RunEngine:
     def _replicate_columns(self) -> dict[str, Any]:
         r = self.replicate
         return {} if r is None else {"replicate": r.number, "replicates": r.of, "replicate_set": r.set_id}
-
-    def _mutation_ops(self) -> list[tuple[Any, ...]]:
-        """The tasks' cached mutation scores as ledger writes (none when no task was scored)."""
-        rows = mutation_rows(self.run_id, self.tasks, self.config.validate)
-        return [("insert_all", "mutation_scores", rows)] if rows else []
 
     def _sandbox_constants(self) -> dict[str, Any]:
         sandbox = describe_sandbox(getattr(self.grader, "sandbox", None))

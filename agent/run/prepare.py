@@ -126,6 +126,12 @@ def mutation_rows(run_id: str, tasks: list[Task], settings: ValidateSettings) ->
     return rows
 
 
+def mutation_ops(run_id: str, tasks: list[Task], settings: ValidateSettings) -> list[tuple[Any, ...]]:
+    """The tasks' cached mutation scores as ledger writes (none when no task was scored)."""
+    rows = mutation_rows(run_id, tasks, settings)
+    return [("insert_all", "mutation_scores", rows)] if rows else []
+
+
 class RuntimeVersions:
     """The runtimes' versions for a run's row (agent.manifest.runtime_versions), asked on a
     thread from the moment the run starts rather than before its first call (`tsx --version`

@@ -102,3 +102,31 @@ def test_a_ledger_from_every_older_schema_upgrades_to_head_and_keeps_its_rows(tm
         assert kept == [row], f"{table}: rows written before {head_before} changed on upgrade"
     for table in fresh.db.table_names():
         assert _columns(ledger.db, table) == _columns(fresh.db, table), table
+
+
+def test_mutation_scores_table_on_an_empty_ledger_and_up_from_before_it(tmp_path):
+    fresh = Ledger(tmp_path / "new.sqlite").db
+    assert {
+        "run_id",
+        "task_id",
+        "cache_key",
+        "generated",
+        "killed",
+        "survived",
+        "equivalent",
+        "unviable",
+        "flagged",
+        "errors",
+        "score",
+        "weak_below",
+    } <= _columns(fresh, "mutation_scores")
+    path = tmp_path / "old.sqlite"
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before="m021_mutation_scores")
+    assert not old["mutation_scores"].exists()
+    old["runs"].insert({"id": "R1", "status": "finished"})
+    old.conn.commit()
+    old.conn.close()
+    ledger = Ledger(path)
+    assert ledger.mutation_scores("R1") == []
+    assert _columns(ledger.db, "mutation_scores") == _columns(fresh, "mutation_scores")
