@@ -126,7 +126,7 @@ def mutation_section(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 HEADER = (
-    f"{'task':<26} {'language':<10} {'mutants':>7} {'killed':>6} {'surv':>4} {'equiv':>5} {'unviab':>6} {'score':>5}"
+    f"{'task':<24} {'language':<10} {'mutants':>7} {'killed':>6} {'surv':>4} {'equiv':>5} {'unviab':>6} {'score':>5}"
 )
 
 
@@ -172,7 +172,7 @@ def summary_lines(scores: Sequence[TaskScore], below: float = DEFAULT_WEAK_BELOW
     if skipped:
         extra.append(f"{len(skipped)} tasks not scored")
     if seconds:
-        extra.append(f"{seconds:.0f} s")
+        extra.append(f"scored in {seconds:.0f} s")
     if extra:
         lines.append("; ".join(extra))
     weakest = suite.weakest[:10]

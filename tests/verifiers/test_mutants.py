@@ -61,19 +61,23 @@ def test_max_mutants_keeps_an_even_share_of_kinds() -> None:
 
 
 @pytest.mark.parametrize(
-    ("verdict", "tests", "failed", "expected"),
+    ("verdict", "tests", "failed", "exit_status", "expected"),
     [
-        ("pass", {"t::a": "passed"}, 0, "survived"),
-        ("fail", {"t::a": "failed"}, 1, "killed"),
-        ("fail", {}, None, "unviable"),  # nothing ran: a build or import error
-        ("timeout", {}, None, "killed"),
-        ("error", {}, None, "error"),
-        ("tampering", {"t::a": "failed"}, 1, "killed"),
-        ("tampering", {"t::a": "passed"}, 0, "flagged"),  # rejected by the integrity checks, not the tests
+        ("pass", {"t::a": "passed"}, 0, 0, "survived"),
+        ("fail", {"t::a": "failed"}, 1, 1, "killed"),
+        ("fail", {}, None, 101, "unviable"),  # nothing ran: a build or import error
+        ("fail", {}, None, -9, "killed"),  # killed by a limit while the tests ran
+        ("fail", {}, None, 137, "killed"),
+        ("timeout", {}, None, None, "killed"),
+        ("error", {}, None, 127, "error"),
+        ("tampering", {"t::a": "failed"}, 1, 1, "killed"),
+        ("tampering", {"t::a": "passed"}, 0, 0, "flagged"),  # rejected by the integrity checks, not the tests
     ],
 )
-def test_verdicts_map_to_outcomes(verdict: str, tests: dict[str, str], failed: int | None, expected: str) -> None:
-    assert outcome_of(verdict, tests, failed) == expected
+def test_verdicts_map_to_outcomes(
+    verdict: str, tests: dict[str, str], failed: int | None, exit_status: int | None, expected: str
+) -> None:
+    assert outcome_of(verdict, tests, failed, exit_status) == expected
     assert expected in OUTCOMES
 
 

@@ -4,8 +4,10 @@ A mutant is graded like a model's answer (the reference's test identities expect
 files reset), and its verdict (verifiers.grading.VERDICTS) maps to one outcome:
 
     pass       survived   the hidden tests accept wrong code (unless likely equivalent)
-    fail       killed     at least one test recorded a failure; when no test ran at all (a
-                          build or import error), it is `unviable`: the tests never judged it
+    fail       killed     at least one test recorded a failure, or the runner was killed by a
+                          signal (a memory or CPU limit: the mutant ran away under the tests);
+                          when no test ran and the runner exited by itself (a build or import
+                          error), it is `unviable`: the tests never judged it
     timeout    killed     the tests noticed: a mutant that loops is caught by the time limit
     error      error      the sandbox or runner could not start: says nothing about the tests
     tampering  killed     if a test failed under it; else `flagged`: the integrity checks, not
@@ -26,8 +28,8 @@ OUTCOMES = ("killed", "survived", "equivalent", "unviable", "flagged", "error")
 DEFAULT_WEAK_BELOW = 0.80
 
 
-def outcome_of(verdict: str, tests: dict[str, str], failed: int | None) -> str:
-    """The outcome of a mutant graded with `verdict` and the runner's per-test outcomes."""
+def outcome_of(verdict: str, tests: dict[str, str], failed: int | None, exit_status: int | None = None) -> str:
+    """The outcome of a mutant graded with `verdict`, the runner's per-test outcomes and its exit status."""
     failures = bool(failed) or any(o not in ("passed", "skipped") for o in tests.values())
     if verdict == "pass":
         return "survived"
@@ -37,7 +39,8 @@ def outcome_of(verdict: str, tests: dict[str, str], failed: int | None) -> str:
         return "error"
     if verdict == "tampering":
         return "killed" if failures else "flagged"
-    if not tests and not failed:
+    signalled = exit_status is not None and (exit_status < 0 or exit_status > 128)
+    if not tests and not failed and not signalled:
         return "unviable"
     return "killed"
 

@@ -5,6 +5,11 @@ many mutants does not hold the others back; a task's result is written to the ca
 its last mutant is graded (a kill loses at most the tasks in flight). A cached task version is
 returned without grading anything.
 
+A mutant's time limit is ten times its reference's hidden run here, at least 5 s and at most
+the task's own `timeout_s`: a mutant that loops is killed by the limit (outcome.py) without
+holding a worker for the task's full timeout, and one merely slower than the reference still
+has an order of magnitude of room.
+
 Tasks of kind `control` are not scored: an impossible control's reference fails its tests by
 design (no mutant of it can survive or be killed in a meaningful way), and the floor and
 negative controls test the agent and the gate with deliberately minimal tests.
@@ -55,7 +60,7 @@ class Settings:
 
 
 def _mutant_result(task: Task, mutant: Mutant, grade: GradeResult, seconds: float) -> MutantResult:
-    outcome = outcome_of(grade.verdict, grade.tests, grade.failed)
+    outcome = outcome_of(grade.verdict, grade.tests, grade.failed, grade.exit_status)
     keep_diff = outcome == "survived"
     reference = (task.reference / mutant.file).read_bytes() if keep_diff else b""
     return MutantResult(
@@ -92,8 +97,21 @@ class AlternateTraces:
             return self._traces[key]
 
 
+TIMEOUT_FACTOR = 10
+MIN_TIMEOUT_S = 5.0
+
+
+def mutant_timeout(task: Task, reference: GradeResult) -> float:
+    """Ten times the reference's hidden run, at least MIN_TIMEOUT_S, at most the task's limit."""
+    return min(task.timeout_s, max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * reference.duration_ms / 1000))
+
+
 def grade_mutant(
-    grader: SandboxGrader, task: Task, mutant: Mutant, alternates: AlternateTraces | None = None
+    grader: SandboxGrader,
+    task: Task,
+    mutant: Mutant,
+    alternates: AlternateTraces | None = None,
+    timeout_s: float | None = None,
 ) -> MutantResult:
     """Grade one mutant like a model's answer (the reference's tests expected, runner files reset);
     a survivor is then checked for likely equivalence with the alternate (equivalence.py)."""
@@ -101,7 +119,8 @@ def grade_mutant(
     scratch = scratch_dir(f"mutant-{task.id}")
     try:
         folder = overlay(task, mutant, scratch / "overlay")
-        grade = grader.grade_overlay(task, folder, expected=grader.expected_tests(task), reset=True)
+        expected = grader.expected_tests(task)
+        grade = grader.grade_overlay(task, folder, expected=expected, reset=True, timeout_s=timeout_s)
     finally:
         remove(scratch)
     result = _mutant_result(task, mutant, grade, time.monotonic() - started)
@@ -125,6 +144,7 @@ class _TaskJob:
         self.results: dict[str, MutantResult] = {}
         self.started = time.monotonic()
         self.lock = threading.Lock()
+        self.timeout_s: float | None = None  # set once the reference has run
 
     def add(self, result: MutantResult) -> TaskScore | None:
         with self.lock:
@@ -193,11 +213,13 @@ def score_suites(
 
     def grade(pair: tuple[_TaskJob, Mutant | None]) -> None:
         job, mutant = pair
-        if mutant is None:  # the reference first: mutants are graded against its tests
-            if grader.expected_tests(job.task) is None:
+        if mutant is None:  # the reference first: mutants are graded against its tests, in its time
+            reference = grader.grade_overlay(job.task, job.task.reference)
+            if grader.remember_reference(job.task, reference) is None:
                 raise _ReferenceFails(job)
+            job.timeout_s = mutant_timeout(job.task, reference)
             return
-        result = grade_mutant(grader, job.task, mutant, alternates)
+        result = grade_mutant(grader, job.task, mutant, alternates, job.timeout_s)
         with lock:
             progress.mutants_done += 1
         done = job.add(result)
