@@ -172,7 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         help="gate every task of one or more suites before running them",
         description="Check that each task is sound: the hidden tests fail on the untouched workspace, "
-        "pass on the reference solution (and an alternate one), and the visible tests run.",
+        "pass on the reference solution (and an alternate one), and the visible tests run. With --mutants, "
+        "measure instead how much wrong code the hidden tests let through: mutants of each reference are "
+        "graded, and a task whose tests kill too few of them is flagged weak (exit 1).",
         epilog="examples:\n  quotabench validate fixtures/core --jobs 2\n"
         "  quotabench validate fixtures/core/py-slug-refactor -v\n"
         "  quotabench validate --mutants fixtures/core --jobs 2   how many wrong versions the hidden tests catch",
@@ -182,7 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
         "suites", nargs="*", metavar="SUITE", help="suite folders or single task folders, e.g. fixtures/core"
     )
     p.add_argument(
-        "--jobs", "-j", type=int, default=1, metavar="N", help="tasks gated in parallel, e.g. --jobs 2 (default 1)"
+        "--jobs",
+        "-j",
+        type=int,
+        default=1,
+        metavar="N",
+        help="tasks gated (with --mutants: mutants graded) in parallel, e.g. --jobs 2 (default 1)",
     )
     p.add_argument(
         "--verbose",

@@ -18,7 +18,7 @@ from verifiers.grading import task_key
 from verifiers.mutants.outcome import TaskScore
 from verifiers.tasks import Task
 
-MUTATOR_VERSION = "3"  # bump when generate.py or outcome.py would give other results
+MUTATOR_VERSION = "4"  # bump when generate.py or outcome.py would give other results
 
 
 def default_cache_dir() -> Path:

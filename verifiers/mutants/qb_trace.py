@@ -1,7 +1,7 @@
 """pytest plugin, copied next to the tests by equivalence.py: records every call from outside
 the traced module into its functions and class methods (arguments before and after, the result
-or exception type), repeats each module-level function call on neighbours of its arguments, and
-writes it all as `QBTRACE` lines to .qb-trace. Not imported by quotabench itself."""
+or exception type), repeats each module-level function call on neighbours of its arguments (noting which of the
+module's functions those calls reached), and writes it all as `QBTRACE` lines to .qb-trace. Not imported by quotabench itself."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ _VARIED = 2000  # calls whose arguments show longer than this are not varied (pe
 _BUDGET = [400]  # variant calls left in this run
 _VARIANT_S = 0.5
 _INSIDE = [False]
+_REACHED: set[str] = set()  # functions of the traced module that ran during variant calls
+_OWN = [""]
 
 
 class _VariantTimeout(Exception):
@@ -62,6 +64,7 @@ def _vary(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
         return
     _INSIDE[0] = True
     old = signal.signal(signal.SIGALRM, _on_alarm)
+    sys.setprofile(_profile)
     try:
         for changed in _variants(args):
             if _BUDGET[0] <= 0:
@@ -78,8 +81,14 @@ def _vary(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
                 signal.setitimer(signal.ITIMER_REAL, 0)
             _LINES.append(f"variant {name}{_show(changed)} {shown}")
     finally:
+        sys.setprofile(None)
         signal.signal(signal.SIGALRM, old)
         _INSIDE[0] = False
+
+
+def _profile(frame: Any, event: str, arg: object) -> None:
+    if event == "call" and frame.f_code.co_filename == _OWN[0]:
+        _REACHED.add(frame.f_code.co_name)
 
 
 def _show(value: object) -> str:
@@ -124,6 +133,7 @@ def _trace_module(path: str) -> None:
     name = path[:-3].replace("/", ".").removesuffix(".__init__")
     module = importlib.import_module(name)
     own = os.path.abspath(module.__file__ or path)
+    _OWN[0] = module.__file__ or path
     for attr, value in list(vars(module).items()):
         if inspect.isfunction(value) and value.__module__ == module.__name__:
             setattr(module, attr, _wrap(attr, value, own, vary=True))
@@ -142,3 +152,4 @@ def pytest_configure(config: Any) -> None:
 def pytest_unconfigure(config: Any) -> None:
     with open(".qb-trace", "a", encoding="utf-8") as out:
         out.writelines(f"QBTRACE {line.replace(chr(10), chr(92) + 'n')}\n" for line in _LINES)
+        out.writelines(f"QBTRACE reached {name}\n" for name in sorted(_REACHED))
