@@ -77,7 +77,8 @@ class SuiteMutation:
         lo, hi = self.interval
         weak = f"; {len(self.weak)} weak (below {self.below:.2f})" if self.weak else ""
         return (
-            f"hidden tests: mutation score {self.score:.2f} [{lo:.2f}, {hi:.2f}] over {self.tasks} tasks "
+            f"hidden tests: mutation score {self.score:.2f} [{lo:.2f}, {hi:.2f}] over {self.tasks} "
+            f"task{'s' if self.tasks != 1 else ''} "
             f"({self.killed} of {self.counted} mutants killed){weak}"
         )
 
