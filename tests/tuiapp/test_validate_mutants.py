@@ -3,12 +3,16 @@ columns, the exit status, the [validate] config table and bad arguments as one l
 
 from __future__ import annotations
 
+import io
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.verifiers.test_mutants import ONE_CASE, _planted
 from tuiapp.cli import main
+from tuiapp.mutants_cmd import ProgressLine
+from verifiers.mutants.runner import Progress
 
 
 def test_a_weak_task_exits_1_with_its_survivors_and_the_cache_answers_the_second_run(tmp_path, capsys):
@@ -52,3 +56,22 @@ def test_bad_settings_are_one_line(tmp_path: Path, capsys, extra: list[str], mes
     assert main(["validate", "--mutants", str(tmp_path), *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_line_is_drawn_on_a_terminal_only() -> None:
+    progress = Progress(tasks=3, tasks_done=1, mutants=20, mutants_done=5, started=time.monotonic() - 10)
+    terminal = _Terminal()
+    line = ProgressLine(terminal)
+    line.draw(progress)
+    drawn = terminal.getvalue()
+    assert drawn.startswith("\r[") and "tasks 1/3 mutants 5/20 ETA 0m30s" in drawn and "\n" not in drawn
+    line.print("a row")
+    assert terminal.getvalue().endswith("\r\x1b[Ka row\n")  # the bar is cleared before a row
+    piped = io.StringIO()
+    ProgressLine(piped).draw(progress)
+    assert piped.getvalue() == ""

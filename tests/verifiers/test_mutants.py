@@ -217,5 +217,5 @@ def test_an_edited_task_is_scored_again(tmp_path: Path) -> None:
 
 def test_controls_are_not_scored(tmp_path: Path) -> None:
     scores, _ = score_suites([FIXTURES / "controls"], cache=ScoreCache(tmp_path / "cache"))
-    assert scores and all(s.skipped and s.skipped.startswith("control task") for s in scores)
+    assert scores and all(s.skipped and s.skipped.startswith("control") for s in scores)
     assert not list((tmp_path / "cache").glob("*.json"))

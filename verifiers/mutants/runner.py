@@ -237,10 +237,10 @@ def score_suites(
             except _ReferenceFails:
                 with lock:
                     progress.mutants -= len(job.mutants)
-                finish(job.score("the reference does not pass its hidden tests here"))
+                finish(job.score("the reference fails its hidden tests here"))
         empty = [j for j in viable if not j.mutants]
         for job in empty:
-            finish(job.score("no mutants: the reference changes no file with a grammar"))
+            finish(job.score("no mutants: no changed file has a grammar"))
         list(pool.map(grade, [(j, m) for j in viable for m in j.mutants]))
     ordered = [scores[t.id] for t in tasks if t.id in scores]
     return ordered, problems
@@ -253,7 +253,7 @@ class _ReferenceFails(Exception):
 
 def _why_not_scored(task: Task, missing: dict[str, str]) -> str | None:
     if task.kind == "control":
-        return "control task: impossible, floor and negative controls are not scored"
+        return "control: not scored"
     if task.id in missing:
         return f"runtime missing: {missing[task.id]}"
     return None
