@@ -2,10 +2,12 @@
 alone and by the hidden tests, per arm, and how the arms' gap would read under each grader.
 
 Under a visible-only grader a task counts as accepted when one of its attempts ended with the
-model's own last `run_tests` passing (attempts.visible_passed = 1; an attempt that never ran
-them is not accepted): the first such attempt would have ended the task. The hidden grader's
-acceptance is the task's outcome. Only decided tasks count, as in the paired comparison.
-The two graders are compared with the exact McNemar test on the tasks where they disagree.
+model's own last `run_tests` passing (attempts.visible_passed = 1): the first such attempt
+would have ended the task. It counts as rejected when every attempt's last run failed, and as
+unknown when none passed and some attempt never ran the tests — unknown tasks are left out of
+the pairs and counted apart. The hidden grader's acceptance is the task's outcome. Only decided
+tasks count, as in the paired comparison. The two graders are compared with the exact McNemar
+test on the tasks where they disagree.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class GraderPair:
     visible_accepted: int
     hidden_accepted: int
     mcnemar: McNemar  # only_a: accepted by the visible tests only (flattered); only_b: hidden only
+    unknown: int = 0  # decided tasks whose visible verdict is unknown (the tests were never run)
 
     @property
     def visible_rate(self) -> float | None:
@@ -59,21 +62,27 @@ class GraderPair:
             "visible_only": self.mcnemar.only_a,
             "hidden_only": self.mcnemar.only_b,
             "p_value": self.mcnemar.p_value,
+            "unknown": self.unknown,
         }
 
 
-def visible_accepted(task_ids: Sequence[str], attempts: Sequence[Row | dict[str, Any]]) -> dict[str, bool]:
-    """Per task: would a visible-only grader have accepted it (some attempt's last run_tests passed)?"""
-    passed = {r["task_id"] for r in attempts if r["visible_passed"] == 1 and (r.get("stage") or "attempt") == "attempt"}
-    return {t: t in passed for t in task_ids}
+def visible_accepted(task_ids: Sequence[str], attempts: Sequence[Row | dict[str, Any]]) -> dict[str, bool | None]:
+    """Per task: would a visible-only grader have accepted it (True), rejected it (False), or is
+    that unknown (None: no attempt's last run passed and some attempt never ran the tests)?"""
+    runs: dict[str, list[int | None]] = {t: [] for t in task_ids}
+    for r in attempts:
+        if r["task_id"] in runs and (r.get("stage") or "attempt") == "attempt":
+            runs[r["task_id"]].append(r["visible_passed"])
+    return {t: True if 1 in v else False if v and None not in v else None for t, v in runs.items()}
 
 
 def grader_pair(arm: str, outcomes: Sequence[TaskOutcome], attempts: Sequence[Row | dict[str, Any]]) -> GraderPair:
     decided = [o for o in outcomes if o.decided]
     visible = visible_accepted([o.task_id for o in decided], attempts)
-    v = [int(visible[o.task_id]) for o in decided]
-    h = [int(o.accepted) for o in decided]
-    return GraderPair(arm, len(decided), sum(v), sum(h), mcnemar_exact(v, h))
+    known = [o for o in decided if visible[o.task_id] is not None]
+    v = [int(bool(visible[o.task_id])) for o in known]
+    h = [int(o.accepted) for o in known]
+    return GraderPair(arm, len(known), sum(v), sum(h), mcnemar_exact(v, h), len(decided) - len(known))
 
 
 @dataclass(frozen=True)
@@ -108,13 +117,15 @@ def gap_under_graders(
     second_outcomes: Sequence[TaskOutcome],
     second_attempts: Sequence[Row | dict[str, Any]],
 ) -> GapUnderGraders | None:
-    pairs = [(a, b) for a, b in zip(first_outcomes, second_outcomes, strict=True) if a.decided and b.decided]
+    decided = [(a, b) for a, b in zip(first_outcomes, second_outcomes, strict=True) if a.decided and b.decided]
+    ids = [a.task_id for a, _ in decided]
+    va, vb = visible_accepted(ids, first_attempts), visible_accepted(ids, second_attempts)
+    pairs = [(a, b) for a, b in decided if va[a.task_id] is not None and vb[a.task_id] is not None]
     if not pairs:
         return None
     ids = [a.task_id for a, _ in pairs]
-    va, vb = visible_accepted(ids, first_attempts), visible_accepted(ids, second_attempts)
     ha, hb = [int(a.accepted) for a, _ in pairs], [int(b.accepted) for _, b in pairs]
-    xa, xb = [int(va[t]) for t in ids], [int(vb[t]) for t in ids]
+    xa, xb = [int(bool(va[t])) for t in ids], [int(bool(vb[t])) for t in ids]
     n = len(pairs)
     return GapUnderGraders(
         first,
@@ -131,6 +142,9 @@ def grader_lines(pairs: Sequence[dict[str, Any]], gaps: Sequence[dict[str, Any]]
     """The report's weak-test view: per arm the two graders' acceptance, then each gap under both."""
     lines = []
     for p in pairs:
+        unknown = p.get("unknown") or 0
+        if unknown:
+            lines.append(f"{p['arm']}: {unknown} decided tasks never ran the visible tests: left out below")
         if not p["n"]:
             continue
         rel = f", {p['relative_drop']:.0%} of its visible score" if p["relative_drop"] is not None else ""
@@ -142,7 +156,8 @@ def grader_lines(pairs: Sequence[dict[str, Any]], gaps: Sequence[dict[str, Any]]
         )
     for g in gaps:
         lines.append(
-            f"gap {g['second']} - {g['first']} (n={g['n']} paired): {g['hidden_gap']:+.2f} under the hidden tests "
+            f"gap {g['second']} - {g['first']} (n={g['n']} paired, visible verdict known on both): "
+            f"{g['hidden_gap']:+.2f} under the hidden tests "
             f"(p = {g['hidden_p_value']:.3g}), {g['visible_gap']:+.2f} under the visible tests alone "
             f"(p = {g['visible_p_value']:.3g})"
         )

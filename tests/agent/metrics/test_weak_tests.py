@@ -83,6 +83,20 @@ def test_the_gap_under_the_visible_tests_alone() -> None:
     assert gap.hidden.p_value == pytest.approx(binomtest(0, 2, 0.5).pvalue)
 
 
+def test_tasks_whose_visible_tests_never_ran_are_left_out_and_counted() -> None:
+    attempts = [
+        {"task_id": "t0", "visible_passed": 1, "stage": "attempt"},
+        {"task_id": "t1", "visible_passed": 0, "stage": "attempt"},
+        {"task_id": "t2", "visible_passed": None, "stage": "attempt"},  # never ran them: unknown
+        {"task_id": "t3", "visible_passed": None, "stage": "attempt"},
+        {"task_id": "t3", "visible_passed": 1, "stage": "attempt"},  # a later attempt passed
+    ]
+    pair = grader_pair("A", _outcomes("1011"), attempts)
+    assert (pair.n, pair.unknown, pair.visible_accepted, pair.hidden_accepted) == (3, 1, 2, 2)
+    gap = gap_under_graders("A", _outcomes("1011"), attempts, "B", _outcomes("1111"), _attempts("1111"))
+    assert gap is not None and gap.n == 3
+
+
 def _score(task_id: str, language: str, key: str, killed: int, survived: int) -> TaskScore:
     mutants = [
         MutantResult(f"m{i}", "constant", "f", i, "f:1 constant", "killed" if i < killed else "survived", "fail")
