@@ -154,6 +154,8 @@ def grader_lines(pairs: Sequence[dict[str, Any]], gaps: Sequence[dict[str, Any]]
             f"drop {p['drop']:+.2f}{rel}; McNemar exact {p['visible_only']} visible-only vs "
             f"{p['hidden_only']} hidden-only, p = {p['p_value']:.3g}"
         )
+    if len(pairs) > 1 and not gaps:
+        lines.append("gap under the visible tests alone: unknown — no task has a visible verdict on both arms")
     for g in gaps:
         lines.append(
             f"gap {g['second']} - {g['first']} (n={g['n']} paired, visible verdict known on both): "

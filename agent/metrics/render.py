@@ -479,9 +479,9 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
         blocks.extend(strategy_blocks(section))  # issue 16
         for c in section["comparisons"]:
             blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))
-        blocks.extend(_weak_test_blocks(section))
         if section["comparisons"]:
             blocks.append(("lines", [f"decision rule: {report['decision_rule']['text']}"]))
+        blocks.extend(_weak_test_blocks(section))
         if section.get("decision") and section["decision"]["n_pairs"]:
             blocks.append(
                 (
