@@ -15,13 +15,12 @@ import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from agent.metrics.mutation import HEADER, WIDTH, summary_lines, survivor_lines, task_row
-from verifiers.mutants.cache import ScoreCache
-from verifiers.mutants.outcome import TaskScore
-from verifiers.mutants.runner import Progress, Settings, score_suites
-from verifiers.sandbox import Sandbox
+if TYPE_CHECKING:  # the parser is built for every command: the scorer (tree-sitter) loads only when it runs
+    from verifiers.mutants.outcome import TaskScore
+    from verifiers.mutants.runner import Progress
+    from verifiers.sandbox import Sandbox
 
 
 def _clock(seconds: float | None) -> str:
@@ -44,7 +43,7 @@ class ProgressLine:
         if not self.live:
             return
         share = p.mutants_done / p.mutants if p.mutants else 1.0
-        bar_width = max(10, min(30, shutil.get_terminal_size((WIDTH, 24)).columns - 50))
+        bar_width = max(10, min(30, shutil.get_terminal_size((80, 24)).columns - 50))
         filled = int(share * bar_width)
         text = (
             f"[{'#' * filled}{'.' * (bar_width - filled)}] tasks {p.tasks_done}/{p.tasks} "
@@ -71,6 +70,10 @@ class ProgressLine:
 
 
 def run_mutants(args: argparse.Namespace, sandbox: Sandbox) -> int:
+    from agent.metrics.mutation import HEADER, WIDTH, summary_lines, survivor_lines, task_row
+    from verifiers.mutants.cache import ScoreCache
+    from verifiers.mutants.runner import Settings, score_suites
+
     below = args.weak_below
     out = ProgressLine(sys.stdout)
     out.print(HEADER)
@@ -123,23 +126,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="SHARE",
-        help="with --mutants: flag a task `weak` when its tests kill fewer than SHARE of its mutants (default 0.80)",
+        help="with --mutants: flag a task `weak` when its tests kill fewer than SHARE of its mutants "
+        "(default 0.80), e.g. --weak-below 0.9",
     )
     p.add_argument(
         "--max-mutants",
         type=int,
         default=None,
         metavar="N",
-        help="with --mutants: at most N mutants per task, an even share of each kind (default 40)",
+        help="with --mutants: at most N mutants per task, an even share of each kind (default 40), "
+        "e.g. --max-mutants 20",
     )
     p.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="with --mutants: where results are cached per task version (default ~/.cache/quotabench/mutants)",
+        help="with --mutants: where results are cached per task version (default "
+        "~/.cache/quotabench/mutants), e.g. --cache-dir .mutants",
     )
     p.add_argument(
         "--config",
         dest="validate_config",
         metavar="FILE",
-        help="a run config: its [run] suites (when no SUITE is given) and its [validate] settings",
+        help="a run config: its [run] suites (when no SUITE is given) and its [validate] settings, "
+        "e.g. --config examples/smoke-scripted.toml",
     )
