@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.verifiers.test_mutants import ONE_CASE, _planted
+from tests.verifiers.helpers import ONE_CASE, planted_clamp_task
 from tuiapp.cli import main
 from tuiapp.mutants_cmd import ProgressLine
 from verifiers.mutants.runner import Progress
@@ -17,7 +17,7 @@ from verifiers.mutants.runner import Progress
 
 def test_a_weak_task_exits_1_with_its_survivors_and_the_cache_answers_the_second_run(tmp_path, capsys):
     suite = tmp_path / "suite"
-    _planted(suite, ONE_CASE, "weak-one")
+    planted_clamp_task(suite, ONE_CASE, "weak-one")
     argv = ["validate", "--mutants", str(suite), "--jobs", "2", "--cache-dir", str(tmp_path / "cache")]
     assert main(argv) == 1
     out = capsys.readouterr().out
@@ -35,7 +35,7 @@ def test_a_weak_task_exits_1_with_its_survivors_and_the_cache_answers_the_second
 
 def test_the_validate_table_of_a_run_config_sets_the_threshold_and_the_suites(tmp_path, capsys):
     suite = tmp_path / "suite"
-    _planted(suite, ONE_CASE, "weak-two")
+    planted_clamp_task(suite, ONE_CASE, "weak-two")
     config = tmp_path / "run.toml"
     config.write_text(
         '[run]\nsuites = ["suite"]\n\n[[arms]]\nname = "A"\nkind = "scripted"\nmodel = "solver"\n\n'

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.verifiers.helpers import PYTEST, make_task
+from tests.verifiers.helpers import ONE_CASE, THOROUGH, planted_clamp_task
 from verifiers.mechanics import grammar_for, parses_clean
 from verifiers.mutants.cache import ScoreCache
 from verifiers.mutants.generate import changed_files, mutants_of_source, mutants_of_task
@@ -81,79 +81,6 @@ def test_verdicts_map_to_outcomes(
     assert expected in OUTCOMES
 
 
-CLAMP = """
-def clamp(value, lo, hi):
-    if lo > hi:
-        raise ValueError("empty range")
-    if value < lo:
-        return lo
-    if value > hi:
-        return hi
-    return value
-
-
-def scale(values, factor):
-    total = []
-    for v in values:
-        total.append(v * factor + 0)
-    return total
-"""
-ALTERNATE = """
-def clamp(value, lo, hi):
-    if hi < lo:
-        raise ValueError("lo above hi")
-    return min(max(value, lo), hi)
-
-
-def scale(values, factor):
-    return [v * factor for v in values]
-"""
-ONE_CASE = """
-from mod import clamp
-
-def test_inside():
-    assert clamp(5, 0, 10) == 5
-"""
-THOROUGH = """
-import pytest
-from mod import clamp, scale
-
-@pytest.mark.parametrize("value, want", [(-3, 0), (0, 0), (1, 1), (5, 5), (9, 9), (10, 10), (11, 10)])
-def test_clamp(value, want):
-    assert clamp(value, 0, 10) == want
-
-def test_clamp_single_point_and_negative_range():
-    assert clamp(7, 3, 3) == 3
-    assert clamp(-5, -4, -2) == -4
-    assert clamp(-1, -4, -2) == -2
-
-def test_empty_range():
-    with pytest.raises(ValueError):
-        clamp(1, 2, 1)
-
-def test_scale():
-    assert scale([], 3) == []
-    assert scale([1, -2, 3], 3) == [3, -6, 9]
-    assert scale([4, 5], 1) == [4, 5]
-"""
-
-
-def _planted(root: Path, hidden: str, id: str) -> Path:
-    return make_task(
-        root,
-        id=id,
-        workspace={
-            "mod.py": "def clamp(value, lo, hi):\n    return value\n\n\ndef scale(values, factor):\n    return values\n",
-            "test_visible.py": "from mod import clamp\n\ndef test_v():\n    assert clamp(1, 0, 2) == 1\n",
-        },
-        hidden={"test_hidden.py": hidden},
-        reference={"mod.py": CLAMP},
-        alternate={"mod.py": ALTERNATE},
-        visible_cmd=f"{PYTEST} test_visible.py",
-        hidden_cmd=f"{PYTEST} test_hidden.py",
-    )
-
-
 class CountingSandbox:
     """The real sandbox, counting the commands it runs."""
 
@@ -171,7 +98,7 @@ class CountingSandbox:
 
 def test_planted_weak_task_is_flagged_with_its_survivors(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
-    _planted(suite, ONE_CASE, "weak")
+    planted_clamp_task(suite, ONE_CASE, "weak")
     scores, problems = score_suites([suite], settings=Settings(jobs=2), cache=ScoreCache(tmp_path / "cache"))
     assert not problems
     (score,) = scores
@@ -188,7 +115,7 @@ def test_planted_weak_task_is_flagged_with_its_survivors(tmp_path: Path) -> None
 
 def test_planted_strong_task_scores_above_threshold_and_the_cache_skips_grading(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
-    _planted(suite, THOROUGH, "strong")
+    planted_clamp_task(suite, THOROUGH, "strong")
     sandbox = CountingSandbox(make_sandbox())
     cache = ScoreCache(tmp_path / "cache")
     (first,), _ = score_suites([suite], sandbox, Settings(jobs=2), cache)
@@ -205,7 +132,7 @@ def test_planted_strong_task_scores_above_threshold_and_the_cache_skips_grading(
 
 def test_an_edited_task_is_scored_again(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
-    task = _planted(suite, ONE_CASE, "edited")
+    task = planted_clamp_task(suite, ONE_CASE, "edited")
     sandbox = CountingSandbox(make_sandbox())
     cache = ScoreCache(tmp_path / "cache")
     score_suites([suite], sandbox, Settings(max_mutants=3), cache)
