@@ -37,7 +37,7 @@ CLASSES = (
 # the model. Such an attempt is *lost*: its retry runs under the same attempt number, it stays out
 # of the model's figures (QAP, CPSP, retry tax, first-try share, tokens/attempt), and its tokens
 # are reported as lost spend, still charged against the arm's cap because they were spent.
-# (agent/ledger/schema.py m021 names these classes too: its unique index leaves lost rows out.)
+# (agent/ledger/schema.py m022 names these classes too: its unique index leaves lost rows out.)
 NOT_COUNTED = ("censored", "aborted")
 # How a class reads in reports and screens; the others read as their own name.
 CLASS_LABELS = {"mechanics": "edit-mechanics"}

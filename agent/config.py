@@ -173,6 +173,17 @@ class ArmConfig(EndpointKnobs):
 
 
 @dataclass(frozen=True)
+class ValidateSettings:
+    """`[validate]`: how `quotabench validate --config FILE` scores the hidden tests with mutants,
+    and where a run looks for the cached scores it records in its ledger."""
+
+    mutants: bool = False  # validate --config scores mutants instead of the gate checks
+    weak_below: Annotated[float, Meta(gt=0, le=1)] = 0.8  # a task killing fewer of its mutants is weak
+    max_mutants: Annotated[int, Meta(ge=1, le=10_000)] = 40  # per task, an even share of each kind
+    cache_dir: Path | None = None  # default ~/.cache/quotabench/mutants; relative to the config's folder
+
+
+@dataclass(frozen=True)
 class RunConfig:
     path: Path
     suites: tuple[Path, ...]
@@ -192,6 +203,7 @@ class RunConfig:
     ray_address: str | None = None  # executor = "ray": "auto", "ray://host:10001", or unset for a local Ray
     preflight: str = "on"  # PREFLIGHT_MODES; --no-preflight / --force override it
     preflight_budget_tokens: Annotated[int, Meta(ge=1_000, le=MAX_CAP_TOKENS)] = DEFAULT_PREFLIGHT_BUDGET
+    validate: ValidateSettings = field(default_factory=ValidateSettings)
 
     def arm(self, name: str) -> ArmConfig:
         return next(a for a in self.arms if a.name == name)
@@ -306,15 +318,21 @@ def load_config_text(text: str, path: Path) -> RunConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {path}: not valid TOML ({exc}) — fix the syntax") from None
-    unknown_top = sorted(set(data) - {"run", "arms"})
+    unknown_top = sorted(set(data) - {"run", "arms", "validate"})
     if unknown_top:
-        raise _fail(path, unknown_top[0], "unknown table", "use [run] and [[arms]]")
+        raise _fail(path, unknown_top[0], "unknown table", "use [run], [[arms]] and [validate]")
     run = _table(data.get("run", {}), path, "run", "[run] suites = [...]")
     suites = run.get("suites")
     if suites is None or suites == []:
         raise _fail(path, "run.suites", "missing or empty", _HINTS["suites"])
     limits = _convert(
         Limits, _table(run.pop("limits", {}), path, "run.limits", "[run.limits] max_turns = 20"), path, "run.limits."
+    )
+    validate = _convert(
+        ValidateSettings,
+        _table(data.get("validate", {}), path, "validate", "[validate] mutants = true"),
+        path,
+        "validate.",
     )
     arms_data = data.get("arms")
     if not isinstance(arms_data, list) or not arms_data:
@@ -324,7 +342,7 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     if len(set(names)) != len(names):
         raise _fail(path, "arms.name", f"duplicate arm names {names}", "give each arm a unique name")
     _check_shared_prices(arms, path)
-    cfg = _convert(RunConfig, run, path, "run.", path=str(path), arms=arms, limits=limits)
+    cfg = _convert(RunConfig, run, path, "run.", path=str(path), arms=arms, limits=limits, validate=validate)
     if cfg.preflight not in PREFLIGHT_MODES:
         raise _fail(
             path,
@@ -383,7 +401,10 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     # a db written in the config is relative to the config's folder, like suites; the default
     # (no db key) stays quotabench.sqlite in the working folder, where report and browse look
     db = base / cfg.db if "db" in run and not cfg.db.is_absolute() else cfg.db
-    return replace(cfg, suites=suite_paths, path=path, db=db)
+    cache_dir = validate.cache_dir
+    if cache_dir is not None and not cache_dir.is_absolute():
+        validate = replace(validate, cache_dir=base / cache_dir)
+    return replace(cfg, suites=suite_paths, path=path, db=db, validate=validate)
 
 
 def _check_shared_prices(arms: tuple[ArmConfig, ...], path: Path) -> None:

@@ -42,6 +42,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from verifiers.executors import close_executor, make_executor
     from verifiers.tasks import task_folders
 
+    _validate_settings(args)
     args.suites = [str(shipped_path(s)) for s in args.suites]
     for suite in args.suites:
         if not Path(suite).is_dir():
@@ -51,9 +52,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                 f"suite {suite}: holds no task folder (no task.toml in it or its subfolders) — pass a folder of "
                 "tasks, a folder of suites or one task folder; 0 tasks gate nothing"
             )
-    arms = _cap_arms(args.config)
+    arms = _cap_arms(args.validate_config)
     sandbox = make_executor(args.executor, ray_address=args.ray_address, require_sandbox=args.require_sandbox)
     try:
+        if args.mutants:
+            from tuiapp.mutants_cmd import run_mutants
+
+            _announce_sandbox(sandbox)
+            return run_mutants(args, sandbox)
         return _gate(args, sandbox, arms)
     finally:
         close_executor(sandbox)
@@ -78,6 +84,42 @@ def _cap_warnings(tasks, arms: list[tuple[str, str, int, int]]) -> None:
     for who, protocol, max_tokens, cap in arms:
         for request in over_cap(tasks, protocol, max_tokens, cap):
             print(f"WARNING {over_cap_line(request, who, max_tokens, cap)}", file=sys.stderr, flush=True)
+
+
+def _validate_settings(args: argparse.Namespace) -> None:
+    """Fill what the command line left open from the config's [run] suites and [validate] table."""
+    from agent.config import ValidateSettings, load_config
+
+    settings = ValidateSettings()
+    if args.validate_config:
+        config = load_config(args.validate_config)
+        settings = config.validate
+        args.suites = args.suites or [str(s) for s in config.suites]
+        args.mutants = args.mutants or settings.mutants
+        if args.cache_dir is None and settings.cache_dir is not None:
+            args.cache_dir = str(settings.cache_dir)
+    if not args.suites:
+        raise VerifierError("validate: no suite — pass suite folders, e.g. fixtures/core, or --config FILE")
+    args.weak_below = settings.weak_below if args.weak_below is None else args.weak_below
+    args.max_mutants = settings.max_mutants if args.max_mutants is None else args.max_mutants
+    if not 0 < args.weak_below <= 1:
+        raise VerifierError(f"--weak-below {args.weak_below}: not a share in (0, 1] — e.g. --weak-below 0.8")
+    if args.max_mutants < 1:
+        raise VerifierError(f"--max-mutants {args.max_mutants}: not a positive count — e.g. --max-mutants 40")
+    if args.jobs < 1:
+        raise VerifierError(f"--jobs {args.jobs}: not a positive count — e.g. --jobs 2")
+
+
+def _announce_sandbox(sandbox) -> None:
+    from verifiers.sandbox import describe_sandbox
+
+    about = describe_sandbox(sandbox)
+    if about["sandbox"] == "bwrap":
+        print(f"sandbox: bubblewrap {about.get('bwrap_version') or ''}".rstrip(), flush=True)
+    else:
+        print(
+            f"WARNING: scoring without the full sandbox ({about['sandbox']}): {about.get('missing')}", file=sys.stderr
+        )
 
 
 def _gate(args: argparse.Namespace, sandbox, arms: list[tuple[str, str, int, int]]) -> int:
@@ -172,16 +214,20 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         help="gate every task of one or more suites before running them",
         description="Check that each task is sound: the hidden tests fail on the untouched workspace, "
-        "pass on the reference solution (and an alternate one), and the visible tests run.",
+        "pass on the reference solution (and an alternate one), and the visible tests run. With --mutants, "
+        "measure instead how much wrong code the hidden tests let through: mutants of each reference are "
+        "graded, and a task whose tests kill too few of them is flagged weak (exit 1).",
         epilog="examples:\n  quotabench validate fixtures/core --jobs 2\n"
-        "  quotabench validate fixtures/core/py-slug-refactor -v",
+        "  quotabench validate fixtures/core/py-slug-refactor -v\n"
+        "  quotabench validate --mutants fixtures/core --jobs 2   how many wrong versions the hidden tests catch",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "suites",
-        nargs="+",
+        nargs="*",
         metavar="SUITE",
-        help="suite folders, folders of suites or single task folders, e.g. fixtures/core or fixtures",
+        help="suite folders, folders of suites or single task folders, e.g. fixtures/core or fixtures "
+        "(or none, with --config: its [run] suites)",
     )
     p.add_argument(
         "--jobs",
@@ -189,13 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive,
         default=1,
         metavar="N",
-        help="tasks gated in parallel, at least 1, e.g. --jobs 2 (default 1)",
-    )
-    p.add_argument(
-        "--config",
-        metavar="FILE",
-        help="also warn about each task whose first request alone passes an arm's cap_tokens in this run config "
-        "(default: an arm at the default cap), e.g. --config examples/openai-pair.toml",
+        help="tasks gated (with --mutants: mutants graded) in parallel, at least 1, e.g. --jobs 2 (default 1)",
     )
     p.add_argument(
         "--verbose",
@@ -218,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --executor ray: the cluster, e.g. --ray-address auto or ray://host:10001 "
         "(default: a local Ray for this command)",
     )
+    from tuiapp.mutants_cmd import add_arguments
+
+    add_arguments(p)
     p.set_defaults(func=_cmd_validate)
 
     from tuiapp import commands

@@ -1,14 +1,18 @@
-"""Print the fixtures/README.md tables (id, language, kind, trap) from the task.toml files.
+"""Print the fixtures/README.md tables (id, language, kind, trap, mutation score) from the
+task.toml files and the mutation cache (`quotabench validate --mutants` fills it).
 
-python -m verifiers.corpus_table > fixtures/README.md
+python -m verifiers.corpus_table [--cache-dir DIR] > fixtures/README.md
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 from pathlib import Path
 
-from verifiers.tasks import load_suite
+from verifiers.mutants.cache import ScoreCache, cache_key
+from verifiers.mutants.generate import DEFAULT_MAX_MUTANTS
+from verifiers.tasks import Task, load_suite
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SECTIONS = (
@@ -32,12 +36,28 @@ known-wrong patch (`negative/`, where present) fails them. Prompts state the goa
 hidden tests check the unstated traps a reviewer would (seed 003). Perf tasks are graded by
 counting operations or with limits at least 10x the reference's time, never a tight clock.
 
-The trap column says what the hidden tests check, not how to pass them. This file is generated:
+The trap column says what the hidden tests check, not how to pass them. The score column is
+the share of the reference's mutants the hidden tests kill (`quotabench validate --mutants`,
+killed / (killed + survived), likely-equivalent mutants left out; every task reaches 0.80);
+controls are not scored. This file is generated:
 `python -m verifiers.corpus_table > fixtures/README.md`.
 """
 
 
-def render() -> str:
+def _score(task: Task, cache: ScoreCache) -> str:
+    """The cached mutation score of this task version: `0.93 (37/40)`, or why there is none."""
+    if task.kind == "control":
+        return "control"
+    score = cache.get(cache_key(task, DEFAULT_MAX_MUTANTS))
+    if score is None:
+        return "not scored"
+    if score.score is None:
+        return "-"
+    return f"{score.score:.2f} ({score.killed}/{score.counted})"
+
+
+def render(cache: ScoreCache | None = None) -> str:
+    cache = cache or ScoreCache()
     parts = [INTRO]
     for folder, title in SECTIONS:
         suite = load_suite(FIXTURES / folder)
@@ -51,12 +71,16 @@ def render() -> str:
             + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
             + "\n"
         )
-        parts.append("| id | language | kind | trap the hidden tests check |\n|---|---|---|---|")
+        parts.append("| id | language | kind | mutation score | trap the hidden tests check |\n|---|---|---|---|---|")
         for task in sorted(suite.tasks, key=lambda t: (t.language, t.id)):
-            parts.append(f"| {task.id} | {task.language} | {task.kind} | {task.trap.replace('|', '/')} |")
+            trap = task.trap.replace("|", "/")
+            parts.append(f"| {task.id} | {task.language} | {task.kind} | {_score(task, cache)} | {trap} |")
         parts.append("")
     return "\n".join(parts)
 
 
 if __name__ == "__main__":
-    print(render())
+    parser = argparse.ArgumentParser(description="print fixtures/README.md")
+    parser.add_argument("--cache-dir", help="the mutation cache (default ~/.cache/quotabench/mutants)")
+    args = parser.parse_args()
+    print(render(ScoreCache(Path(args.cache_dir) if args.cache_dir else None)))

@@ -261,12 +261,20 @@ class SandboxGrader:
         hidden: bool = True,
         expected: Expected | None = None,
         reset: bool = False,
+        timeout_s: float | None = None,
     ) -> GradeResult:
         """Grade workspace + overlay (reference, alternate, negative, or None for untouched);
-        `expected` and `reset` grade it like a model's answer (the gate's negative/)."""
+        `expected` and `reset` grade it like a model's answer (the gate's negative/);
+        `timeout_s` shortens the task's limit (a mutant's run)."""
         if hidden:
             return self._run(
-                task, (task.workspace, overlay), task.hidden_cmd, task.hidden, expected=expected, reset=reset
+                task,
+                (task.workspace, overlay),
+                task.hidden_cmd,
+                task.hidden,
+                expected=expected,
+                reset=reset,
+                timeout_s=timeout_s,
             )
         return self._run(task, (task.workspace, overlay), task.visible_cmd, None)
 

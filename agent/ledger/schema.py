@@ -430,6 +430,35 @@ def m022_lost_attempts_keep_their_number(db: Database) -> None:
     )
 
 
+@migrations()
+def m023_mutation_scores(db: Database) -> None:
+    # How strong the hidden tests of a run's tasks were (seed 001: weak tests flatter weak
+    # models): each task's mutation results as `quotabench validate --mutants` cached them for
+    # the exact task version the run used (cache_key), copied in when the run starts. Outcomes
+    # follow verifiers/mutants/outcome.py; score = killed / (killed + survived), NULL when no
+    # mutant counted. A task with no cached score for its version has no row.
+    db.table("mutation_scores").create(
+        {
+            "run_id": str,
+            "task_id": str,
+            "cache_key": str,
+            "language": str,
+            "generated": int,
+            "killed": int,
+            "survived": int,
+            "equivalent": int,
+            "unviable": int,
+            "flagged": int,
+            "errors": int,
+            "score": float,
+            "weak_below": float,
+            "recorded_utc": str,
+        },
+        pk=("run_id", "task_id"),
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

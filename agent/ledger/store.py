@@ -392,6 +392,10 @@ class Ledger:
     def arms(self, run_id: str) -> list[dict[str, Any]]:
         return self.query("select * from arms where run_id = ? order by name", [run_id])
 
+    def mutation_scores(self, run_id: str) -> list[dict[str, Any]]:
+        """The cached mutation scores the run recorded for its tasks (none if no task was scored)."""
+        return self.query("select * from mutation_scores where run_id = ? order by task_id", [run_id])
+
     def tasks(self, run_id: str) -> list[dict[str, Any]]:
         return self.query("select * from tasks where run_id = ? order by position", [run_id])
 

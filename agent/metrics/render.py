@@ -12,6 +12,7 @@ from agent.classify import CLASS_LABELS
 from agent.metrics.billing import COST_SOURCES, provider_line
 from agent.metrics.cost_ci import bracket, ratio_line
 from agent.metrics.errors import ReportError
+from agent.metrics.grader_view import grader_lines
 from agent.metrics.integrity import integrity_lines
 from agent.metrics.kinds import broken_lines, kind_lines
 from agent.metrics.repeats import repeat_lines
@@ -520,6 +521,7 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
             blocks.append(("section", f"paired comparison {c['second']} vs {c['first']}:", comparison_lines(c)))
         if section["comparisons"]:
             blocks.append(("lines", [f"decision rule: {report['decision_rule']['text']}"]))
+        blocks.extend(_weak_test_blocks(section))
         if section.get("decision") and section["decision"]["n_pairs"]:
             blocks.append(
                 (
@@ -569,6 +571,17 @@ def _blocks(report: dict[str, Any]) -> list[tuple[Any, ...]]:
             )
         )
     return blocks
+
+
+def _weak_test_blocks(section: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """How strong the hidden tests are, and how a visible-only grader would have read each arm."""
+    view = section.get("grader_view") or {}
+    hidden = section.get("hidden_tests")
+    lines = [hidden["statement"]] if hidden else ["hidden tests: not scored — `quotabench validate --mutants SUITE`"]
+    if hidden and hidden["weak"]:
+        lines.append("weak tasks: " + ", ".join(f"{w['task_id']} {w['score']:.2f}" for w in hidden["weak"][:10]))
+    lines += grader_lines(view.get("arms") or [], view.get("gaps") or [])
+    return [("section", "weak-test view (the same tasks, graded by the visible tests alone):", lines)]
 
 
 def _setup_of(section: dict[str, Any]) -> dict[str, Any]:

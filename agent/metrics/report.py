@@ -24,8 +24,10 @@ from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compa
 from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, parse_price, run_costs
 from agent.metrics.cost_ci import CostIntervals, cost_intervals, task_costs
 from agent.metrics.errors import PriceError, ReportError
+from agent.metrics.grader_view import gap_under_graders, grader_pair
 from agent.metrics.integrity import integrity_section
 from agent.metrics.kinds import broken_tasks, by_kind
+from agent.metrics.mutation import mutation_section
 from agent.metrics.outcome import NOT_RUN, TaskOutcome
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
@@ -332,9 +334,25 @@ def _run_section(
         "strategies": strategy_section(ledger, run_id, arm_rows, attempts, outcomes, costs),
         "cost_relative": _relative(intervals, [m.name for m in metrics]),
         "repeated_retries": repeated_retries(ledger, run_id, arm_rows),
+        "hidden_tests": mutation_section(ledger.mutation_scores(run_id)),
+        "grader_view": _grader_view(metrics, outcomes, attempts),
     }
     why = {m.name: m.not_comparable or "" for m in metrics if m.censored}
     return section, outcomes, why
+
+
+def _grader_view(
+    metrics: list[ArmMetrics], outcomes: dict[str, list[TaskOutcome]], attempts: dict[str, list[Row]]
+) -> dict[str, Any]:
+    """Seed 001's paired drop: each arm graded by the visible tests alone and by the hidden ones."""
+    names = [m.name for m in metrics]
+    gaps = [
+        gap_under_graders(a, outcomes[a], attempts[a], b, outcomes[b], attempts[b]) for a, b in combinations(names, 2)
+    ]
+    return {
+        "arms": [grader_pair(n, outcomes[n], attempts[n]).as_json() for n in names],
+        "gaps": [g.as_json() for g in gaps if g is not None],
+    }
 
 
 def _integrity(

@@ -45,6 +45,7 @@ from agent.run.prepare import (
     check_before_run,
     isolation_event,
     load_task_list,
+    mutation_ops,
     sandbox_constants,
     task_rows,
 )
@@ -342,6 +343,7 @@ class RunEngine:
                         },
                     ),
                     ("insert_all", "tasks", task_rows(self.run_id, self.tasks)),
+                    *mutation_ops(self.run_id, self.tasks, self.config.validate),
                 ]
             )
             versions.record(self.ledger, self.run_id)

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from agent import QuotabenchError
-from agent.config import RunConfig
+from agent.config import RunConfig, ValidateSettings
 from agent.ledger.store import LedgerError, to_json
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import runtime_versions
@@ -119,6 +119,47 @@ def task_rows(run_id: str, tasks: list[Task]) -> list[dict[str, Any]]:
         }
         for i, t in enumerate(tasks)
     ]
+
+
+def mutation_rows(run_id: str, tasks: list[Task], settings: ValidateSettings) -> list[dict[str, Any]]:
+    """The cached mutation scores of exactly these task versions (`validate --mutants`), as rows."""
+    from agent.ledger.store import utc_now
+    from agent.metrics.mutation import task_mutation
+    from verifiers.mutants.cache import ScoreCache, cache_key
+
+    cache = ScoreCache(settings.cache_dir)
+    rows = []
+    for task in tasks:
+        key = cache_key(task, settings.max_mutants)
+        score = cache.get(key)
+        if score is None or score.skipped is not None:
+            continue
+        t = task_mutation(score)
+        rows.append(
+            {
+                "run_id": run_id,
+                "task_id": task.id,
+                "cache_key": key,
+                "language": task.language,
+                "generated": t.generated,
+                "killed": t.killed,
+                "survived": t.survived,
+                "equivalent": t.equivalent,
+                "unviable": t.unviable,
+                "flagged": t.flagged,
+                "errors": t.errors,
+                "score": t.score,
+                "weak_below": settings.weak_below,
+                "recorded_utc": utc_now(),
+            }
+        )
+    return rows
+
+
+def mutation_ops(run_id: str, tasks: list[Task], settings: ValidateSettings) -> list[tuple[Any, ...]]:
+    """The tasks' cached mutation scores as ledger writes (none when no task was scored)."""
+    rows = mutation_rows(run_id, tasks, settings)
+    return [("insert_all", "mutation_scores", rows)] if rows else []
 
 
 class RuntimeVersions:

@@ -105,14 +105,14 @@ def test_a_ledger_from_every_older_schema_upgrades_to_head_and_keeps_its_rows(tm
 
 
 def test_a_lost_attempts_retry_keeps_its_number_and_counted_numbers_stay_unique(tmp_path):
-    """m021: the unique (run, arm, task, attempt_no) index leaves cut-off attempts out, so a lost
+    """m022: the unique (run, arm, task, attempt_no) index leaves cut-off attempts out, so a lost
     attempt's retry takes its number; two counted attempts still cannot share one. Its list of
     lost classes is agent.classify's."""
     from agent.classify import NOT_COUNTED
 
     path = tmp_path / "old.sqlite"
     old = Database(sqlite3.connect(path))
-    migrations.apply(old, stop_before="m021_lost_attempts_keep_their_number")
+    migrations.apply(old, stop_before="m022_lost_attempts_keep_their_number")
     old["runs"].insert({"id": "R1", "status": "running"})
     row = {"run_id": "R1", "arm": "A", "task_id": "t1"}
     old["attempts"].insert({"id": "AT1", **row, "attempt_no": 1, "failure_class": "aborted"})
@@ -130,3 +130,31 @@ def test_a_lost_attempts_retry_keeps_its_number_and_counted_numbers_stay_unique(
     sql = ledger.query("select sql from sqlite_master where name = 'idx_attempts_number'")[0]["sql"]
     assert all(f"'{c}'" in sql for c in NOT_COUNTED) and sql.count("'") == 2 * len(NOT_COUNTED)
     assert not ledger.query("select name from sqlite_master where name = 'idx_attempts_run_id_arm_task_id_attempt_no'")
+
+
+def test_mutation_scores_table_on_an_empty_ledger_and_up_from_before_it(tmp_path):
+    fresh = Ledger(tmp_path / "new.sqlite").db
+    assert {
+        "run_id",
+        "task_id",
+        "cache_key",
+        "generated",
+        "killed",
+        "survived",
+        "equivalent",
+        "unviable",
+        "flagged",
+        "errors",
+        "score",
+        "weak_below",
+    } <= _columns(fresh, "mutation_scores")
+    path = tmp_path / "old.sqlite"
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before="m023_mutation_scores")
+    assert not old["mutation_scores"].exists()
+    old["runs"].insert({"id": "R1", "status": "finished"})
+    old.conn.commit()
+    old.conn.close()
+    ledger = Ledger(path)
+    assert ledger.mutation_scores("R1") == []
+    assert _columns(ledger.db, "mutation_scores") == _columns(fresh, "mutation_scores")

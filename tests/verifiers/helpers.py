@@ -70,3 +70,78 @@ def python_task(root: Path, hidden_body: str, **kw) -> Path:
         hidden_cmd=f"{PYTEST} test_hidden.py",
         **kw,
     )
+
+
+# A task for mutation scoring: its hidden tests either check one case (weak) or the boundaries.
+CLAMP = """
+def clamp(value, lo, hi):
+    if lo > hi:
+        raise ValueError("empty range")
+    if value < lo:
+        return lo
+    if value > hi:
+        return hi
+    return value
+
+
+def scale(values, factor):
+    total = []
+    for v in values:
+        total.append(v * factor + 0)
+    return total
+"""
+ALTERNATE = """
+def clamp(value, lo, hi):
+    if hi < lo:
+        raise ValueError("lo above hi")
+    return min(max(value, lo), hi)
+
+
+def scale(values, factor):
+    return [v * factor for v in values]
+"""
+ONE_CASE = """
+from mod import clamp
+
+def test_inside():
+    assert clamp(5, 0, 10) == 5
+"""
+THOROUGH = """
+import pytest
+from mod import clamp, scale
+
+@pytest.mark.parametrize("value, want", [(-3, 0), (0, 0), (1, 1), (5, 5), (9, 9), (10, 10), (11, 10)])
+def test_clamp(value, want):
+    assert clamp(value, 0, 10) == want
+
+def test_clamp_single_point_and_negative_range():
+    assert clamp(7, 3, 3) == 3
+    assert clamp(-5, -4, -2) == -4
+    assert clamp(-1, -4, -2) == -2
+
+def test_empty_range():
+    with pytest.raises(ValueError):
+        clamp(1, 2, 1)
+
+def test_scale():
+    assert scale([], 3) == []
+    assert scale([1, -2, 3], 3) == [3, -6, 9]
+    assert scale([4, 5], 1) == [4, 5]
+"""
+
+
+def planted_clamp_task(root: Path, hidden: str, id: str) -> Path:
+    """A python task (clamp and scale) with an alternate/, graded by `hidden` (ONE_CASE or THOROUGH)."""
+    return make_task(
+        root,
+        id=id,
+        workspace={
+            "mod.py": "def clamp(value, lo, hi):\n    return value\n\n\ndef scale(values, factor):\n    return values\n",
+            "test_visible.py": "from mod import clamp\n\ndef test_v():\n    assert clamp(1, 0, 2) == 1\n",
+        },
+        hidden={"test_hidden.py": hidden},
+        reference={"mod.py": CLAMP},
+        alternate={"mod.py": ALTERNATE},
+        visible_cmd=f"{PYTEST} test_visible.py",
+        hidden_cmd=f"{PYTEST} test_hidden.py",
+    )
