@@ -25,7 +25,9 @@ def test_every_shipped_task_kills_enough_mutants(tmp_path):
     assert not weak
     assert not [m for s in scores for m in s.mutants if m.outcome == "error"]
     stated = (FIXTURES / "README.md").read_text()
-    for score in scores:
-        assert re.search(rf"^\| {score.task_id} \| \w+ \| [\w-]+ \| \d\.\d\d \(\d+/\d+\) \|", stated, re.M), (
-            score.task_id
-        )
+    for score in scores:  # the score fixtures/README.md states is the one measured now
+        assert re.search(
+            rf"^\| {score.task_id} \| \w+ \| [\w-]+ \| {score.score:.2f} \({score.killed}/{score.counted}\) \|",
+            stated,
+            re.M,
+        ), score.task_id
