@@ -58,6 +58,9 @@ RETRIED_STATUSES = frozenset(
     {"http_429", "http_5xx", "connect_error", "read_timeout", "stream_cut", "malformed_json", "empty_response"}
 )
 ERROR_CHARS = 300
+# A shorter key is a local server's placeholder ("none", "EMPTY"), not a secret: masking it
+# would rewrite every "none" in replies, transcripts and the files the model writes.
+MIN_MASKED_KEY = 8
 # The end of a stream sent right after [DONE] is there well within this (see _drain); a server
 # that holds the stream open longer is hung up on (a new connection next time, no reply lost).
 DRAIN_AFTER_DONE_S = 0.05
@@ -479,7 +482,7 @@ class ChatClient:
 
     def mask(self, text: str | None) -> str | None:
         """`text` with the api key masked (every other cut or store of endpoint text comes after)."""
-        if text is not None and self._key:
+        if text is not None and self._key and len(self._key) >= MIN_MASKED_KEY:
             text = text.replace(self._key, "***")
         return text
 

@@ -57,3 +57,16 @@ def test_an_echoed_key_is_masked_before_any_cut(tmp_path, monkeypatch, padding):
     printed = "\n".join(filter(None, (format_event(e) for e in events)))
     printed += "\n".join(str(v) for e in events for v in dataclasses.asdict(e).values())
     assert not [p for p in pieces if p in printed]
+
+
+@pytest.mark.parametrize("placeholder", ["none", "EMPTY", "x"])
+def test_a_local_servers_placeholder_key_does_not_rewrite_text(monkeypatch, placeholder):
+    from agent.endpoints.endpoint import ChatClient, EndpointSettings
+
+    monkeypatch.setenv("QB_PLACEHOLDER_KEY", placeholder)
+    client = ChatClient(EndpointSettings("http://127.0.0.1:9/v1", "local", api_key_env="QB_PLACEHOLDER_KEY"))
+    text = "content-type text/html; return none if EMPTY else x"
+    assert client.mask(text) == text
+    monkeypatch.setenv("QB_PLACEHOLDER_KEY", "sk-" + "a1b2c3d4e5")
+    secret = ChatClient(EndpointSettings("http://127.0.0.1:9/v1", "local", api_key_env="QB_PLACEHOLDER_KEY"))
+    assert secret.mask("key sk-a1b2c3d4e5 echoed") == "key *** echoed"
