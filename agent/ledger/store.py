@@ -12,6 +12,7 @@ one line saying what to do.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import hashlib
@@ -20,6 +21,7 @@ import re
 import sqlite3
 import threading
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
 from datetime import time as dt_time
@@ -205,6 +207,13 @@ def _read_only(path: Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
+def _close_at_exit(ref: weakref.ref[Ledger]) -> None:
+    ledger = ref()
+    if ledger is not None:
+        with contextlib.suppress(sqlite3.Error):
+            ledger.close()
+
+
 class Ledger:
     """The ledger file. `read_only` (report, export, browse): the file is opened so that nothing
     is written to it — an archived ledger on a read-only filesystem reads — and one from an older
@@ -243,6 +252,10 @@ class Ledger:
                 if schema.pending(self.db):
                     with self.transaction():  # two processes opening a new file: one migrates, the other waits
                         schema.apply(self.db)
+        if not read_only:
+            # The last connection to close folds the WAL into the file and removes it: without
+            # this a finished run's rows stay in FILE-wal, and a copy of FILE alone holds none.
+            atexit.register(_close_at_exit, weakref.ref(self))
 
     @property
     def db(self) -> Database:
@@ -254,7 +267,12 @@ class Ledger:
         return self._db
 
     def close(self) -> None:
-        self.conn.close()
+        """Close the connection (again is a no-op); waits at most a few seconds for a writer."""
+        if self.lock.acquire(timeout=5):
+            try:
+                self.conn.close()
+            finally:
+                self.lock.release()
 
     @contextlib.contextmanager
     def _guard(self, what: str) -> Iterator[None]:
