@@ -207,9 +207,12 @@ def _read_only(path: Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
-def _close_at_exit(ref: weakref.ref[Ledger]) -> None:
-    ledger = ref()
-    if ledger is not None:
+_WRITING: weakref.WeakSet[Ledger] = weakref.WeakSet()
+
+
+@atexit.register  # registered on import, before the writer's drain: so it runs after it
+def _close_at_exit() -> None:
+    for ledger in list(_WRITING):
         with contextlib.suppress(sqlite3.Error):
             ledger.close()
 
@@ -255,7 +258,7 @@ class Ledger:
         if not read_only:
             # The last connection to close folds the WAL into the file and removes it: without
             # this a finished run's rows stay in FILE-wal, and a copy of FILE alone holds none.
-            atexit.register(_close_at_exit, weakref.ref(self))
+            _WRITING.add(self)
 
     @property
     def db(self) -> Database:
