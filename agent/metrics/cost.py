@@ -102,6 +102,7 @@ class ArmCost:
     machine_total: float | None = None
     machine_share: float | None = None
     cost_source: str | None = None  # per-token arm: reported (the provider's usage.cost) | priced | mixed
+    lost: float | None = None  # per-token arm: $ of the attempts the run cut off (billed, in no figure above)
 
 
 def token_attempt_cost(price: Price, row: Row | dict[str, Any]) -> float:
@@ -141,6 +142,8 @@ class ArmUse:
     busy_ms: int | None = None  # union of its call intervals; None: not measured
     grading_cpu_s: float = 0.0
     spend: Spend | None = None  # its calls as the provider billed them (agent/metrics/billing.py)
+    lost: Sequence[Row | dict[str, Any]] = ()  # the attempts the run cut off (lost spend)
+    billed: Spend | None = None  # every call of the arm, lost attempts' too
 
 
 def _busy_ms(use: ArmUse) -> int:
@@ -246,12 +249,13 @@ def run_costs(
         if price.kind == "gpu":
             servers.setdefault(use.arm_row.get("endpoint_url") or f"arm:{name}", []).append((use, price))
         elif use.spend is not None and use.spend.detailed:  # cached tokens or reported costs: priced per call
-            costs[name] = _finish(
-                use, price, spend_cost(price, use.spend), grading_cpu_hour, cost_source=use.spend.source
-            )
+            model = spend_cost(price, use.spend)
+            lost = spend_cost(price, use.billed) - model if use.billed is not None else 0.0
+            costs[name] = _finish(use, price, model, grading_cpu_hour, cost_source=use.spend.source, lost=lost)
         else:
             model = sum(token_attempt_cost(price, r) for r in use.attempts)
-            costs[name] = _finish(use, price, model, grading_cpu_hour, cost_source="priced")
+            lost = sum((token_attempt_cost(price, r) for r in use.lost), 0.0)
+            costs[name] = _finish(use, price, model, grading_cpu_hour, cost_source="priced", lost=lost)
     for url, group in servers.items():
         for cost in _machine(group, run_row, (machine_busy_ms or {}).get(url), grading_cpu_hour):
             costs[cost.arm] = cost

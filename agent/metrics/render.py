@@ -227,11 +227,12 @@ def published_lines(section: dict[str, Any], with_cost: bool) -> list[str]:
     return lines
 
 
-def lost_line(attempts: int, tokens: int) -> str:
+def lost_line(attempts: int, tokens: int, usd: float | None = None) -> str:
     """What the run's interruptions cost an arm: spent, charged against the cap, in no figure."""
     one = attempts == 1
+    billed = f" ({_money(usd)}, billed)" if usd else ""
     return (
-        f"lost spend: {tokens:,} tokens in {attempts} attempt{'' if one else 's'} the run cut off (a kill, an "
+        f"lost spend: {tokens:,} tokens{billed} in {attempts} attempt{'' if one else 's'} the run cut off (a kill, an "
         "abort, a stop or the cap) — charged against the cap, kept out of QAP, CPSP, retry tax, first-try "
         f"share and tokens/attempt; {'its retry' if one else 'a retry'} runs under the same attempt number"
     )
@@ -279,7 +280,7 @@ def _arm_details(arm: dict[str, Any]) -> list[str]:
     if provider := provider_line(arm.get("provider")):
         lines.append(provider)
     if m.get("lost_attempts"):
-        lines.append(lost_line(m["lost_attempts"], m["lost_tokens"]))
+        lines.append(lost_line(m["lost_attempts"], m["lost_tokens"], cost.get("lost") if cost else None))
     if m["unfinished"]:
         shown = ", ".join(m["unfinished"][:10]) + (" ..." if len(m["unfinished"]) > 10 else "")
         lines.append(f"never finished (n={len(m['unfinished'])}): {shown}")

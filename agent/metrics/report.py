@@ -247,6 +247,8 @@ def _run_section(
                 busy[m.name],
                 graded[m.name].cpu_s,
                 model_spend.get(m.name),
+                lost=[r for r in attempts[m.name] if is_lost(r["failure_class"])],
+                billed=spend.get(m.name),
             )
             for a, m in zip(arm_rows, metrics)
         ]

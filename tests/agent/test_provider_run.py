@@ -16,6 +16,7 @@ from agent import events as ev
 from agent.endpoints.provider_model import ProviderModel
 from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
+from agent.metrics.render import render_report
 from agent.metrics.report import build_report
 from agent.run.resume import engine_for_resume, resume_run
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
@@ -94,7 +95,20 @@ def test_headless_run_records_the_bill_paces_censors_at_the_quota_and_resumes(tm
         # cost: a hand computation from the price table over what the server billed
         report = build_report(ledger, [run_id], resamples=200)
         arms = {a["metrics"]["name"]: a for a in report["runs"][0]["arms"]}
-        assert arms["A"]["cost"]["model"] == pytest.approx(hand_cost(model.billed), rel=1e-9)
+        # the attempt the quota cut off is lost spend: billed, out of the model's cost, priced apart
+        cut = [
+            r["lost"]
+            for r in ledger.query(
+                "select coalesce(a.failure_class, '') in ('aborted', 'censored') as lost from calls c "
+                "join attempts a on a.id = c.attempt_id where c.arm = 'A' and c.status = 'ok' order by c.id"
+            )
+        ]
+        assert len(cut) == len(model.billed) and any(cut) and not all(cut)
+        kept = [u for u, lost in zip(model.billed, cut) if not lost]
+        dropped = [u for u, lost in zip(model.billed, cut) if lost]
+        assert arms["A"]["cost"]["model"] == pytest.approx(hand_cost(kept), rel=1e-9)
+        assert arms["A"]["cost"]["lost"] == pytest.approx(hand_cost(dropped), rel=1e-9)
+        assert "($" in next(line for line in render_report(report, "text").splitlines() if "lost spend" in line)
         assert arms["A"]["cost"]["cost_source"] == "priced"
         provider_figures = arms["A"]["provider"]
         assert provider_figures["cached_tokens"] == sum(

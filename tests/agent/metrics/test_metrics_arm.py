@@ -115,5 +115,7 @@ def test_the_report_states_lost_spend_and_leaves_it_out_of_the_cost(build, ledge
     assert a["cost"]["cpsp"] == b["cost"]["cpsp"] and a["cost"]["n_attempts"] == b["cost"]["n_attempts"] == 3
     assert (b["metrics"]["lost_attempts"], b["metrics"]["lost_tokens"]) == (2, 2000)
     text = render_report(report, "text")
-    assert "lost spend: 2,000 tokens in 2 attempts the run cut off" in text and "charged against the cap" in text
+    assert b["cost"]["lost"] > 0 and a["cost"]["lost"] == 0
+    assert f"lost spend: 2,000 tokens (${b['cost']['lost']:.4f}" in text and "in 2 attempts the run cut off" in text
+    assert "charged against the cap" in text
     assert text.count("lost spend:") == 1  # arm A lost nothing
