@@ -21,7 +21,7 @@ import msgspec
 from msgspec import Meta
 
 from agent import QuotabenchError
-from agent.run.strategy_spec import SELECT_RULES, Strategy, StrategyError, parse_strategy
+from agent.strategy_spec import SELECT_RULES, Strategy, StrategyError, parse_strategy
 from verifiers.executors import EXECUTORS
 
 T = TypeVar("T")
@@ -156,7 +156,7 @@ class ArmConfig(EndpointKnobs):
     context_tokens: Annotated[int, Meta(ge=256, le=1 << 24)] | None = None  # the endpoint's context, if known
     llamacpp: LlamaCppSettings | None = None
     scripted: ScriptedSettings | None = None
-    # Issue 16 (agent/run/strategy_spec.py): the test-time protocol; None = no strategy (the retry loop)
+    # Issue 16 (agent/strategy_spec.py): the test-time protocol; None = no strategy (the retry loop)
     strategy: str | None = None
     select: str | None = None  # parallel@k only: visible (default) | judge
     fallback: bool = True  # when selection yields no choice, submit the first non-empty candidate

@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agent.strategy_spec import Stage
+
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream
 
@@ -60,7 +62,7 @@ class AttemptStarted(Event):
     task_id: str
     attempt: int
     attempt_id: str
-    stage: str = "attempt"  # a strategy's stage (issue 16): candidate, initial, critique, revision, judge
+    stage: Stage = Stage.ATTEMPT  # a strategy's stage: candidate, initial, critique, revision, judge
 
 
 @dataclass(frozen=True)

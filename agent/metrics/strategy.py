@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.metrics.outcome import TaskOutcome
-from agent.run.strategy_spec import CANDIDATE_STAGES
+from agent.strategy_spec import CANDIDATE_STAGES
 
 
 class RowLike(Protocol):

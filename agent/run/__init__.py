@@ -12,7 +12,6 @@ tools.py           the tools a model can call, confined to the workspace
 workspace_diff.py  what an attempt changed: files and unified diff
 quota.py           an arm's token cap: reservations before a call, settlement after
 strategies.py      test-time strategies (direct, parallel@k, revise) for one task
-strategy_spec.py   the strategies, their multipliers and stage names
 strategy_prompts.py  critique, revision and judge prompts and their strict parsers
 selection.py       choosing the submitted candidate: visible tests, first non-empty
 decision.py        the always-valid paired test watched as tasks are decided

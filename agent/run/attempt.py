@@ -48,6 +48,7 @@ from agent.run.loop import AgentLoop, AttemptEnded
 from agent.run.quota import QuotaExhausted
 from agent.run.tools import ToolOutcome, Workspace
 from agent.run.workspace_diff import apply_changes, changed_files, unified_diff
+from agent.strategy_spec import Stage
 from verifiers.grading import Grader
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
@@ -63,7 +64,7 @@ class StagePlan:
     name and candidate number, the request seed, the stage's share of the task budget, the
     files it starts from and messages appended to the first prompt. The default is a plain attempt."""
 
-    stage: str = "attempt"
+    stage: Stage = Stage.ATTEMPT
     candidate: int | None = None
     seed: int | None = None
     limits: Limits | None = None

@@ -1,4 +1,4 @@
-"""Running one task under a test-time strategy (issue 16; agent/run/strategy_spec.py says what each
+"""Running one task under a test-time strategy (issue 16; agent/strategy_spec.py says what each
 strategy is and its budget multiplier).
 
 Every stage is an attempts row with its `stage` (and `candidate`), every call of it a calls row
@@ -39,7 +39,7 @@ from agent.run.strategy_prompts import (
     parse_verdict,
     revision_message,
 )
-from agent.run.strategy_spec import Strategy, select_rule
+from agent.strategy_spec import Stage, Strategy, select_rule
 from verifiers.tasks import Task
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ class StrategyTask:
         )
         return rows[0]
 
-    def _reused(self, stage: str, candidate: int | None = None) -> dict[str, Any] | None:
+    def _reused(self, stage: Stage, candidate: int | None = None) -> dict[str, Any] | None:
         """A completed stage of a killed run, to use instead of running it again."""
         for row in self.rows:
             if (
@@ -165,7 +165,7 @@ class StrategyTask:
     # -- stages ------------------------------------------------------------------------------
     async def agent_stage(
         self,
-        stage: str,
+        stage: Stage,
         candidate: int | None,
         seed: int | None,
         limits: Limits,
@@ -184,7 +184,7 @@ class StrategyTask:
             self.budget.charge(row)
         return None if row["failure_class"] in UNFINISHED else row
 
-    async def model_stage(self, stage: str, messages: list[dict[str, Any]], limits: Limits) -> Answer | None:
+    async def model_stage(self, stage: Stage, messages: list[dict[str, Any]], limits: Limits) -> Answer | None:
         """Ask (or reuse the answer of) a critique or judge; None when the arm stopped in it."""
         row = self._reused(stage)
         if row is not None:
@@ -228,9 +228,9 @@ class StrategyTask:
         candidates: list[Candidate] = []
         for i in range(1, self.strategy.k + 1):
             limits = self.budget.stage_limits()
-            if limits is None and self._reused("candidate", i) is None:
+            if limits is None and self._reused(Stage.CANDIDATE, i) is None:
                 break  # the task's budget is spent: fewer candidates
-            row = await self.agent_stage("candidate", i, base + i - 1, limits or self.engine.config.limits)
+            row = await self.agent_stage(Stage.CANDIDATE, i, base + i - 1, limits or self.engine.config.limits)
             if row is None:
                 return "unfinished"
             candidates.append(self._candidate(row, i))
@@ -249,10 +249,10 @@ class StrategyTask:
 
     async def _judge(self, candidates: list[Candidate], scores: list[VisibleScore]) -> tuple[int | None, str] | None:
         limits = self.budget.stage_limits()
-        if limits is None and self._reused("judge") is None:
+        if limits is None and self._reused(Stage.JUDGE) is None:
             return None, "no_budget"
         answer = await self.model_stage(
-            "judge",
+            Stage.JUDGE,
             judge_messages(self.task, [(c.diff, s.summary) for c, s in zip(candidates, scores)]),
             limits or self.engine.config.limits,
         )
@@ -268,16 +268,16 @@ class StrategyTask:
 
     async def _revise(self) -> str:
         limits = self.budget.stage_limits() or self.engine.config.limits
-        row = await self.agent_stage("initial", None, None, limits)
+        row = await self.agent_stage(Stage.INITIAL, None, None, limits)
         if row is None:
             return "unfinished"
         initial = self._candidate(row, 1)
         ((score, output),) = await visible_scores(self.engine.grader, self.task, [initial])
         limits_or_none = self.budget.stage_limits()
-        if limits_or_none is None and self._reused("critique") is None:
+        if limits_or_none is None and self._reused(Stage.CRITIQUE) is None:
             return await self._submit([initial], 1, "critique", "no_budget", [score], route="no_budget")
         answer = await self.model_stage(
-            "critique",
+            Stage.CRITIQUE,
             critique_messages(self.task, initial.diff, output or score.summary),
             limits_or_none or self.engine.config.limits,
         )
@@ -287,10 +287,10 @@ class StrategyTask:
         if verdict.value == "PASS":
             return await self._submit([initial], 1, "critique", verdict.route, [score], route="critique_pass")
         limits_or_none = self.budget.stage_limits(share=self.strategy.multiplier)
-        if limits_or_none is None and self._reused("revision") is None:
+        if limits_or_none is None and self._reused(Stage.REVISION) is None:
             return await self._submit([initial], 1, "critique", verdict.route, [score], route="no_budget")
         row = await self.agent_stage(
-            "revision",
+            Stage.REVISION,
             None,
             None,
             limits_or_none or self.engine.config.limits,
