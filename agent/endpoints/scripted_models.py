@@ -2,7 +2,7 @@
 
 `turn` is the number of assistant turns already in the conversation, so a script is
 stateless across requests. A script returns a `Reply` (prose plus actions); `render`
-turns it into native tool calls or text-protocol blocks (agent.endpoints.text_protocol.format_action).
+turns it into native tool calls or text-protocol blocks (agent.run.text_protocol.format_action).
 
     solver        list_files; write every reference/ file (one turn); run_tests; finish
     wrong         write negative/ (or a comment appended to the first source file); finish
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.endpoints.text_protocol import format_action
 from agent.run.strategy_prompts import CRITIQUE_MARKER, JUDGE_MARKER, REVISION_MARKER
+from agent.run.text_protocol import format_action
 from verifiers.tasks import Task, iter_files, load_task
 
 SOURCE_COMMENT = {

@@ -9,6 +9,7 @@ inflight.py        what the run waits for (calls, visible tests, grades); work a
 attempt.py         one attempt: fresh workspace, the loop, per-try call rows, grading
 loop.py            the agent loop: a model call, its tool calls, until finish or a limit
 tools.py           the tools a model can call, confined to the workspace
+text_protocol.py   actions as fenced blocks in plain text, for models without native tool calls
 workspace_diff.py  what an attempt changed: files and unified diff
 quota.py           an arm's token cap: reservations before a call, settlement after
 strategies.py      test-time strategies (direct, parallel@k, revise) for one task

@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 
 from agent import events as ev
+from agent.tool_names import TOOL_NAMES
 
 SNAPSHOT_RUN_ID = "01KSNAPSHOT0RUN00000000000"
 SNAPSHOT_START = 1_764_460_800.0  # 2025-11-30 00:00:00 UTC
@@ -34,7 +35,6 @@ LETTERS = {
     "H": "harness_error",
     "C": "censored",
 }
-TOOLS = ("list_files", "read_file", "write_file", "run_tests", "finish")
 PROSE = (
     "Let me look at the workspace first. ",
     "The function ignores the empty case; ",
@@ -226,7 +226,7 @@ def synthetic_events(
                 )
             )
             quota(arm)
-            tool = TOOLS[min(turn, len(TOOLS) - 1)] if turn < turns else "finish"
+            tool = TOOL_NAMES[min(turn, len(TOOL_NAMES) - 1)] if turn < turns else "finish"
             path = "src/lib.py" if tool in ("read_file", "write_file") else None
             out.append(
                 ev.ToolCalled(
