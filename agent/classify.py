@@ -20,6 +20,8 @@ reasoning      everything else that fails the hidden tests
 
 from __future__ import annotations
 
+from agent.states import EndReason
+
 MALFORMED_THRESHOLD = 3
 CLASSES = (
     "accepted",
@@ -73,11 +75,11 @@ def classify(
     malformed: int = 0,
     environment: str | None = None,
 ) -> str:
-    if end_reason == "harness_error":
+    if end_reason == EndReason.HARNESS_ERROR:
         return "harness_error"
-    if end_reason == "censored":
+    if end_reason == EndReason.CENSORED:
         return "censored"
-    if end_reason in ("aborted", "lost"):
+    if end_reason in (EndReason.ABORTED, EndReason.LOST):
         return "aborted"
     if verdict == "tampering":
         return "tampering"

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agent.states import ArmState, EndReason, EngineState, RunStatus
 from agent.strategy_spec import Stage
 
 if TYPE_CHECKING:
@@ -39,19 +40,19 @@ class RunStarted(Event):
 
 @dataclass(frozen=True)
 class RunFinished(Event):
-    status: str  # finished | aborted | crashed
+    status: RunStatus  # any but RUNNING
 
 
 @dataclass(frozen=True)
 class EngineStateChanged(Event):
-    state: str  # preflight | running | paused | aborting
+    state: EngineState
     waiting_for: tuple[str, ...] = ()  # aborting: the calls, visible tests and grades it waits for
 
 
 @dataclass(frozen=True)
 class ArmStateChanged(Event):
     arm: str
-    state: str  # running | finished | censored | stopped | aborted
+    state: ArmState
     reason: str = ""
     unfinished: tuple[str, ...] = ()
 
@@ -103,7 +104,7 @@ class AttemptFinished(Event):
     arm: str
     task_id: str
     attempt: int
-    end_reason: str
+    end_reason: EndReason
     tokens: int
 
 
@@ -215,8 +216,10 @@ class RunControls(Protocol):
     commands they send. RunEngine is one; tuiapp.live.replay.ReplayEngine is the tests' stand-in."""
 
     run_id: str
-    state: str  # running | paused | aborting | finished | aborted | crashed
     events: MemoryObjectReceiveStream[Event]
+
+    @property
+    def state(self) -> str: ...  # an EngineState (running, paused or aborting)
 
     async def run(self) -> str: ...
     def pause(self, reason: str = "paused") -> None: ...

@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from agent.ledger.store import Ledger
 from agent.metrics.arm import records_of, unfinished_of
 from agent.metrics.outcome import TaskOutcome, task_outcome
+from agent.states import ArmState
 
 COLUMNS = (
     "run_id",
@@ -98,7 +99,7 @@ def _outcome(group: list[tuple[Any, ...]], arm: dict[str, Any], unfinished: set[
         task_id,
         records_of(attempts),
         max_attempts=arm.get("max_attempts"),
-        arm_state=arm.get("state") or "running",
+        arm_state=arm.get("state") or ArmState.RUNNING,
         listed_unfinished=task_id in unfinished,
         cap_hit=bool(arm.get("censored")),
     )

@@ -17,6 +17,7 @@ import numpy as np
 from agent.classify import CLASSES, is_lost
 from agent.ledger.store import Row
 from agent.metrics.outcome import AttemptRecord, TaskOutcome, arm_figures, outcomes_of
+from agent.states import ArmState
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def task_outcomes(
     unfinished: set[str],
     *,
     max_attempts: int | None = None,
-    arm_state: str = "finished",
+    arm_state: str = ArmState.FINISHED,
     cap_hit: bool = False,
 ) -> list[TaskOutcome]:
     """One outcome per task of the run, in task order, for the arm whose `attempts` these are."""
@@ -141,7 +142,7 @@ def arm_metrics(
     from the calls (the union of their intervals), else the engine's arms.busy_ms.
     """
     cap_hit = bool(arm_row.get("censored"))
-    state = arm_row.get("state") or "running"
+    state = arm_row.get("state") or ArmState.RUNNING
     records = records_of(attempts)
     outcomes = outcomes_of(
         [t["task_id"] for t in tasks],

@@ -17,9 +17,10 @@ from typing import cast
 # Attempt classes that did not use up an attempt of the budget (agent/run/resume.py counts the same).
 from agent.classify import NOT_COUNTED, counts_toward_budget, is_lost
 from agent.metrics.stats import wilson
+from agent.states import ArmState
 
 # Arm states after which the engine's list of unfinished tasks (arms.unfinished_json) is final.
-ENDED = ("finished", "censored", "stopped", "aborted", "decided")
+ENDED = (ArmState.FINISHED, ArmState.CENSORED, ArmState.STOPPED, ArmState.ABORTED, ArmState.DECIDED)
 # A run stopped because the comparison was settled (issue 20): its arms' remaining tasks were
 # never run. They are left out of pairing and of the acceptance denominators, but the arm is
 # not a missing measurement — it is comparable on the tasks it decided.
@@ -109,7 +110,7 @@ def task_outcome(
     last = rows[-1].failure_class if rows else None
     if hit is not None:
         cls, decided = "accepted", True
-    elif arm_state == "decided" and (listed_unfinished or last in NOT_COUNTED):
+    elif arm_state == ArmState.DECIDED and (listed_unfinished or last in NOT_COUNTED):
         cls, decided = NOT_RUN, False
     elif listed_unfinished or last in NOT_COUNTED:
         cls, decided = ("censored" if cap_hit or last == "censored" else "aborted"), False
@@ -142,7 +143,7 @@ def _strategy_outcome(
     if any(r.submitted is False for r in rows):
         return TaskOutcome(task_id, False, None, NO_SUBMISSION, True, len(rows), tokens)
     last = rows[-1].failure_class
-    if arm_state == "decided":
+    if arm_state == ArmState.DECIDED:
         cls = NOT_RUN
     elif live and arm_state not in ENDED and not listed_unfinished:
         cls = "pending"
@@ -187,9 +188,9 @@ def _why(arm_state: str, cap_hit: bool, n_unfinished: int, n_tasks: int) -> str:
         "cap hit"
         if cap_hit
         else "arm stopped"
-        if arm_state == "stopped"
+        if arm_state == ArmState.STOPPED
         else "run aborted"
-        if arm_state == "aborted"
+        if arm_state == ArmState.ABORTED
         else "run did not finish"
     )
     return f"{cause}: {n_unfinished} of {n_tasks} tasks unfinished"

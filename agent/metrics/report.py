@@ -37,6 +37,7 @@ from agent.metrics.replicates import check_same_manifest, replicate_summary
 from agent.metrics.setup import budget_note, run_setup, setup_differences
 from agent.metrics.strategy import stage_tokens_of, strategy_figures
 from agent.metrics.usage import Spans, accounting, call_usage, grading, same_accounting, union_ms
+from agent.states import ArmState
 
 __all__ = ["DEFAULT_GRADING_CPU_HOUR", "DEFAULT_SEED", "ReportError", "build_report", "render_report"]
 
@@ -396,7 +397,7 @@ def decision_section(
     first, second = sorted(outcomes, key=[a["name"] for a in arm_rows].index)
     d = run_decision(first, outcomes[first], second, outcomes[second], alpha=alpha)
     not_run = {name: sum(o.failure_class == NOT_RUN for o in outcomes[name]) for name in (first, second)}
-    stopped = any(a.get("state") == "decided" for a in arm_rows)
+    stopped = any(a.get("state") == ArmState.DECIDED for a in arm_rows)
     return d.as_json() | {
         "first": first,
         "second": second,

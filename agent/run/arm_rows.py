@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 from agent.ledger.store import new_id, to_json
 from agent.run.quota import CensoredBy
 from agent.run.strategies import strategy_columns
+from agent.states import ArmState
 
 if TYPE_CHECKING:
     from agent.run.arms import ArmRuntime
     from agent.run.engine import RunEngine
 
 # An arm censored by its provider's quota: resuming is the user saying the account was topped up.
-UNCENSOR = {"censored": 0, "censored_utc": None, "state": "running", "state_reason": None, "censored_by": None}
+UNCENSOR = {"censored": 0, "censored_utc": None, "state": ArmState.RUNNING, "state_reason": None, "censored_by": None}
 
 
 async def register_arm(engine: RunEngine, arm: ArmRuntime) -> None:
@@ -35,7 +36,7 @@ async def register_arm(engine: RunEngine, arm: ArmRuntime) -> None:
         "cap_tokens": arm.quota.cap,
         "server_session_id": arm.session_id,
         "max_attempts": engine.config.max_attempts,
-        "state": "running",
+        "state": ArmState.RUNNING,
         "censored": 0,
         "busy_ms": 0,
         "tokens_used": 0,
@@ -51,7 +52,7 @@ async def register_arm(engine: RunEngine, arm: ArmRuntime) -> None:
     arm.busy_ms = existing["busy_ms"] or 0
     arm.paced_ms = existing.get("paced_ms") or 0
     topped_up = existing.get("censored_by") == CensoredBy.PROVIDER_QUOTA
-    arm.state = "censored" if existing["censored"] and not topped_up else "running"
+    arm.state = ArmState.CENSORED if existing["censored"] and not topped_up else ArmState.RUNNING
     await engine.ledger.update(
         "arms",
         arm.arm_id,

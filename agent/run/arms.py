@@ -20,6 +20,7 @@ from agent.config import ArmConfig, EndpointKnobs, LlamaCppSettings, ScriptedSet
 from agent.endpoints.endpoint import ChatClient, ChatEndpoint, EndpointSettings
 from agent.ledger.store import new_id
 from agent.run.quota import Quota
+from agent.states import ArmState
 
 if TYPE_CHECKING:
     from agent.endpoints.llamacpp import LlamaServer
@@ -33,7 +34,7 @@ class ArmRuntime:
     arm_id: str = ""
     endpoint_url: str = ""
     constants: dict[str, Any] = field(default_factory=dict)
-    state: str = "running"
+    state: ArmState = ArmState.RUNNING
     busy_ms: int = 0
     paced_ms: int = 0  # time its calls waited for the provider's rate limit (agent/endpoints/pacing.py)
     gate: anyio.Lock | None = None  # held around each call when the server serves one request at a time

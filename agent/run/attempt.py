@@ -48,13 +48,15 @@ from agent.run.loop import AgentLoop, AttemptEnded
 from agent.run.quota import QuotaExhausted
 from agent.run.tools import ToolOutcome, Workspace
 from agent.run.workspace_diff import apply_changes, changed_files, unified_diff
+from agent.states import EndReason
 from agent.strategy_spec import Stage
 from verifiers.grading import Grader
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, copy_with_overlays
 
-NOT_GRADED = ("harness_error", "censored", "aborted", "lost")
+# end reasons that leave nothing to grade: the attempt is classed by its end reason alone
+NOT_GRADED = (EndReason.HARNESS_ERROR, EndReason.CENSORED, EndReason.ABORTED, EndReason.LOST)
 DIFF_CHARS = 4 * ROW_TEXT_CHARS
 
 
@@ -248,7 +250,7 @@ class AttemptRunner:
             raise
         except Exception as exc:  # noqa: BLE001 — anything unexpected ends this attempt, not the run
             end_reason, detail, error_traceback = (
-                "harness_error",
+                EndReason.HARNESS_ERROR,
                 self._one_line(exc),
                 self.engine.mask(traceback.format_exc()),
             )
@@ -282,7 +284,7 @@ class AttemptRunner:
             handle = self.arm.quota.reserve(reserve)
         except QuotaExhausted as exc:
             await self.engine.censor(self.arm, str(exc))
-            raise AttemptEnded("censored", str(exc)) from None
+            raise AttemptEnded(EndReason.CENSORED, str(exc)) from None
         self.engine.quota_changed(self.arm)
         placeholder = new_id()
         spent = 0
@@ -346,11 +348,11 @@ class AttemptRunner:
                     await self.engine.provider_quota(self.arm, exc.reason)
                     deadline += self._paused(time.monotonic() - waiting)
         except DeadlinePassed as exc:
-            raise AttemptEnded("time_limit", str(exc)) from None
+            raise AttemptEnded(EndReason.TIME_LIMIT, str(exc)) from None
         except ContextOverflow as exc:
-            raise AttemptEnded("context_overflow", str(exc)) from None
+            raise AttemptEnded(EndReason.CONTEXT_OVERFLOW, str(exc)) from None
         except EndpointError as exc:
-            raise AttemptEnded("harness_error", str(exc)) from None
+            raise AttemptEnded(EndReason.HARNESS_ERROR, str(exc)) from None
         finally:
             with anyio.CancelScope(shield=True):
                 spent += await self._mark_lost()
@@ -547,7 +549,7 @@ class AttemptRunner:
     async def _finish_broken(self, detail: str, error_traceback: str) -> AttemptResult:
         """The end of an attempt whose finishing (diff, grading) itself failed."""
         await self._update_totals(
-            end_reason="harness_error",
+            end_reason=EndReason.HARNESS_ERROR,
             end_detail=detail,
             error_traceback=capped(error_traceback),
             ended_utc=utc_now(),
@@ -563,13 +565,13 @@ class AttemptRunner:
             accepted=False,
             tokens=self.total_tokens,
         )
-        return AttemptResult(self.id, "harness_error", None, "harness_error", self.total_tokens)
+        return AttemptResult(self.id, EndReason.HARNESS_ERROR, None, "harness_error", self.total_tokens)
 
     async def _record_cancelled(self, loop: AgentLoop | None, started: float) -> None:
         with anyio.CancelScope(shield=True):
             await self._mark_lost()
             await self._update_totals(
-                end_reason="aborted",
+                end_reason=EndReason.ABORTED,
                 ended_utc=utc_now(),
                 status="done",
                 failure_class="aborted",

@@ -22,6 +22,7 @@ from agent.config import Limits
 from agent.endpoints.endpoint import Completion
 from agent.run.text_protocol import INSTRUCTIONS, parse_actions
 from agent.run.tools import MAX_ARGUMENT_CHARS, TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
+from agent.states import EndReason
 from agent.tool_names import Tool
 from verifiers.tasks import Task
 
@@ -38,7 +39,7 @@ _TOOL_FAULTS = (ToolError, OSError, ValueError, RuntimeError, RecursionError, Ov
 class AttemptEnded(Exception):
     """Raised to stop the loop; `reason` is recorded as the attempt's end_reason."""
 
-    def __init__(self, reason: str, detail: str = ""):
+    def __init__(self, reason: EndReason, detail: str = ""):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
@@ -88,7 +89,7 @@ class AgentLoop:
         self.state.deadline = self.state.started + limits.attempt_timeout_s
         self.messages = initial_messages(task, protocol, workspace.list_files())
 
-    async def run(self) -> tuple[str, str]:
+    async def run(self) -> tuple[EndReason, str]:
         """Run to the end; returns (end_reason, detail)."""
         try:
             while True:
@@ -110,14 +111,14 @@ class AgentLoop:
 
     def _check_limits(self) -> None:
         if self.state.turns >= self.limits.max_turns:
-            raise AttemptEnded("turn_limit", f"{self.state.turns} turns")
+            raise AttemptEnded(EndReason.TURN_LIMIT, f"{self.state.turns} turns")
         if self.state.tokens >= self.limits.max_tokens_per_attempt:
-            raise AttemptEnded("token_limit", f"{self.state.tokens} tokens")
+            raise AttemptEnded(EndReason.TOKEN_LIMIT, f"{self.state.tokens} tokens")
         self._check_time()
 
     def _check_time(self) -> None:
         if self.state.time_left() <= 0:
-            raise AttemptEnded("time_limit", f"{self.limits.attempt_timeout_s:g} s")
+            raise AttemptEnded(EndReason.TIME_LIMIT, f"{self.limits.attempt_timeout_s:g} s")
 
     def _refusal(self, index: int) -> str | None:
         """Why the index-th call of a turn is not run, or None."""
@@ -161,7 +162,7 @@ class AgentLoop:
                 result = outcome.output
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
         if finished:
-            raise AttemptEnded("finished")
+            raise AttemptEnded(EndReason.FINISHED)
 
     async def _execute_text_actions(self, completion: Completion) -> None:
         self.messages.append({"role": "assistant", "content": completion.text})
@@ -178,7 +179,7 @@ class AgentLoop:
             outcome = await self._execute(action.tool, action.arguments, preset_error=action.error)
             results.append(f"[{i}] {action.tool}: {outcome.output}")
             if outcome.tool == Tool.FINISH and outcome.ok:
-                raise AttemptEnded("finished")
+                raise AttemptEnded(EndReason.FINISHED)
         self.messages.append({"role": "user", "content": "Results:\n" + "\n\n".join(results)})
 
     async def _execute(

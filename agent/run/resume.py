@@ -35,6 +35,7 @@ from agent.run.quota import CensoredBy
 from agent.run.resume_plan import ResumePlan, TaskProgress
 from agent.run.schedule import Replicate
 from agent.run.workspace_diff import apply_changes
+from agent.states import EndReason, RunStatus
 from verifiers.scratch import clean_stale, remove, scratch_dir
 from verifiers.tasks import Task, materialize
 
@@ -116,7 +117,7 @@ async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
             "attempts",
             row["id"],
             {
-                "end_reason": "harness_error",
+                "end_reason": EndReason.HARNESS_ERROR,
                 "failure_class": "harness_error",
                 "status": "done",
                 "accepted": 0,
@@ -151,14 +152,14 @@ def engine_for_resume(ledger: Ledger, run_id: str, **engine_kwargs: Any) -> RunE
     run = ledger.run(run_id)
     if run is None:
         raise QuotabenchError(f"ledger {ledger.path}: no run {run_id} — list runs with `quotabench report --list`")
-    if run_state(run) == "running":
+    if run_state(run) == RunStatus.RUNNING:
         process = json.loads(run["process_json"])
         raise QuotabenchError(
             f"run {run_id} is running in process {process['pid']} on this machine — let it finish, "
             f"or stop it (kill {process['pid']}) and resume then"
         )
     spent = [a["name"] for a in ledger.arms(run_id) if a.get("censored_by") == CensoredBy.PROVIDER_QUOTA]
-    if run["status"] == "finished" and not spent:  # an arm the provider's quota ended resumes after a top-up
+    if run["status"] == RunStatus.FINISHED and not spent:  # an arm the provider's quota ended resumes after a top-up
         raise QuotabenchError(
             f"run {run_id} already finished — nothing to resume; see `quotabench report {run_id[:10]}`"
         )
@@ -198,5 +199,5 @@ async def resume_run(engine: RunEngine) -> str:
     constants = observed_constants() | sandbox_constants(engine.grader, engine.log)
     unrecorded = {key: constants[key] for key in RUNTIME_VERSIONS if run.get(key) is None}  # killed before they came
     process = {"process_json": to_json(process_identity())}  # this process drives the run now
-    ledger.update("runs", run_id, {"status": "running", "finished_utc": None} | unrecorded | process)
+    ledger.update("runs", run_id, {"status": RunStatus.RUNNING, "finished_utc": None} | unrecorded | process)
     return await engine.drive(manifest, constants, fresh=False)

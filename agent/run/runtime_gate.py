@@ -16,14 +16,13 @@ import anyio
 
 from agent import events as ev
 from agent.ledger.store import new_id, utc_now
+from agent.states import EndReason
 from verifiers.runtimes import missing_runtimes
 
 if TYPE_CHECKING:
     from agent.run.arms import ArmRuntime
     from agent.run.engine import RunEngine
     from verifiers.tasks import Task
-
-END_REASON = "runtime_missing"
 
 # engine -> {task id: what is missing}, filled on the engine's first task (one PATH lookup per tool)
 _checked: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
@@ -61,7 +60,7 @@ async def skip_missing_runtime(engine: RunEngine, arm: ArmRuntime, task: Task) -
             "attempt_no": 1,
             "started_utc": now,
             "ended_utc": now,
-            "end_reason": END_REASON,
+            "end_reason": EndReason.RUNTIME_MISSING,
             "status": "done",
             "verdict": "error",
             "failure_class": "environment",

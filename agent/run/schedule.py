@@ -18,6 +18,7 @@ import anyio
 
 from agent.config import RunConfig
 from agent.ledger.store import Ledger, new_id
+from agent.states import RunStatus
 
 if TYPE_CHECKING:
     from agent.run.engine import RunEngine
@@ -72,6 +73,6 @@ async def run_replicates(
     for replicate in replicate_plan(n):
         engine = RunEngine(config, ledger, replicate=replicate, **engine_kwargs)
         run_ids.append(await drive(engine))
-        if (ledger.run(run_ids[-1]) or {}).get("status") != "finished":
+        if (ledger.run(run_ids[-1]) or {}).get("status") != RunStatus.FINISHED:
             break
     return run_ids

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent.run.workspace_diff import apply_changes
+from agent.states import EndReason
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, materialize
@@ -43,7 +44,7 @@ class Candidate:
     @property
     def empty(self) -> bool:
         """Nothing to submit: no file changed, or the endpoint failed (harness_error)."""
-        return not self.files or self.end_reason == "harness_error"
+        return not self.files or self.end_reason == EndReason.HARNESS_ERROR
 
 
 @dataclass(frozen=True)

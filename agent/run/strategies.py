@@ -39,6 +39,7 @@ from agent.run.strategy_prompts import (
     parse_verdict,
     revision_message,
 )
+from agent.states import EndReason
 from agent.strategy_spec import Stage, Strategy, select_rule
 from verifiers.tasks import Task
 
@@ -93,7 +94,7 @@ class ModelStage(AttemptRunner):
     async def ask(self, messages: list[dict[str, Any]], limits: Limits) -> Answer:
         started = time.monotonic()
         await self.insert_row()
-        text, end_reason, detail = None, "answered", ""
+        text, end_reason, detail = None, EndReason.ANSWERED, ""
         try:
             completion = await self._query(messages, None, 1, started + limits.attempt_timeout_s)
             text = completion.text
@@ -102,7 +103,7 @@ class ModelStage(AttemptRunner):
         except LedgerError:
             raise
         except Exception as exc:  # noqa: BLE001 — like an attempt: this stage's harness error, not the run's
-            end_reason, detail = "harness_error", self._one_line(exc)
+            end_reason, detail = EndReason.HARNESS_ERROR, self._one_line(exc)
         except BaseException:
             await self._record_cancelled(None, started)
             raise
