@@ -157,7 +157,7 @@ def arm_metrics(
     visible = [r for r in attempts if r["visible_passed"] == 1 and r["verdict"] is not None]
     flattered = sum(r["verdict"] != "pass" for r in visible)
     counts = Counter(o.failure_class for o in outcomes)
-    taxonomy = {cls: counts.get(cls, 0) for cls in CLASSES}
+    taxonomy: dict[str, int] = {str(cls): counts.get(cls, 0) for cls in CLASSES}
     taxonomy.update({cls: n for cls, n in counts.items() if cls not in taxonomy})
     metrics = ArmMetrics(
         name=f.name,

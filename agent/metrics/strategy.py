@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agent.classify import is_lost
 from agent.metrics.outcome import TaskOutcome
 from agent.strategy_spec import CANDIDATE_STAGES
 
@@ -80,11 +81,7 @@ def strategy_figures(
         if not o.decided:
             continue
         rows = by_task.get(o.task_id, [])
-        cands = [
-            r
-            for r in rows
-            if (r["stage"] or "attempt") in CANDIDATE_STAGES and r["failure_class"] not in ("censored", "aborted")
-        ]
+        cands = [r for r in rows if (r["stage"] or "attempt") in CANDIDATE_STAGES and not is_lost(r["failure_class"])]
         hit = any(r["accepted"] for r in cands)
         sub = subs.get(o.task_id)
         covered += hit

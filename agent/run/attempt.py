@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import anyio
 
 from agent import events as ev
-from agent.classify import classify
+from agent.classify import FailureClass, classify
 from agent.config import Limits, RunConfig
 from agent.endpoints.endpoint import (
     CallTry,
@@ -84,7 +84,7 @@ class AttemptResult:
 
     @property
     def accepted(self) -> bool:
-        return self.failure_class == "accepted"
+        return self.failure_class == FailureClass.ACCEPTED
 
 
 def call_columns(t: CallTry) -> dict[str, Any]:
@@ -554,18 +554,18 @@ class AttemptRunner:
             error_traceback=capped(error_traceback),
             ended_utc=utc_now(),
             status="done",
-            failure_class="harness_error",
+            failure_class=FailureClass.HARNESS_ERROR,
             accepted=0,
         )
         self._emit(
             ev.TaskGraded,
             attempt=self.attempt_no,
             verdict="",
-            failure_class="harness_error",
+            failure_class=FailureClass.HARNESS_ERROR,
             accepted=False,
             tokens=self.total_tokens,
         )
-        return AttemptResult(self.id, EndReason.HARNESS_ERROR, None, "harness_error", self.total_tokens)
+        return AttemptResult(self.id, EndReason.HARNESS_ERROR, None, FailureClass.HARNESS_ERROR, self.total_tokens)
 
     async def _record_cancelled(self, loop: AgentLoop | None, started: float) -> None:
         with anyio.CancelScope(shield=True):
@@ -574,7 +574,7 @@ class AttemptRunner:
                 end_reason=EndReason.ABORTED,
                 ended_utc=utc_now(),
                 status="done",
-                failure_class="aborted",
+                failure_class=FailureClass.ABORTED,
                 turns=loop.state.turns if loop else 0,
                 malformed_tool_calls=loop.state.malformed if loop else 0,
                 duration_ms=int((time.monotonic() - started) * 1000),
@@ -608,7 +608,7 @@ async def grade_attempt(
         malformed=malformed,
         environment=grade.environment,
     )
-    accepted = failure_class == "accepted"
+    accepted = failure_class == FailureClass.ACCEPTED
     await engine.ledger.batch(
         [
             (

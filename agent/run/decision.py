@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent import events as ev
-from agent.metrics.decision import UNFINISHED, Status, paired_prefix
+from agent.metrics.decision import LEFT_OUT, Status, paired_prefix
 from agent.metrics.sequential import Decision, decision, tokens_saved
 
 if TYPE_CHECKING:
     from agent.run.engine import RunEngine
 
-STATUSES: dict[str, Status] = {"accepted": True, "failed": False, "unfinished": UNFINISHED}
+STATUSES: dict[str, Status] = {"accepted": True, "failed": False, "unfinished": LEFT_OUT}
 
 
 class DecisionWatch:
@@ -73,7 +73,7 @@ class DecisionWatch:
         """Pairs still to come within the caps (an estimate for the futility read): the tasks
         left, bounded per arm by what it has already decided ahead of the prefix plus what its
         quota left affords at its pace so far."""
-        excluded = sum(1 for t in self.order if UNFINISHED in (self.status[a].get(t) for a in self.labels))
+        excluded = sum(1 for t in self.order if LEFT_OUT in (self.status[a].get(t) for a in self.labels))
         left = len(self.order) - excluded - paired
         for arm in self.labels:
             per_task, quota = self._per_task(arm), self.engine.arms[arm].quota

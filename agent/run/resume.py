@@ -23,7 +23,7 @@ import anyio
 
 from agent import QuotabenchError
 from agent import events as ev
-from agent.classify import classify, counts_toward_budget
+from agent.classify import FailureClass, classify, counts_toward_budget
 from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, load_config_text
 from agent.ledger.liveness import process_identity, run_state
 from agent.ledger.store import Ledger, LedgerError, capped, to_json
@@ -86,7 +86,7 @@ def _class_from_grade(ledger: Ledger, row: dict[str, Any]) -> None:
     ledger.update(
         "attempts",
         row["id"],
-        {"failure_class": failure_class, "accepted": int(failure_class == "accepted"), "status": "done"},
+        {"failure_class": failure_class, "accepted": int(failure_class == FailureClass.ACCEPTED), "status": "done"},
     )
 
 
@@ -118,7 +118,7 @@ async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
             row["id"],
             {
                 "end_reason": EndReason.HARNESS_ERROR,
-                "failure_class": "harness_error",
+                "failure_class": FailureClass.HARNESS_ERROR,
                 "status": "done",
                 "accepted": 0,
                 "end_detail": capped(f"regrading failed: {type(exc).__name__}: {exc}", 300),

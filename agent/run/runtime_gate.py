@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent import events as ev
+from agent.classify import FailureClass
 from agent.ledger.store import new_id, utc_now
 from agent.states import EndReason
 from verifiers.runtimes import missing_runtimes
@@ -63,7 +64,7 @@ async def skip_missing_runtime(engine: RunEngine, arm: ArmRuntime, task: Task) -
             "end_reason": EndReason.RUNTIME_MISSING,
             "status": "done",
             "verdict": "error",
-            "failure_class": "environment",
+            "failure_class": FailureClass.ENVIRONMENT,
             "accepted": 0,
             "prompt_tokens": 0,
             "completion_tokens": 0,
@@ -98,7 +99,7 @@ async def skip_missing_runtime(engine: RunEngine, arm: ArmRuntime, task: Task) -
             task_id=task.id,
             attempt=1,
             verdict="error",
-            failure_class="environment",
+            failure_class=FailureClass.ENVIRONMENT,
             accepted=False,
             tokens=0,
         )

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
+from agent.classify import NOT_COUNTED, classify
 from agent.config import ArmConfig, Limits
 from agent.ledger.store import LedgerError, capped, new_id, utc_now
 from agent.run.attempt import AttemptRunner, StagePlan
@@ -47,7 +48,8 @@ if TYPE_CHECKING:
     from agent.run.arms import ArmRuntime
     from agent.run.engine import RunEngine
 
-UNFINISHED = ("censored", "aborted")
+# A model stage that ended so was cut off by the run: its task is unfinished.
+CUT_OFF = (EndReason.CENSORED, EndReason.ABORTED)
 
 
 class TaskBudget:
@@ -114,7 +116,7 @@ class ModelStage(AttemptRunner):
             status="done",
             turns=1,
             duration_ms=int((time.monotonic() - started) * 1000),
-            failure_class=end_reason if end_reason in UNFINISHED else None,
+            failure_class=classify(end_reason, None) if end_reason in CUT_OFF else None,
         )
         return Answer(text, end_reason)
 
@@ -158,7 +160,7 @@ class StrategyTask:
                 row["stage"] == stage
                 and row["candidate"] == candidate
                 and row["status"] == "done"
-                and row["failure_class"] not in UNFINISHED
+                and row["failure_class"] not in NOT_COUNTED
             ):
                 return row
         return None
@@ -183,7 +185,7 @@ class StrategyTask:
             result = await AttemptRunner(self.engine, self.arm, self.task, no, plan).run()
             row = await self._row(result.attempt_id)
             self.budget.charge(row)
-        return None if row["failure_class"] in UNFINISHED else row
+        return None if row["failure_class"] in NOT_COUNTED else row
 
     async def model_stage(self, stage: Stage, messages: list[dict[str, Any]], limits: Limits) -> Answer | None:
         """Ask (or reuse the answer of) a critique or judge; None when the arm stopped in it."""
@@ -196,7 +198,7 @@ class StrategyTask:
         runner = ModelStage(self.engine, self.arm, self.task, no, StagePlan(stage))
         answer = await runner.ask(messages, limits)
         self.budget.charge(await self._row(runner.id))
-        return None if answer.end_reason in UNFINISHED else answer
+        return None if answer.end_reason in CUT_OFF else answer
 
     # -- the protocol ------------------------------------------------------------------------
     async def run(self) -> str:
@@ -204,7 +206,7 @@ class StrategyTask:
         if done:
             return "accepted" if any(r["submitted"] == 1 and r["accepted"] for r in self.rows) else "failed"
         for row in self.rows:
-            if row["failure_class"] not in UNFINISHED:
+            if row["failure_class"] not in NOT_COUNTED:
                 self.budget.charge(row)
         self.next_no = max((r["attempt_no"] for r in self.rows), default=0) + 1
         return await (self._parallel() if self.strategy.kind == "parallel" else self._revise())
