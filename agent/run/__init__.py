@@ -3,7 +3,7 @@ with the tools, quotas, strategies, the sequential decision, and resuming a kill
 
 engine.py          RunEngine: arms, task order, auto-pause, stop/abort, the run's end
 prepare.py         before anything is recorded: tasks loaded, keys and sandbox checked
-arms.py            an arm at run time: its client, quota and kind (ARM_KINDS)
+arms.py            an arm at run time: its client, quota, state, and a factory per arm kind
 arm_rows.py        an arm's ledger row: inserted for a new run, picked up when resuming
 inflight.py        what the run waits for (calls, visible tests, grades); work a stop-now abandons
 attempt.py         one attempt: fresh workspace, the loop, per-try call rows, grading
