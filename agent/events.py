@@ -15,8 +15,6 @@ from agent.strategy_spec import Stage
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream
 
-    from agent.metrics.sequential import Decision
-
 
 def _now() -> float:
     return time.time()
@@ -194,7 +192,8 @@ class LogMessage(Event):
 
 @dataclass(frozen=True)
 class DecisionUpdated(Event):
-    """The always-valid paired test moved (issue 20): after each newly decided pair."""
+    """The always-valid paired test moved (after each newly decided pair), or both arms are being
+    stopped on its decision."""
 
     decided: bool
     winner: str | None
@@ -207,7 +206,8 @@ class DecisionUpdated(Event):
     futile: bool
     line: str  # "undecided: e = 3.1 of 20 needed (α = 0.05)" / "decided after 27 tasks: B better ..."
     saved: dict[str, int]  # tokens stopping now saves per arm (when decided)
-    stopping: bool = False  # run.stop_when_decided: the engine stops both arms now
+    stopping: bool = False  # the engine stops both arms now (run.stop_when_decided, or the user asked)
+    stopped: bool = False  # both arms are stopped (or stopping) on the decision: nothing is left to stop
 
 
 @runtime_checkable
@@ -228,4 +228,4 @@ class RunControls(Protocol):
     def stop_now(self) -> None: ...
     def stop_arm(self, name: str) -> None: ...
     def raise_cap(self, name: str, new_cap: int) -> None: ...
-    def stop_decided(self, decision: Decision, saved: dict[str, int]) -> None: ...
+    def stop_decided(self) -> None: ...  # stop both arms on the paired test's decision, if it has decided

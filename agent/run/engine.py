@@ -31,7 +31,6 @@ from agent.ledger.liveness import process_identity
 from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import load_average, machine_constants, manifest_sha256
-from agent.metrics.sequential import Decision
 from agent.preflight import preflight_for_run
 from agent.run.arm_rows import UNCENSOR, register_arm
 from agent.run.arms import ArmRuntime, open_arm
@@ -50,9 +49,9 @@ from agent.run.prepare import (
     task_rows,
 )
 from agent.run.quota import CensoredBy
+from agent.run.replicate import Replicate
 from agent.run.resume_plan import ResumePlan
-from agent.run.runtime_gate import skip_missing_runtime
-from agent.run.schedule import Replicate
+from agent.run.runtime_gate import RuntimeGate
 from agent.run.strategies import run_strategy_task
 from agent.states import ArmState, EndReason, EngineState, RunStatus
 from verifiers.executors import close_executor, make_executor
@@ -99,6 +98,7 @@ class RunEngine:
         self.replicate = replicate
         self.refusal: str | None = None  # the preflight's one line when it refused the run
         self.work = InFlight()  # calls, visible tests and grades in progress: what an abort waits for
+        self.runtime_gate = RuntimeGate()  # tasks this machine lacks a runtime for
 
     # -- events -----------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
@@ -214,9 +214,14 @@ class RunEngine:
             arm.state = ArmState.STOPPED
             self.log(f"arm {name} stopped {why}", arm=name)
 
-    def stop_decided(self, decision: Decision, saved: dict[str, int]) -> None:
-        """The paired test decided (issue 20): stop both arms cleanly; what they did not run is
-        listed, not censored, and left out of pairing."""
+    def stop_decided(self) -> None:
+        """Stop both arms cleanly on the paired test's decision, as its watch holds it (nothing
+        when it has not decided or the arms were stopped on it already); what they did not run
+        is listed, not censored, and left out of pairing."""
+        taken = self.decision_watch.take_stop() if self.decision_watch is not None else None
+        if taken is None:
+            return
+        decision, saved = taken
         for arm in self.arms.values():
             if arm.state == ArmState.RUNNING:
                 arm.state = ArmState.DECIDED
@@ -517,7 +522,7 @@ class RunEngine:
     async def _run_task(self, arm: ArmRuntime, task: Task) -> str:
         """Attempts until accepted or the budget is spent: "accepted", "failed" (budget spent)
         or "unfinished" (censored, stopped, aborted)."""
-        if await skip_missing_runtime(self, arm, task):  # no runtime here: class environment, no tokens spent
+        if await self.runtime_gate.skip(self, arm, task):  # no runtime here: class environment, no tokens spent
             return "failed"
         if (strategy := arm.config.strategy_plan) and strategy.kind != "direct":  # issue 16 (Direct: the loop below)
             return await run_strategy_task(self, arm, task, strategy)

@@ -32,8 +32,8 @@ from agent.run.attempt import NOT_GRADED, grade_attempt
 from agent.run.engine import RunEngine
 from agent.run.prepare import load_tasks, sandbox_constants, task_rows
 from agent.run.quota import CensoredBy
+from agent.run.replicate import Replicate
 from agent.run.resume_plan import ResumePlan, TaskProgress
-from agent.run.schedule import Replicate
 from agent.run.workspace_diff import apply_changes
 from agent.states import EndReason, RunStatus
 from verifiers.scratch import clean_stale, remove, scratch_dir

@@ -46,7 +46,7 @@ from verifiers.tasks import Task
 
 if TYPE_CHECKING:
     from agent.run.arms import ArmRuntime
-    from agent.run.engine import RunEngine
+    from agent.run.host import RunHost
 
 # A model stage that ended so was cut off by the run: its task is unfinished.
 CUT_OFF = (EndReason.CENSORED, EndReason.ABORTED)
@@ -124,32 +124,32 @@ class ModelStage(AttemptRunner):
 class StrategyTask:
     """One task of one strategy arm, from its first stage (or where a killed run left it) to its submission."""
 
-    def __init__(self, engine: RunEngine, arm: ArmRuntime, task: Task, strategy: Strategy):
-        self.engine, self.arm, self.task, self.strategy = engine, arm, task, strategy
-        self.budget = TaskBudget(engine.config.limits, strategy.multiplier)
+    def __init__(self, host: RunHost, arm: ArmRuntime, task: Task, strategy: Strategy):
+        self.host, self.arm, self.task, self.strategy = host, arm, task, strategy
+        self.budget = TaskBudget(host.config.limits, strategy.multiplier)
         self.rows: list[dict[str, Any]] = []
         self.next_no = 1
 
     # -- the ledger ------------------------------------------------------------------------
     def _read(self) -> tuple[list[dict[str, Any]], bool]:
-        db = self.engine.ledger_sync
+        db = self.host.ledger_sync
         rows = db.query(
             "select a.*, (select c.response_text from calls c where c.attempt_id = a.id and c.status = 'ok' "
             "order by c.started_utc desc limit 1) as answer from attempts a "
             "where a.run_id = ? and a.arm = ? and a.task_id = ? order by a.attempt_no",
-            [self.engine.run_id, self.arm.name, self.task.id],
+            [self.host.run_id, self.arm.name, self.task.id],
         )
         done = bool(
             db.query(
                 "select 1 from submissions where run_id = ? and arm = ? and task_id = ?",
-                [self.engine.run_id, self.arm.name, self.task.id],
+                [self.host.run_id, self.arm.name, self.task.id],
             )
         )
         return rows, done
 
     async def _row(self, attempt_id: str) -> dict[str, Any]:
-        rows: list[dict[str, Any]] = await self.engine.ledger.run(
-            self.engine.ledger_sync.query, "select * from attempts where id = ?", [attempt_id]
+        rows: list[dict[str, Any]] = await self.host.ledger.run(
+            self.host.ledger_sync.query, "select * from attempts where id = ?", [attempt_id]
         )
         return rows[0]
 
@@ -178,11 +178,11 @@ class StrategyTask:
         """Run (or reuse) an agent stage; None when the arm stopped in it (the task is unfinished)."""
         row = self._reused(stage, candidate)
         if row is None:
-            if not await self.engine.wait_to_start(self.arm):  # paused: waits; aborted or stopped: unfinished
+            if not await self.host.wait_to_start(self.arm):  # paused: waits; aborted or stopped: unfinished
                 return None
             plan = StagePlan(stage, candidate, seed, limits, start_files or {}, messages)
             no, self.next_no = self.next_no, self.next_no + 1
-            result = await AttemptRunner(self.engine, self.arm, self.task, no, plan).run()
+            result = await AttemptRunner(self.host, self.arm, self.task, no, plan).run()
             row = await self._row(result.attempt_id)
             self.budget.charge(row)
         return None if row["failure_class"] in NOT_COUNTED else row
@@ -192,17 +192,17 @@ class StrategyTask:
         row = self._reused(stage)
         if row is not None:
             return Answer(row.get("answer"), row["end_reason"])
-        if not await self.engine.wait_to_start(self.arm):
+        if not await self.host.wait_to_start(self.arm):
             return None
         no, self.next_no = self.next_no, self.next_no + 1
-        runner = ModelStage(self.engine, self.arm, self.task, no, StagePlan(stage))
+        runner = ModelStage(self.host, self.arm, self.task, no, StagePlan(stage))
         answer = await runner.ask(messages, limits)
         self.budget.charge(await self._row(runner.id))
         return None if answer.end_reason in CUT_OFF else answer
 
     # -- the protocol ------------------------------------------------------------------------
     async def run(self) -> str:
-        self.rows, done = await self.engine.ledger.run(self._read)
+        self.rows, done = await self.host.ledger.run(self._read)
         if done:
             return "accepted" if any(r["submitted"] == 1 and r["accepted"] for r in self.rows) else "failed"
         for row in self.rows:
@@ -233,11 +233,11 @@ class StrategyTask:
             limits = self.budget.stage_limits()
             if limits is None and self._reused(Stage.CANDIDATE, i) is None:
                 break  # the task's budget is spent: fewer candidates
-            row = await self.agent_stage(Stage.CANDIDATE, i, base + i - 1, limits or self.engine.config.limits)
+            row = await self.agent_stage(Stage.CANDIDATE, i, base + i - 1, limits or self.host.config.limits)
             if row is None:
                 return "unfinished"
             candidates.append(self._candidate(row, i))
-        scored = await visible_scores(self.engine.grader, self.task, candidates)
+        scored = await visible_scores(self.host.grader, self.task, candidates)
         scores = [s for s, _ in scored]
         rule = self.arm.config.select or "visible"
         parse_route = None
@@ -257,7 +257,7 @@ class StrategyTask:
         answer = await self.model_stage(
             Stage.JUDGE,
             judge_messages(self.task, [(c.diff, s.summary) for c, s in zip(candidates, scores)]),
-            limits or self.engine.config.limits,
+            limits or self.host.config.limits,
         )
         if answer is None:
             return None
@@ -270,19 +270,19 @@ class StrategyTask:
         return number, parsed.route
 
     async def _revise(self) -> str:
-        limits = self.budget.stage_limits() or self.engine.config.limits
+        limits = self.budget.stage_limits() or self.host.config.limits
         row = await self.agent_stage(Stage.INITIAL, None, None, limits)
         if row is None:
             return "unfinished"
         initial = self._candidate(row, 1)
-        ((score, output),) = await visible_scores(self.engine.grader, self.task, [initial])
+        ((score, output),) = await visible_scores(self.host.grader, self.task, [initial])
         limits_or_none = self.budget.stage_limits()
         if limits_or_none is None and self._reused(Stage.CRITIQUE) is None:
             return await self._submit([initial], 1, "critique", "no_budget", [score], route="no_budget")
         answer = await self.model_stage(
             Stage.CRITIQUE,
             critique_messages(self.task, initial.diff, output or score.summary),
-            limits_or_none or self.engine.config.limits,
+            limits_or_none or self.host.config.limits,
         )
         if answer is None:
             return "unfinished"
@@ -296,7 +296,7 @@ class StrategyTask:
             Stage.REVISION,
             None,
             None,
-            limits_or_none or self.engine.config.limits,
+            limits_or_none or self.host.config.limits,
             start_files=initial.files,
             messages=(revision_message(answer.text or ""),),
         )
@@ -336,7 +336,7 @@ class StrategyTask:
                 "submissions",
                 {
                     "id": new_id(),
-                    "run_id": self.engine.run_id,
+                    "run_id": self.host.run_id,
                     "arm": self.arm.name,
                     "task_id": self.task.id,
                     "created_utc": utc_now(),
@@ -352,11 +352,11 @@ class StrategyTask:
                 },
             )
         )
-        await self.engine.ledger.batch(ops)
+        await self.host.ledger.batch(ops)
         accepted = bool(chosen and chosen.accepted)
-        self.engine.emit(
+        self.host.emit(
             ev.Submitted(
-                self.engine.run_id,
+                self.host.run_id,
                 arm=self.arm.name,
                 task_id=self.task.id,
                 attempt=chosen.attempt_no if chosen else None,
@@ -396,6 +396,6 @@ def strategy_columns(arm: ArmConfig) -> dict[str, Any]:
     }
 
 
-async def run_strategy_task(engine: RunEngine, arm: ArmRuntime, task: Task, strategy: Strategy) -> str:
+async def run_strategy_task(host: RunHost, arm: ArmRuntime, task: Task, strategy: Strategy) -> str:
     """The task's outcome on the arm from its SUBMITTED stage: accepted, failed, or unfinished."""
-    return await StrategyTask(engine, arm, task, strategy).run()
+    return await StrategyTask(host, arm, task, strategy).run()

@@ -14,7 +14,6 @@ import random
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import anyio
 
@@ -69,11 +68,13 @@ class ReplayEngine:
         self.sent = 0
         self._ended: anyio.Event | None = None
         self._last_at = self.recorded[0].at if self.recorded else SNAPSHOT_START
+        self._decision: ev.DecisionUpdated | None = None
 
     def emit(self, event: ev.Event) -> None:
         if self.restamp:
             event = replace(event, at=time.time())
         self._last_at = event.at
+        self._decision = event if isinstance(event, ev.DecisionUpdated) else self._decision
         self.sent += 1
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._send.send_nowait(event)
@@ -141,11 +142,14 @@ class ReplayEngine:
     def raise_cap(self, name: str, new_cap: int) -> None:
         self.commands.append(("raise_cap", name, new_cap))
 
-    def stop_decided(self, decision: Any, saved: dict[str, int]) -> None:
+    def stop_decided(self) -> None:
         self.commands.append(("stop_decided",))
-        self.emit(
-            ev.LogMessage(self.run_id, level="info", text=f"{decision.line}: stopping both arms", at=self._last_at)
-        )
+        decision = self._decision
+        if decision is not None and decision.decided and not decision.stopped:
+            self.emit(replace(decision, stopping=True, stopped=True, at=self._last_at))
+            self.emit(
+                ev.LogMessage(self.run_id, level="info", text=f"{decision.line}: stopping both arms", at=self._last_at)
+            )
 
 
 def synthetic_events(
