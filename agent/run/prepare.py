@@ -19,7 +19,8 @@ from agent.ledger.store import LedgerError, to_json
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import runtime_versions
 from agent.run.first_request import over_cap, over_cap_line
-from verifiers.sandbox import describe_sandbox, make_sandbox
+from verifiers.sandbox import describe_sandbox
+from verifiers.sandboxes import make_sandbox
 from verifiers.tasks import Task, TaskProblem, load_suite
 
 
