@@ -4,7 +4,8 @@ stats.py      Wilson, Tango's paired score interval, pass@k, bootstraps, exact M
 outcome.py    a task's outcome and an arm's figures: the one definition report, live view and browser use
 arm.py        per-arm metrics from ledger rows: outcome.py's figures plus spend and taxonomy (seed 002)
 usage.py      token accounting (reported vs estimated), busy time as a union of calls, grading compute
-cost.py       price tables, cost per attempt, CPSP, shared servers, break-even utilization (seed 000)
+price.py      an arm's price table: per token or by the GPU-hour; a bad one is a PriceError naming the arm
+cost.py       cost per attempt, CPSP, shared servers, break-even utilization (seed 000)
 billing.py    what a provider billed: cached, reasoning tokens, reported costs, billed-equivalent tokens
 compare.py    paired comparison of two arms and the one decision rule (seed 000)
 replicates.py several runs of one manifest: spread, pass@k with intervals, failure frequency (seed 003)
@@ -16,9 +17,10 @@ report.py     build_report(ledger, run_ids) -> dict;  render.py: render_report(d
 
 from agent.metrics.arm import ArmMetrics, arm_metrics, task_outcomes
 from agent.metrics.compare import Comparison, Verdict, compare_arms, decide
-from agent.metrics.cost import ArmCost, Price, arm_cost, break_even_utilization, parse_price
+from agent.metrics.cost import ArmCost, arm_cost, break_even_utilization
 from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.outcome import ArmFigures, AttemptRecord, TaskOutcome, arm_figures, task_outcome
+from agent.metrics.price import Price, parse_price
 from agent.metrics.render import render_report
 from agent.metrics.replicates import check_same_manifest, replicate_summary
 from agent.metrics.report import build_report

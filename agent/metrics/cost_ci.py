@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from agent.metrics.cost import ArmCost, parse_price, token_attempt_cost
+from agent.metrics.cost import ArmCost, token_attempt_cost
 from agent.metrics.outcome import TaskOutcome
+from agent.metrics.price import parse_price
 from agent.metrics.stats import PairedGap, paired_gap_of, resample_sums
 
 LEVEL = 0.95

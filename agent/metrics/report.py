@@ -21,7 +21,7 @@ from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics, arm_metrics
 from agent.metrics.billing import Spend, read_spend, spend_summary
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
-from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, parse_price, run_costs
+from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
 from agent.metrics.cost_ci import CostIntervals, cost_intervals, task_costs
 from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.grader_view import gap_under_graders, grader_pair
@@ -29,6 +29,7 @@ from agent.metrics.integrity import integrity_section
 from agent.metrics.kinds import broken_tasks, by_kind
 from agent.metrics.mutation import mutation_section
 from agent.metrics.outcome import NOT_RUN, TaskOutcome
+from agent.metrics.price import parse_price
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
 from agent.metrics.repeats import repeated_retries
