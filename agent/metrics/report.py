@@ -245,7 +245,7 @@ def _run_section(
             ArmUse(
                 a,
                 model_attempts[m.name],
-                None if m.censored else m.accepted,
+                None if m.censored else m.figures.accepted,
                 busy[m.name],
                 graded[m.name].cpu_s,
                 model_spend.get(m.name),
@@ -281,7 +281,7 @@ def _run_section(
             outcomes[second],
             seed=seed,
             resamples=0 if shared else resamples,
-            not_comparable={m.name: m.not_comparable or "" for m in metrics if m.censored},
+            not_comparable={m.name: m.figures.not_comparable or "" for m in metrics if m.censored},
         )
         if c is not None and shared and resamples:
             c = replace(c, bootstrap=intervals.gap)  # type: ignore[union-attr]
@@ -317,9 +317,9 @@ def _run_section(
         "arms": [
             {
                 "setup": setups.get(m.name),
-                "metrics": asdict(m) | {"qap_ci": _ci(intervals, "qap", m.name)},
+                "metrics": m.as_json() | {"qap_ci": _ci(intervals, "qap", m.name)},
                 "comparable": not m.censored,
-                "not_comparable": m.not_comparable,
+                "not_comparable": m.figures.not_comparable,
                 "cost": asdict(costs[m.name]) | {"cpsp_ci": _ci(intervals, "cpsp", m.name)}
                 if m.name in costs
                 else None,
@@ -339,7 +339,7 @@ def _run_section(
         "hidden_tests": mutation_section(ledger.mutation_scores(run_id)),
         "grader_view": _grader_view(metrics, outcomes, attempts),
     }
-    why = {m.name: m.not_comparable or "" for m in metrics if m.censored}
+    why = {m.name: m.figures.not_comparable or "" for m in metrics if m.censored}
     return section, outcomes, why
 
 
