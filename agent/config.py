@@ -167,7 +167,7 @@ class ArmConfig(EndpointKnobs):
     context_tokens: Annotated[int, Meta(ge=256, le=1 << 24)] | None = None  # the endpoint's context, if known
     llamacpp: LlamaCppSettings | None = None
     scripted: ScriptedSettings | None = None
-    # Issue 16 (agent/strategy_spec.py): the test-time protocol; None = no strategy (the retry loop)
+    # the test-time protocol (agent/strategy_spec.py); None = no strategy (the retry loop)
     strategy: str | None = None
     select: str | None = None  # parallel@k only: visible (default) | judge
     fallback: bool = True  # when selection yields no choice, submit the first non-empty candidate
@@ -207,7 +207,7 @@ class RunConfig:
     auto_pause_policy: AutoPausePolicy = "continue"  # headless: continue (censor at the cap), stop-arm, abort
     prompt_template: str = PROMPT_TEMPLATE_VERSION  # checked: the loop has one template
     require_sandbox: bool = False  # refuse to start when the bubblewrap sandbox is unavailable
-    stop_when_decided: bool = False  # stop both arms once the always-valid paired test decides (issue 20)
+    stop_when_decided: bool = False  # stop both arms once the always-valid paired test decides
     decision_alpha: Annotated[float, Meta(gt=0, le=0.2)] = 0.05
     task_order_seed: Annotated[int, Meta(ge=0, le=_INT64)] = 1  # stop_when_decided runs: the seeded task shuffle
     executor: str = "local"  # where sandboxed commands run: local | ray (verifiers/executors.py)

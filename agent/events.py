@@ -119,7 +119,7 @@ class TaskGraded(Event):
 
 @dataclass(frozen=True)
 class Submitted(Event):
-    """A strategy arm submitted its answer to a task (issue 16): the task's outcome on the arm.
+    """A strategy arm submitted its answer to a task: the task's outcome on the arm.
     `attempt` is the submitted stage's attempt number (None: nothing was submitted)."""
 
     arm: str

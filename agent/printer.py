@@ -38,7 +38,7 @@ def format_event(event: ev.Event) -> str | None:
         case ev.AttemptStarted():
             stage = "" if event.stage == "attempt" else f" ({event.stage})"
             return f"[{event.arm}] {event.task_id} attempt {event.attempt}{stage} started"
-        case ev.Submitted():  # a strategy's answer to the task (issue 16): the outcome that counts
+        case ev.Submitted():  # a strategy's answer to the task: the outcome that counts
             what = f"attempt {event.attempt} by {event.route}" if event.attempt else "nothing (no valid selection)"
             return (
                 f"[{event.arm}] {event.task_id} submitted {what} ({event.covered} of "

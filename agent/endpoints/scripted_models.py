@@ -17,7 +17,8 @@ turns it into native tool calls or text-protocol blocks (agent.run.text_protocol
 
 A server session seed (`play(..., seed=N)`) makes replies vary the way a restarted real server
 does: each reply's prose gets one of several harmless wordings and `coin` tosses again, while
-within one session the same conversation always gets the same reply (seed 003 result 5).
+within one session the same conversation always gets the same reply (as a real server is
+deterministic within a session and not across restarts).
 Without a seed the replies are the canonical ones, identical across restarts.
 """
 
@@ -228,7 +229,7 @@ def coin(task: TaskFiles, turn: int, seed: int = 0) -> Reply:
     return (solver if coin_accepts(seed, task.id) else wrong)(task, turn)
 
 
-# Strategy scripts (issue 16): the request's `seed` tells a strategy's candidates apart (candidate
+# Strategy scripts: the request's `seed` tells a strategy's candidates apart (candidate
 # i sends seed + i; with no arm seed, candidate 1 sends 0). `stage` is what the request is: the
 # agent's turns, a revision's turns, a critique or a judge (agent.run.strategy_prompts' markers).
 #   second-passes    candidates with an odd request seed solve, the others are wrong; its judge

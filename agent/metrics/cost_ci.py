@@ -1,5 +1,4 @@
-"""Intervals for the cost figures (seed 000: a cost denominator without an interval is not a
-result): each arm's QAP and CPSP, the CPSP ratio between two arms (the QAP ratio when they are
+"""Intervals for the cost figures (a cost denominator without an interval is not a result): each arm's QAP and CPSP, the CPSP ratio between two arms (the QAP ratio when they are
 not priced) and the break-even utilization of a self-hosted arm, by the paired bootstrap over
 tasks — the same seed, resamples and task draws as the acceptance bootstrap, in one pass.
 

@@ -1,4 +1,4 @@
-"""The sequential decision of a run (issue 20), from task outcomes: one definition of which
+"""The sequential decision of a run, from task outcomes: one definition of which
 pairs feed it, used by the engine while the run goes, the live view and the report.
 
 Pairs come in the run's task order, as the longest prefix decided on both arms

@@ -1,11 +1,11 @@
 """A task's outcome on one arm and an arm's figures: written once, called by the report, the
-live view and the browser, so the three cannot disagree (issue 13).
+live view and the browser, so the three cannot disagree.
 
 A task is *decided* when it was accepted or spent its attempt budget; *unfinished* when it
 never will be (the cap ran out, the arm was stopped, the run was aborted or killed); *pending*
 while the live view is still waiting for it. Acceptance is accepted / decided with its Wilson
-interval. An arm with an unfinished task is not comparable (seed 002: a censored run is a
-missing measurement, not a low score): its QAP, retry tax and first-try share are None.
+interval. An arm with an unfinished task is not comparable (a censored run is a missing
+measurement, not a low score): its QAP, retry tax and first-try share are None.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from agent.states import ArmState
 
 # Arm states after which the engine's list of unfinished tasks (arms.unfinished_json) is final.
 ENDED = (ArmState.FINISHED, ArmState.CENSORED, ArmState.STOPPED, ArmState.ABORTED, ArmState.DECIDED)
-# A run stopped because the comparison was settled (issue 20): its arms' remaining tasks were
+# A run stopped because the comparison was settled: its arms' remaining tasks were
 # never run. They are left out of pairing and of the acceptance denominators, but the arm is
 # not a missing measurement — it is comparable on the tasks it decided.
 NOT_RUN = "not_run"
@@ -34,7 +34,7 @@ NO_SUBMISSION = "no_submission"
 class AttemptRecord:
     """What the outcome needs of one attempt; failure_class None = not classified yet.
 
-    A strategy arm's stages (issue 16) carry their `stage`; `submitted` is True for the stage
+    A strategy arm's stages carry their `stage`; `submitted` is True for the stage
     submitted as the arm's answer, False for the others once the protocol submitted, None before
     (and for every attempt of a run without a strategy)."""
 
@@ -132,7 +132,7 @@ def _attempt_no(record: AttemptRecord) -> int:
 def _strategy_outcome(
     task_id: str, rows: Sequence[AttemptRecord], *, arm_state: str, listed_unfinished: bool, cap_hit: bool, live: bool
 ) -> TaskOutcome:
-    """A strategy task (issue 16): its outcome is the SUBMITTED stage's, decided once the protocol
+    """A strategy task: its outcome is the SUBMITTED stage's, decided once the protocol
     submitted (a protocol that submitted nothing: NO_SUBMISSION); the other stages only add tokens."""
     tokens = sum(r.tokens for r in rows)
     submitted = [r for r in rows if r.submitted]

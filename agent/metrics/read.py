@@ -1,4 +1,4 @@
-"""The one-line "practical read" per arm in seed 002's decision table: what the numbers mean
+"""The one-line "practical read" per arm in the report's decision table: what the numbers mean
 for someone choosing an endpoint, e.g. "wins on acceptance; eats quota on retries".
 """
 

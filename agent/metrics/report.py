@@ -1,6 +1,6 @@
-"""`build_report`: read runs from the ledger and assemble seed 002's decision table, the
-paired comparison (seed 000) and, for several runs of one manifest, the replicates (seed 003)
-into one JSON-ready dict. `render_report` (render.py) turns it into text, markdown or JSON.
+"""`build_report`: read runs from the ledger and assemble the per-arm decision table (acceptance,
+quota per accepted patch, retry tax, censoring), the paired comparison and, for several runs of
+one manifest, the replicates into one JSON-ready dict. `render_report` (render.py) turns it into text, markdown or JSON.
 """
 
 from __future__ import annotations
@@ -387,7 +387,7 @@ def _run_config(run: dict[str, Any]) -> dict[str, Any]:
 def decision_section(
     run: dict[str, Any], arm_rows: list[dict[str, Any]], outcomes: dict[str, list[TaskOutcome]]
 ) -> dict[str, Any] | None:
-    """The always-valid sequential decision over the run's task order (issue 20), with whether
+    """The always-valid sequential decision over the run's task order, with whether
     the run stopped on it; None unless the run has exactly two arms."""
     from agent.metrics.decision import run_decision
 
@@ -417,7 +417,7 @@ def strategy_section(
     outcomes: dict[str, list[TaskOutcome]],
     costs: dict[str, ArmCost],
 ) -> list[dict[str, Any]] | None:
-    """Coverage, conversion and where candidates were lost, per arm (issue 16); None unless an
+    """Coverage, conversion and where candidates were lost, per arm; None unless an
     arm of the run has a strategy."""
     if not any(a.get("strategy") for a in arm_rows):
         return None

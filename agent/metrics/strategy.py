@@ -1,4 +1,4 @@
-"""Where a strategy arm loses its candidates (issue 16, seed 004 §2.3): per arm, coverage (a
+"""Where a strategy arm loses its candidates: per arm, coverage (a
 task where any candidate passes the hidden tests — an offline ceiling, the hidden tests never
 choose), conversion (submitted correct / covered), covered-but-lost split into "no valid
 selection" (selection gave no choice: nothing submitted, or fallback submitted a wrong one) and

@@ -1,6 +1,6 @@
 """One attempt of one arm on one task: fresh workspace copy, the agent loop, then grading.
 
-Ledger order (seed 000): the attempt row is inserted when the attempt starts, every HTTP try
+Ledger order (nothing spent goes unrecorded): the attempt row is inserted when the attempt starts, every HTTP try
 is a calls row as soon as it ends, and the attempt's tokens, end reason and diff are written
 before grading starts; the grade and the attempt's class are one transaction. One awaited
 write per model call: the in-flight row, committed before the request goes out; the call's
@@ -61,7 +61,7 @@ DIFF_CHARS = 4 * ROW_TEXT_CHARS
 
 @dataclass(frozen=True)
 class StagePlan:
-    """What a strategy stage changes in an attempt (issue 16; agent/run/strategies.py): its stage
+    """What a strategy stage changes in an attempt (agent/run/strategies.py): its stage
     name and candidate number, the request seed, the stage's share of the task budget, the
     files it starts from and messages appended to the first prompt. The default is a plain attempt."""
 
@@ -206,7 +206,7 @@ class AttemptRunner:
         error_traceback = None
         try:
             await anyio.to_thread.run_sync(copy_with_overlays, self.task.workspace, work)  # symlinks stay links
-            if self.plan.start_files:  # a revision continues from the attempt it revises (issue 16)
+            if self.plan.start_files:  # a revision continues from the attempt it revises
                 await anyio.to_thread.run_sync(apply_changes, work, self.plan.start_files)
             loop = self.loop = AgentLoop(
                 self.task,

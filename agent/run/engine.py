@@ -1,6 +1,6 @@
 """The run engine: paired arms over one frozen task list, in the same order and window.
 
-Both arms walk the same task order concurrently (seed 002: paired arms, same window); each
+Both arms walk the same task order concurrently (paired arms in the same time window); each
 task gets up to max_attempts attempts per arm, stopping at the first accepted one. Commands
 (pause, resume, abort, stop an arm, raise a cap) come from the headless printer or the TUI;
 events go out on an anyio memory stream. The engine never imports the TUI.
@@ -381,7 +381,7 @@ class RunEngine:
                     self.arms[arm.name] = arm
                     await register_arm(self, arm)
                 kill_point("arms_open")
-                if len(self.arms) == 2:  # the always-valid paired test, watched live (issue 20)
+                if len(self.arms) == 2:  # the always-valid paired test, watched live
                     self.decision_watch = DecisionWatch(  # impossible controls are not part of the comparison
                         self,
                         [t.id for t in self.tasks if t.control is None],
@@ -524,7 +524,7 @@ class RunEngine:
         or "unfinished" (censored, stopped, aborted)."""
         if await self.runtime_gate.skip(self, arm, task):  # no runtime here: class environment, no tokens spent
             return "failed"
-        if (strategy := arm.config.strategy_plan) and strategy.kind != "direct":  # issue 16 (Direct: the loop below)
+        if (strategy := arm.config.strategy_plan) and strategy.kind != "direct":  # Direct is the loop below
             return await run_strategy_task(self, arm, task, strategy)
         first, budget = 1, self.config.max_attempts
         if self.resume_state:

@@ -58,7 +58,7 @@ def load_task_list(config: RunConfig, log: Callable[[str], None] | None = None) 
                 f"config {config.path}: run.tasks names unknown task ids {sorted(missing)} — check the ids in the suites"
             )
         tasks = [t for t in tasks if t.id in wanted]
-    if config.stop_when_decided:  # the decided prefix must be a random sample of the suite (issue 20)
+    if config.stop_when_decided:  # the decided prefix must be a random sample of the suite
         random.Random(config.task_order_seed).shuffle(tasks)
     if not tasks:
         raise QuotabenchError(

@@ -1,4 +1,4 @@
-"""Choosing a strategy's submission without hidden tests (issue 16, seed 004 appendix D).
+"""Choosing a strategy's submission without hidden tests.
 
 `visible` ranks the non-empty candidates by their visible tests (run in the sandbox through
 `engine.grader.run_visible`, no model tokens): a candidate that runs ranks above one that does

@@ -1,5 +1,5 @@
-"""Running one task under a test-time strategy (issue 16; agent/strategy_spec.py says what each
-strategy is and its budget multiplier).
+"""Running one task under a test-time strategy (agent/strategy_spec.py says what each strategy is
+and its budget multiplier).
 
 Every stage is an attempts row with its `stage` (and `candidate`), every call of it a calls row
 with the same stage, all charged to the arm's quota like any attempt: the stages' tokens are
