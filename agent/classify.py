@@ -1,5 +1,5 @@
-"""Failure taxonomy of one graded attempt (issue 5; seed 003 result 10: grade mechanics
-separately from reasoning).
+"""Failure taxonomy of one graded attempt: each attempt gets one class, and failures of the
+mechanics (editing, tool calls) are kept apart from failures of the reasoning.
 
 accepted       hidden tests pass
 tampering      the grader was gamed: the runner's records contradict its output or exit status,
@@ -20,25 +20,35 @@ reasoning      everything else that fails the hidden tests
 
 from __future__ import annotations
 
+from enum import StrEnum
+
+from agent.states import EndReason
+
 MALFORMED_THRESHOLD = 3
-CLASSES = (
-    "accepted",
-    "reasoning",
-    "mechanics",
-    "tampering",
-    "timeout",
-    "environment",
-    "harness_error",
-    "censored",
-    "aborted",
-)
+
+
+class FailureClass(StrEnum):
+    """attempts.failure_class and TaskGraded.failure_class, in the order reports list them."""
+
+    ACCEPTED = "accepted"
+    REASONING = "reasoning"
+    MECHANICS = "mechanics"
+    TAMPERING = "tampering"
+    TIMEOUT = "timeout"
+    ENVIRONMENT = "environment"
+    HARNESS_ERROR = "harness_error"
+    CENSORED = "censored"
+    ABORTED = "aborted"
+
+
+CLASSES = tuple(FailureClass)
 # Classes that end an attempt without using up one of its task's max_attempts: the run cut the
 # attempt off (the cap ran out, the run was stopped, aborted or killed), so it says nothing about
 # the model. Such an attempt is *lost*: its retry runs under the same attempt number, it stays out
 # of the model's figures (QAP, CPSP, retry tax, first-try share, tokens/attempt), and its tokens
 # are reported as lost spend, still charged against the arm's cap because they were spent.
 # (agent/ledger/schema.py m022 names these classes too: its unique index leaves lost rows out.)
-NOT_COUNTED = ("censored", "aborted")
+NOT_COUNTED = (FailureClass.CENSORED, FailureClass.ABORTED)
 # How a class reads in reports and screens; the others read as their own name.
 CLASS_LABELS = {"mechanics": "edit-mechanics"}
 CLASS_MEANINGS = {
@@ -72,21 +82,21 @@ def classify(
     edited: bool = True,
     malformed: int = 0,
     environment: str | None = None,
-) -> str:
-    if end_reason == "harness_error":
-        return "harness_error"
-    if end_reason == "censored":
-        return "censored"
-    if end_reason in ("aborted", "lost"):
-        return "aborted"
+) -> FailureClass:
+    if end_reason == EndReason.HARNESS_ERROR:
+        return FailureClass.HARNESS_ERROR
+    if end_reason == EndReason.CENSORED:
+        return FailureClass.CENSORED
+    if end_reason in (EndReason.ABORTED, EndReason.LOST):
+        return FailureClass.ABORTED
     if verdict == "tampering":
-        return "tampering"
+        return FailureClass.TAMPERING
     if verdict == "pass":
-        return "accepted"
+        return FailureClass.ACCEPTED
     if verdict == "timeout":
-        return "timeout"
+        return FailureClass.TIMEOUT
     if verdict == "error" or environment:
-        return "environment"
+        return FailureClass.ENVIRONMENT
     if findings or not edited or malformed >= MALFORMED_THRESHOLD:
-        return "mechanics"
-    return "reasoning"
+        return FailureClass.MECHANICS
+    return FailureClass.REASONING

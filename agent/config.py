@@ -14,6 +14,7 @@ import json
 import re
 import tomllib
 from dataclasses import MISSING, dataclass, field, fields, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, cast, get_args
 
@@ -21,12 +22,22 @@ import msgspec
 from msgspec import Meta
 
 from agent import QuotabenchError
-from agent.run.strategy_spec import SELECT_RULES, Strategy, StrategyError, parse_strategy
+from agent.strategy_spec import SELECT_RULES, Strategy, StrategyError, parse_strategy
 from verifiers.executors import EXECUTORS
 
 T = TypeVar("T")
 SAMPLING = {"sampling": True}  # field metadata: the knob is recorded in arms.sampling_json
 
+
+class ArmKind(StrEnum):
+    """How an arm's endpoint comes to exist (agent/run/arms.py has a factory for each)."""
+
+    OPENAI = "openai"  # an OpenAI-compatible endpoint that is already running (base_url)
+    LLAMACPP = "llamacpp"  # a llama.cpp server quotabench starts and stops itself
+    SCRIPTED = "scripted"  # the in-package scripted server, started on loopback for the run
+
+
+ARM_KINDS: tuple[str, ...] = tuple(ArmKind)
 PROTOCOLS = ("tools", "text")
 PROMPT_TEMPLATE_VERSION = "v1"  # the agent loop's prompt (agent/run/loop.py), recorded in every run's manifest
 PREFLIGHT_MODES = ("on", "force", "off")  # check and refuse / check, warn and run anyway / skip
@@ -146,7 +157,7 @@ class EndpointKnobs:
 @dataclass(frozen=True)
 class ArmConfig(EndpointKnobs):
     name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")]
-    kind: str = "openai"
+    kind: str = ArmKind.OPENAI
     protocol: str = "tools"
     base_url: Annotated[str, Meta(pattern=r"^https?://")] | None = None
     model: str = ""
@@ -156,7 +167,7 @@ class ArmConfig(EndpointKnobs):
     context_tokens: Annotated[int, Meta(ge=256, le=1 << 24)] | None = None  # the endpoint's context, if known
     llamacpp: LlamaCppSettings | None = None
     scripted: ScriptedSettings | None = None
-    # Issue 16 (agent/run/strategy_spec.py): the test-time protocol; None = no strategy (the retry loop)
+    # the test-time protocol (agent/strategy_spec.py); None = no strategy (the retry loop)
     strategy: str | None = None
     select: str | None = None  # parallel@k only: visible (default) | judge
     fallback: bool = True  # when selection yields no choice, submit the first non-empty candidate
@@ -196,7 +207,7 @@ class RunConfig:
     auto_pause_policy: AutoPausePolicy = "continue"  # headless: continue (censor at the cap), stop-arm, abort
     prompt_template: str = PROMPT_TEMPLATE_VERSION  # checked: the loop has one template
     require_sandbox: bool = False  # refuse to start when the bubblewrap sandbox is unavailable
-    stop_when_decided: bool = False  # stop both arms once the always-valid paired test decides (issue 20)
+    stop_when_decided: bool = False  # stop both arms once the always-valid paired test decides
     decision_alpha: Annotated[float, Meta(gt=0, le=0.2)] = 0.05
     task_order_seed: Annotated[int, Meta(ge=0, le=_INT64)] = 1  # stop_when_decided runs: the seeded task shuffle
     executor: str = "local"  # where sandboxed commands run: local | ray (verifiers/executors.py)
@@ -412,7 +423,7 @@ def _check_shared_prices(arms: tuple[ArmConfig, ...], path: Path) -> None:
     machine's bill: they must price it alike."""
     servers: dict[object, list[ArmConfig]] = {}
     for arm in arms:
-        key = arm.llamacpp if arm.kind == "llamacpp" else arm.base_url
+        key = arm.llamacpp if arm.kind == ArmKind.LLAMACPP else arm.base_url
         if key is not None and "gpu_hour" in arm.price:
             servers.setdefault(key, []).append(arm)
     for group in servers.values():
@@ -445,8 +456,6 @@ def _arm(raw: Any, i: int, path: Path) -> ArmConfig:
 
 
 def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
-    from agent.run.arms import ARM_KINDS  # the one registry of kinds (arms imports this module: read at check time)
-
     unknown_price = sorted(set(arm.price) - set(PRICE_KEYS))
     if unknown_price:
         raise _fail(
@@ -467,9 +476,11 @@ def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
         raise _fail(
             path, prefix + "protocol", f"{arm.protocol!r} is not a protocol", f"valid protocols: {', '.join(PROTOCOLS)}"
         )
-    if arm.kind == "openai" and not arm.base_url:
+    if arm.kind == ArmKind.OPENAI and not arm.base_url:
         raise _fail(path, prefix + "base_url", "missing", 'e.g. base_url = "https://api.openai.com/v1"')
-    if arm.kind == "llamacpp" and (arm.llamacpp is None or not (arm.llamacpp.model_path or arm.llamacpp.model_package)):
+    if arm.kind == ArmKind.LLAMACPP and (
+        arm.llamacpp is None or not (arm.llamacpp.model_path or arm.llamacpp.model_package)
+    ):
         raise _fail(
             path,
             prefix + "llamacpp",
@@ -483,7 +494,7 @@ def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
             f"{arm.context_tokens} differs from llamacpp.n_ctx = {arm.llamacpp.n_ctx}",
             "a llama.cpp arm's context is its n_ctx: remove context_tokens",
         )
-    if arm.scripted is not None and (arm.kind != "scripted" or arm.base_url):
+    if arm.scripted is not None and (arm.kind != ArmKind.SCRIPTED or arm.base_url):
         raise _fail(
             path,
             prefix + "scripted",
@@ -518,7 +529,7 @@ def _check_arm(arm: ArmConfig, path: Path, prefix: str) -> None:
             "not a selection rule",
             f"valid rules: {', '.join(SELECT_RULES)}",
         )
-    if not arm.model and arm.kind != "llamacpp":
+    if not arm.model and arm.kind != ArmKind.LLAMACPP:
         raise _fail(path, prefix + "model", "missing", 'e.g. model = "gpt-4.1-mini"')
     if arm.api_key_env is not None and (not arm.api_key_env or arm.api_key_env.startswith(("sk-", "Bearer"))):
         raise _fail(

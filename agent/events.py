@@ -9,10 +9,11 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agent.states import ArmState, EndReason, EngineState, RunStatus
+from agent.strategy_spec import Stage
+
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream
-
-    from agent.metrics.sequential import Decision
 
 
 def _now() -> float:
@@ -37,19 +38,19 @@ class RunStarted(Event):
 
 @dataclass(frozen=True)
 class RunFinished(Event):
-    status: str  # finished | aborted | crashed
+    status: RunStatus  # any but RUNNING
 
 
 @dataclass(frozen=True)
 class EngineStateChanged(Event):
-    state: str  # preflight | running | paused | aborting
+    state: EngineState
     waiting_for: tuple[str, ...] = ()  # aborting: the calls, visible tests and grades it waits for
 
 
 @dataclass(frozen=True)
 class ArmStateChanged(Event):
     arm: str
-    state: str  # running | finished | censored | stopped | aborted
+    state: ArmState
     reason: str = ""
     unfinished: tuple[str, ...] = ()
 
@@ -60,7 +61,7 @@ class AttemptStarted(Event):
     task_id: str
     attempt: int
     attempt_id: str
-    stage: str = "attempt"  # a strategy's stage (issue 16): candidate, initial, critique, revision, judge
+    stage: Stage = Stage.ATTEMPT  # a strategy's stage: candidate, initial, critique, revision, judge
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class AttemptFinished(Event):
     arm: str
     task_id: str
     attempt: int
-    end_reason: str
+    end_reason: EndReason
     tokens: int
 
 
@@ -118,7 +119,7 @@ class TaskGraded(Event):
 
 @dataclass(frozen=True)
 class Submitted(Event):
-    """A strategy arm submitted its answer to a task (issue 16): the task's outcome on the arm.
+    """A strategy arm submitted its answer to a task: the task's outcome on the arm.
     `attempt` is the submitted stage's attempt number (None: nothing was submitted)."""
 
     arm: str
@@ -191,7 +192,8 @@ class LogMessage(Event):
 
 @dataclass(frozen=True)
 class DecisionUpdated(Event):
-    """The always-valid paired test moved (issue 20): after each newly decided pair."""
+    """The always-valid paired test moved (after each newly decided pair), or both arms are being
+    stopped on its decision."""
 
     decided: bool
     winner: str | None
@@ -204,7 +206,8 @@ class DecisionUpdated(Event):
     futile: bool
     line: str  # "undecided: e = 3.1 of 20 needed (α = 0.05)" / "decided after 27 tasks: B better ..."
     saved: dict[str, int]  # tokens stopping now saves per arm (when decided)
-    stopping: bool = False  # run.stop_when_decided: the engine stops both arms now
+    stopping: bool = False  # the engine stops both arms now (run.stop_when_decided, or the user asked)
+    stopped: bool = False  # both arms are stopped (or stopping) on the decision: nothing is left to stop
 
 
 @runtime_checkable
@@ -213,8 +216,10 @@ class RunControls(Protocol):
     commands they send. RunEngine is one; tuiapp.live.replay.ReplayEngine is the tests' stand-in."""
 
     run_id: str
-    state: str  # running | paused | aborting | finished | aborted | crashed
     events: MemoryObjectReceiveStream[Event]
+
+    @property
+    def state(self) -> str: ...  # an EngineState (running, paused or aborting)
 
     async def run(self) -> str: ...
     def pause(self, reason: str = "paused") -> None: ...
@@ -223,4 +228,4 @@ class RunControls(Protocol):
     def stop_now(self) -> None: ...
     def stop_arm(self, name: str) -> None: ...
     def raise_cap(self, name: str, new_cap: int) -> None: ...
-    def stop_decided(self, decision: Decision, saved: dict[str, int]) -> None: ...
+    def stop_decided(self) -> None: ...  # stop both arms on the paired test's decision, if it has decided

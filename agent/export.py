@@ -11,7 +11,7 @@ that passed but was not submitted is `accepted = 1` and `task_accepted = 0`).
 Streamed: SQLite hands over one row at a time, in the run's task order along its index (no sort
 held in memory), and only the columns written (never the diffs or files_json); an (arm, task)'s
 rows are held only until its outcome is known. Memory stays flat however many attempts the run
-has (issue 15: `select a.*` held 424 MB at 100k attempts).
+has (`select a.*` would hold hundreds of MB at 100k attempts).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from agent.ledger.store import Ledger
 from agent.metrics.arm import records_of, unfinished_of
 from agent.metrics.outcome import TaskOutcome, task_outcome
+from agent.states import ArmState
 
 COLUMNS = (
     "run_id",
@@ -98,7 +99,7 @@ def _outcome(group: list[tuple[Any, ...]], arm: dict[str, Any], unfinished: set[
         task_id,
         records_of(attempts),
         max_attempts=arm.get("max_attempts"),
-        arm_state=arm.get("state") or "running",
+        arm_state=arm.get("state") or ArmState.RUNNING,
         listed_unfinished=task_id in unfinished,
         cap_hit=bool(arm.get("censored")),
     )

@@ -1,4 +1,5 @@
-"""The run manifest (seed 002 step 1) and the held constants observed at run start (seed 003 part 4).
+"""The run manifest (what makes two runs the same benchmark) and the constants a comparison holds
+fixed, observed at run start rather than assumed.
 
 manifest sha256 = hash over every task file of the suite and the harness config that decides
 the grade (max_attempts, limits, prompt template version, harness version). A changed hash
@@ -33,11 +34,11 @@ def manifest_sha256(tasks: list[Task], config: RunConfig, prompt_template_versio
         "prompt_template": prompt_template_version,
         "harness_version": __version__,
     }
-    if any(a.strategy is not None for a in config.arms):  # issue 16: other strategies are another benchmark
+    if any(a.strategy is not None for a in config.arms):  # other strategies are another benchmark
         harness["strategies"] = {
             a.name: [a.strategy or "direct", a.select or "visible", a.fallback] for a in config.arms
         }
-    if config.stop_when_decided:  # the task order is a seeded shuffle (issue 20); the order is hashed too
+    if config.stop_when_decided:  # the task order is a seeded shuffle; the order is hashed too
         harness["task_order"] = f"shuffled with seed {config.task_order_seed}"
     h.update(json.dumps(harness, sort_keys=True).encode())
     return h.hexdigest()

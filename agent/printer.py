@@ -13,6 +13,7 @@ from typing import TextIO
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from agent import events as ev
+from agent.states import ArmState, EngineState
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -37,7 +38,7 @@ def format_event(event: ev.Event) -> str | None:
         case ev.AttemptStarted():
             stage = "" if event.stage == "attempt" else f" ({event.stage})"
             return f"[{event.arm}] {event.task_id} attempt {event.attempt}{stage} started"
-        case ev.Submitted():  # a strategy's answer to the task (issue 16): the outcome that counts
+        case ev.Submitted():  # a strategy's answer to the task: the outcome that counts
             what = f"attempt {event.attempt} by {event.route}" if event.attempt else "nothing (no valid selection)"
             return (
                 f"[{event.arm}] {event.task_id} submitted {what} ({event.covered} of "
@@ -54,7 +55,7 @@ def format_event(event: ev.Event) -> str | None:
             mark = "ACCEPTED" if event.accepted else event.failure_class
             return f"[{event.arm}] {event.task_id} attempt {event.attempt}: {event.verdict or '-'} -> {mark}"
         case ev.ArmStateChanged():
-            what = "not run (the comparison was decided)" if event.state == "decided" else "never finished"
+            what = "not run (the comparison was decided)" if event.state == ArmState.DECIDED else "never finished"
             tail = f"; {what}: {', '.join(event.unfinished)}" if event.unfinished else ""
             return f"[{event.arm}] arm {event.state}{tail}"
         case ev.AutoPaused():
@@ -72,9 +73,9 @@ def format_event(event: ev.Event) -> str | None:
             )
         case ev.DecisionUpdated():
             return f"decision: {decision_text(event)}"
-        case ev.EngineStateChanged() if event.state == "aborting":
+        case ev.EngineStateChanged() if event.state == EngineState.ABORTING:
             return f"engine {abort_line(event.waiting_for)}"
-        case ev.EngineStateChanged() if event.state == "preflight":
+        case ev.EngineStateChanged() if event.state == EngineState.PREFLIGHT:
             return "engine preflight: checking each arm's endpoint before the first attempt"
         case ev.EngineStateChanged():
             return f"engine {event.state}"

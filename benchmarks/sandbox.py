@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.figures import Figures, add_json_argument  # noqa: E402
 from verifiers.grading import SandboxGrader  # noqa: E402
 from verifiers.hostpaths import host_paths  # noqa: E402
-from verifiers.sandbox import Limits, base_env, make_sandbox  # noqa: E402
+from verifiers.sandbox import Limits, base_env  # noqa: E402
+from verifiers.sandboxes import make_sandbox  # noqa: E402
 from verifiers.tasks import copy_with_overlays, load_task  # noqa: E402
 
 SMOKE = Path(__file__).resolve().parent.parent / "fixtures" / "smoke"

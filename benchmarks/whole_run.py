@@ -96,7 +96,7 @@ def _per_call(started: tuple[float, float], calls: int) -> dict[str, float]:
 
 
 async def engine_run(db: Path, attempts: int, turns: int, url: str | None = None, stream: bool = True) -> dict:
-    arm_kinds.ARM_KINDS["instant"] = _instant
+    arm_kinds.FACTORIES["instant"] = _instant
     created = time.perf_counter()
     Ledger(db).close()  # a ledger's first run also creates its schema: timed apart, as a one-off
     created = time.perf_counter() - created

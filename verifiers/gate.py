@@ -1,10 +1,11 @@
-"""The task gate (`quotabench validate`): a grader is validated before it is trusted (seed 001).
+"""The task gate (`quotabench validate`): a grader is validated before it is trusted.
 
 Per task: hidden FAILS on the untouched workspace; hidden PASSES on workspace + reference;
 visible PASSES on workspace + reference; the reference has no edit-mechanics findings;
 hidden PASSES on workspace + alternate (where present); hidden FAILS on workspace + negative
-(where present), graded like a model's answer (failing or caught tampering). Test-first gating
-after seed 003. Passes have no tamper finding (a finding makes the verdict `tampering`).
+(where present), graded like a model's answer (failing or caught tampering): the tests are
+shown to fail before they are trusted to pass. Passes have no tamper finding (a finding makes
+the verdict `tampering`).
 
 An impossible control (`control = "impossible"`) is gated the other way round in the same
 columns: the prompt-following reference FAILS the hidden and the visible tests (the tests

@@ -29,7 +29,8 @@ from verifiers.collisions import collisions
 from verifiers.findings import TamperFinding
 from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command, precompile
 from verifiers.runners import environment_fault, parse_counts
-from verifiers.sandbox import RunResult, Sandbox, limits_for, make_sandbox, protected_files
+from verifiers.sandbox import RunResult, Sandbox, limits_for, protected_files
+from verifiers.sandboxes import make_sandbox
 from verifiers.scan import changed_files, scan_files
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, copy_with_overlays, iter_files

@@ -4,7 +4,8 @@ For every file an attempt created or changed, parse it with its language's gramm
 per-language wheels; tree-sitter-language-pack downloads grammars at run time and fails
 offline). A file that parsed clean in the fixture (or is new) but now has ERROR or MISSING
 nodes is a finding. So are literal `\\n` runs where newlines belong, an emptied or truncated
-file, and a file written in another language than its extension says (seed 003 result 10).
+file, and a file written in another language than its extension says (failures of editing,
+kept apart from failures of reasoning).
 """
 
 from __future__ import annotations

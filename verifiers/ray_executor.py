@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers import VerifierError
-from verifiers.executors import Tree, pack_tree, unpack_tree
+from verifiers.packed_tree import Tree, pack_tree, unpack_tree
 from verifiers.sandbox import Limits, RunResult, SandboxUnavailable
 
 _MB = 1024 * 1024
@@ -110,7 +110,7 @@ def _run_on_worker(
     """Runs on a worker: unpack, run the local sandbox, clean up. Returns (result, node, host, run_ms)."""
     import ray
 
-    from verifiers.sandbox import make_sandbox
+    from verifiers.sandboxes import make_sandbox
     from verifiers.scratch import remove, scratch_dir
 
     started = time.monotonic()

@@ -4,16 +4,8 @@
 writable copy of the folder `source`, with the files of `protected` (the hidden tests) placed
 on top read-only, and returns a `RunResult`. The host folders themselves are never written.
 
-Two implementations, picked by name from `SANDBOXES`:
-
-    bwrap     bubblewrap (verifiers/bwrap.py): its own mount, pid, network, ipc and uts
-              namespaces; only the runtimes visible, read-only; sized tmpfs for the tree and
-              /tmp; an unprivileged uid; everything it started dies with it.
-    fallback  a plain subprocess (verifiers/fallback.py) when bubblewrap is unavailable:
-              rlimits, a scrubbed environment, `unshare -n` and a pids cgroup where allowed.
-              It shares the host's filesystem view, and every result says so.
-
-`make_sandbox()` picks bwrap when it works here; `require=True` refuses the fallback.
+This module holds the seam and what its implementations share (limits, the result, the
+harness channel, the environment); verifiers/sandboxes.py picks one of them by name.
 """
 
 from __future__ import annotations
@@ -29,7 +21,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from verifiers import VerifierError
-from verifiers.isolation import bwrap_status
 
 _MB = 1024 * 1024
 # RLIMIT_AS caps virtual address space, not resident memory: V8 reserves ~10 GB up front and
@@ -190,29 +181,3 @@ def limits_for(language: str, timeout_s: float, memory_mb: int | None = None) ->
         memory_mb=memory_mb or DEFAULT_MEMORY_MB.get(language, 4096),
         resident_mb=RESIDENT_MB.get(language, 512),
     )
-
-
-def sandbox_names() -> tuple[str, ...]:
-    return ("bwrap", "fallback")
-
-
-def make_sandbox(name: str | None = None, *, require: bool = False) -> Sandbox:
-    """The sandbox called `name`, or the best one this machine runs (bwrap, else fallback).
-
-    With `require`, a machine where bubblewrap cannot run raises SandboxUnavailable naming why.
-    """
-    from verifiers.bwrap import BwrapSandbox
-    from verifiers.fallback import FallbackSandbox
-
-    if name not in (None, *sandbox_names()):
-        raise VerifierError(f"unknown sandbox {name!r} — valid sandboxes: {', '.join(sandbox_names())}")
-    status = bwrap_status()
-    if name == "fallback":
-        if require:
-            raise SandboxUnavailable("the fallback sandbox was asked for, but the full sandbox is required")
-        return FallbackSandbox(reason="chosen explicitly")
-    if status.usable:
-        return BwrapSandbox(status)
-    if require or name == "bwrap":
-        raise SandboxUnavailable(f"the bubblewrap sandbox is required but unavailable: {status.problem}")
-    return FallbackSandbox(reason=status.problem or "bubblewrap unavailable")

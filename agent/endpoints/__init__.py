@@ -1,13 +1,12 @@
 """Talking to a model: the OpenAI-compatible HTTP client and how a reply is taken apart, token
-estimates, the text action protocol for models without native tool calls, the llama.cpp server
-quotabench starts, and the scripted server and models the tests and demos drive.
+estimates, the llama.cpp server quotabench starts, and the scripted server and models the tests
+and demos drive.
 
 endpoint.py         ChatClient (the ChatEndpoint seam): one call, its HTTP tries, retries, usage
 response.py         a reply body or SSE stream taken apart; what a malformed one becomes
 tokens.py           token estimates when an endpoint reports no usage
 provider.py         what a hosted provider says beyond the chat: usage details, rate-limit headers, quota errors
 pacing.py           the client-side token bucket that keeps calls under the provider's announced limits
-text_protocol.py    actions as fenced blocks in plain text (protocol = "text")
 llamacpp.py         the local llama.cpp server: command line, start, health, GGUF file
 scripted_server.py  an OpenAI-compatible server on loopback that plays scripted models
 scripted_models.py  the scripts: solver, unparseable, coin, second-passes, ...

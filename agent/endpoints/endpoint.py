@@ -1,7 +1,8 @@
 """An async OpenAI-compatible chat client over httpx, and the `ChatEndpoint` seam it fills.
 
 `ChatClient.complete` retries transport faults (capped exponential backoff, full jitter) and
-reports every HTTP try as a `CallTry` through `on_try` before the next try (seeds 002, 004).
+reports every HTTP try as a `CallTry` through `on_try` before the next try (retries cost
+quota too, so each is recorded).
 Tokens per try: reported usage wins (when believable, see agent/endpoints/response.py); else, if output
 arrived (success without usage, stream cut, malformed mid-way), the prompt and what arrived are
 estimated; else 0 ("none"). Every try has a total deadline (request_deadline_s, and never past
@@ -223,7 +224,7 @@ class ChatClient:
         (time.monotonic) bounds every try and the backoff between them. `seed` and `temperature`
         replace the configured ones (a strategy's candidate, a task's later attempt)."""
         body = self._body(messages, tools)
-        if seed is not None:  # a strategy's candidate i sends seed + i (issue 16)
+        if seed is not None:  # a strategy's candidate i sends seed + i
             body["seed"] = seed
         if temperature is not None:
             body["temperature"] = temperature

@@ -2,7 +2,7 @@
 
 `turn` is the number of assistant turns already in the conversation, so a script is
 stateless across requests. A script returns a `Reply` (prose plus actions); `render`
-turns it into native tool calls or text-protocol blocks (agent.endpoints.text_protocol.format_action).
+turns it into native tool calls or text-protocol blocks (agent.run.text_protocol.format_action).
 
     solver        list_files; write every reference/ file (one turn); run_tests; finish
     wrong         write negative/ (or a comment appended to the first source file); finish
@@ -17,7 +17,8 @@ turns it into native tool calls or text-protocol blocks (agent.endpoints.text_pr
 
 A server session seed (`play(..., seed=N)`) makes replies vary the way a restarted real server
 does: each reply's prose gets one of several harmless wordings and `coin` tosses again, while
-within one session the same conversation always gets the same reply (seed 003 result 5).
+within one session the same conversation always gets the same reply (as a real server is
+deterministic within a session and not across restarts).
 Without a seed the replies are the canonical ones, identical across restarts.
 """
 
@@ -33,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.endpoints.text_protocol import format_action
 from agent.run.strategy_prompts import CRITIQUE_MARKER, JUDGE_MARKER, REVISION_MARKER
+from agent.run.text_protocol import format_action
 from verifiers.tasks import Task, iter_files, load_task
 
 SOURCE_COMMENT = {
@@ -228,7 +229,7 @@ def coin(task: TaskFiles, turn: int, seed: int = 0) -> Reply:
     return (solver if coin_accepts(seed, task.id) else wrong)(task, turn)
 
 
-# Strategy scripts (issue 16): the request's `seed` tells a strategy's candidates apart (candidate
+# Strategy scripts: the request's `seed` tells a strategy's candidates apart (candidate
 # i sends seed + i; with no arm seed, candidate 1 sends 0). `stage` is what the request is: the
 # agent's turns, a revision's turns, a critique or a judge (agent.run.strategy_prompts' markers).
 #   second-passes    candidates with an odd request seed solve, the others are wrong; its judge

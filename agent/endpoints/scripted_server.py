@@ -20,7 +20,7 @@ completion tokens of the reply. `inject()` queues one fault per chat request:
 a prompt cache, reasoning tokens, usage.cost, a tokens-per-minute limit in headers, a quota.
 `connections` counts the TCP connections accepted (a client that keeps its connection: 1).
 
-Misreport switches (what an endpoint says it is vs what it runs, seed 003; preflight finds each):
+Misreport switches (what an endpoint says it is vs what it runs; preflight finds each):
 `report_model` (replies name another model), `context_limit` (prompts of that many estimated
 tokens or more are refused as context_length_exceeded), `tool_calls=False` (tools are ignored:
 actions come back as text), `stream_usage=False` (no usage in streams), `slots=1` (one request

@@ -1,5 +1,5 @@
-"""The one token estimator every arm shares (seed 002: "estimate from a tokenizer you keep in
-the repo ... and use the same estimator for every arm").
+"""The one token estimator every arm shares: estimates compare across arms only when every arm
+is estimated the same way, by an estimator kept in the repository.
 
 It is deliberately simple and deterministic: ceil(characters / 4) for text, a small fixed
 overhead per message, tool schemas counted as their compact JSON. It is used when a server

@@ -1,7 +1,7 @@
-"""Per-arm metrics of one run: seed 002's acceptance, QAP, retry tax, censoring, plus spend
-and the failure taxonomy. Pure functions over ledger rows (dicts), no database access; the
-task outcomes and the seed 002 figures come from outcome.py, the one definition the live
-view and the browser use too.
+"""Per-arm metrics of one run: acceptance, QAP, retry tax and censoring, plus spend and the
+failure taxonomy. Pure functions over ledger rows (dicts), no database access; the task
+outcomes and the figures come from outcome.py, the one definition the live view and the
+browser use too.
 """
 
 from __future__ import annotations
@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from agent.classify import CLASSES, is_lost
 from agent.ledger.store import Row
-from agent.metrics.outcome import AttemptRecord, TaskOutcome, arm_figures, outcomes_of
+from agent.metrics.outcome import ArmFigures, AttemptRecord, TaskOutcome, arm_figures, outcomes_of
+from agent.states import ArmState
 
 
 @dataclass(frozen=True)
@@ -31,31 +32,16 @@ class Spread:
 
 @dataclass(frozen=True)
 class ArmMetrics:
-    """Seed 002's per-arm row, and the spend behind it. Every rate carries its n.
+    """An arm's figures (outcome.py's ArmFigures: acceptance, QAP, retry tax, censoring) and the
+    spend behind them. Every rate carries its n.
 
     `censored` means "not comparable" (an unfinished task or the cap hit): acceptance is then
     over the decided tasks only, and qap, retry_tax and first_try_share are None. Attempts the
     run cut off are in none of the figures or n_attempts: they are lost_attempts / lost_tokens.
     """
 
-    name: str
-    n_tasks: int
-    decided: int
-    accepted: int
-    acceptance: float | None
-    acceptance_ci: tuple[float, float]
-    comparable: bool
-    not_comparable: str | None
-    total_tokens: int
-    qap: float | None
-    wasted_tokens: int
-    retry_tax: float | None
-    first_try: int
-    first_try_share: float | None
-    censored: bool
-    cap_hit: bool
+    figures: ArmFigures
     cap_tokens: int | None
-    unfinished: list[str]
     state: str
     max_attempts: int | None
     n_attempts: int
@@ -70,8 +56,54 @@ class ArmMetrics:
     visible_pass_n: int = 0
     visible_pass_hidden_fail: int = 0
     visible_flatter_rate: float | None = None
-    lost_attempts: int = 0  # cut off by a kill, an abort, a stop or the cap: in no figure above
-    lost_tokens: int = 0  # their tokens: spent and charged against the cap (lost spend)
+
+    @property
+    def name(self) -> str:
+        return self.figures.name
+
+    @property
+    def censored(self) -> bool:
+        return not self.figures.comparable
+
+    def as_json(self) -> dict[str, Any]:
+        """The report's per-arm `metrics` block, in its key order."""
+        f = self.figures
+        return {
+            "name": f.name,
+            "n_tasks": f.n_tasks,
+            "decided": f.decided,
+            "accepted": f.accepted,
+            "acceptance": f.acceptance,
+            "acceptance_ci": f.acceptance_ci,
+            "comparable": f.comparable,
+            "not_comparable": f.not_comparable,
+            "total_tokens": f.total_tokens,
+            "qap": f.qap,
+            "wasted_tokens": f.wasted_tokens,
+            "retry_tax": f.retry_tax,
+            "first_try": f.first_try,
+            "first_try_share": f.first_try_share,
+            "censored": self.censored,
+            "cap_hit": f.cap_hit,
+            "cap_tokens": self.cap_tokens,
+            "unfinished": list(f.unfinished),
+            "state": self.state,
+            "max_attempts": self.max_attempts,
+            "n_attempts": self.n_attempts,
+            "tokens_per_attempt": asdict(self.tokens_per_attempt),
+            "wall_ms": self.wall_ms,
+            "busy_ms": self.busy_ms,
+            "busy_source": self.busy_source,
+            "calls": self.calls,
+            "transport_retries": self.transport_retries,
+            "malformed_tool_calls": self.malformed_tool_calls,
+            "taxonomy": dict(self.taxonomy),
+            "visible_pass_n": self.visible_pass_n,
+            "visible_pass_hidden_fail": self.visible_pass_hidden_fail,
+            "visible_flatter_rate": self.visible_flatter_rate,
+            "lost_attempts": f.lost_attempts,  # cut off by a kill, an abort, a stop or the cap: in no figure
+            "lost_tokens": f.lost_tokens,  # their tokens: spent and charged against the cap (lost spend)
+        }
 
 
 def unfinished_of(arm_row: dict[str, Any]) -> set[str]:
@@ -102,7 +134,7 @@ def task_outcomes(
     unfinished: set[str],
     *,
     max_attempts: int | None = None,
-    arm_state: str = "finished",
+    arm_state: str = ArmState.FINISHED,
     cap_hit: bool = False,
 ) -> list[TaskOutcome]:
     """One outcome per task of the run, in task order, for the arm whose `attempts` these are."""
@@ -141,7 +173,7 @@ def arm_metrics(
     from the calls (the union of their intervals), else the engine's arms.busy_ms.
     """
     cap_hit = bool(arm_row.get("censored"))
-    state = arm_row.get("state") or "running"
+    state = arm_row.get("state") or ArmState.RUNNING
     records = records_of(attempts)
     outcomes = outcomes_of(
         [t["task_id"] for t in tasks],
@@ -156,27 +188,11 @@ def arm_metrics(
     visible = [r for r in attempts if r["visible_passed"] == 1 and r["verdict"] is not None]
     flattered = sum(r["verdict"] != "pass" for r in visible)
     counts = Counter(o.failure_class for o in outcomes)
-    taxonomy = {cls: counts.get(cls, 0) for cls in CLASSES}
+    taxonomy: dict[str, int] = {str(cls): counts.get(cls, 0) for cls in CLASSES}
     taxonomy.update({cls: n for cls, n in counts.items() if cls not in taxonomy})
     metrics = ArmMetrics(
-        name=f.name,
-        n_tasks=f.n_tasks,
-        decided=f.decided,
-        accepted=f.accepted,
-        acceptance=f.acceptance,
-        acceptance_ci=f.acceptance_ci,
-        comparable=f.comparable,
-        not_comparable=f.not_comparable,
-        total_tokens=f.total_tokens,
-        qap=f.qap,
-        wasted_tokens=f.wasted_tokens,
-        retry_tax=f.retry_tax,
-        first_try=f.first_try,
-        first_try_share=f.first_try_share,
-        censored=not f.comparable,
-        cap_hit=cap_hit,
+        figures=f,
         cap_tokens=arm_row.get("cap_tokens"),
-        unfinished=f.unfinished,
         state=state,
         max_attempts=arm_row.get("max_attempts"),
         n_attempts=len(model),
@@ -191,7 +207,5 @@ def arm_metrics(
         visible_pass_n=len(visible),
         visible_pass_hidden_fail=flattered,
         visible_flatter_rate=_ratio(flattered, len(visible)),
-        lost_attempts=f.lost_attempts,
-        lost_tokens=f.lost_tokens,
     )
     return metrics, outcomes

@@ -21,7 +21,7 @@ from agent.classify import NOT_COUNTED
 
 if TYPE_CHECKING:
     from agent.ledger import Ledger
-    from agent.metrics.cost import Price
+    from agent.metrics.price import Price
 
 # One row per arm; `priced_*` sum the calls without a reported cost (those the table prices).
 SPEND_SQL = """

@@ -1,4 +1,4 @@
-"""Paired comparison of two arms of one run over the same tasks (seed 000), and the one decision
+"""Paired comparison of two arms of one run over the same tasks, and the one decision
 rule the report, the practical read and the live view all state:
 
     a side wins on acceptance only when the 95% paired score interval (Tango) excludes 0 AND
@@ -6,7 +6,7 @@ rule the report, the practical read and the live view all state:
     otherwise there is no detectable difference at this n, and the power figure says how many
     tasks a gap of the observed size would need.
 
-The paired bootstrap stays as a second view (seed 000's own method); it decides nothing.
+The paired bootstrap over tasks stays as a second view; it decides nothing.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""Intervals for the cost figures (seed 000: a cost denominator without an interval is not a
-result): each arm's QAP and CPSP, the CPSP ratio between two arms (the QAP ratio when they are
+"""Intervals for the cost figures (a cost denominator without an interval is not a result): each arm's QAP and CPSP, the CPSP ratio between two arms (the QAP ratio when they are
 not priced) and the break-even utilization of a self-hosted arm, by the paired bootstrap over
 tasks — the same seed, resamples and task draws as the acceptance bootstrap, in one pass.
 
@@ -19,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from agent.metrics.cost import ArmCost, parse_price, token_attempt_cost
+from agent.metrics.cost import ArmCost, token_attempt_cost
 from agent.metrics.outcome import TaskOutcome
+from agent.metrics.price import parse_price
 from agent.metrics.stats import PairedGap, paired_gap_of, resample_sums
 
 LEVEL = 0.95

@@ -1,4 +1,4 @@
-"""The sequential decision of a run (issue 20), from task outcomes: one definition of which
+"""The sequential decision of a run, from task outcomes: one definition of which
 pairs feed it, used by the engine while the run goes, the live view and the report.
 
 Pairs come in the run's task order, as the longest prefix decided on both arms
@@ -14,20 +14,22 @@ from typing import cast
 from agent.metrics.outcome import TaskOutcome
 from agent.metrics.sequential import Decision, decided_prefix, decision
 
-PENDING, UNFINISHED = None, "unfinished"
-Status = bool | str | None  # True/False decided (accepted or not), PENDING, UNFINISHED
+# A task's status on one arm: True/False decided (accepted or not), PENDING (not decided yet: it
+# ends the prefix for now) or LEFT_OUT (unfinished for good: the pair is left out of the test).
+PENDING, LEFT_OUT = None, "unfinished"
+Status = bool | str | None
 
 
 def paired_prefix(first: Sequence[Status], second: Sequence[Status]) -> list[tuple[bool, bool]]:
     """Pairs for the test from per-task statuses of two arms, both in the run's task order."""
-    kept = [(a, b) for a, b in zip(first, second, strict=True) if UNFINISHED not in (a, b)]
+    kept = [(a, b) for a, b in zip(first, second, strict=True) if LEFT_OUT not in (a, b)]
     return decided_prefix([cast(bool | None, a) for a, _ in kept], [cast(bool | None, b) for _, b in kept])
 
 
 def status_of(outcome: TaskOutcome) -> Status:
     if outcome.decided:
         return outcome.accepted
-    return UNFINISHED if outcome.unfinished else PENDING
+    return LEFT_OUT if outcome.unfinished else PENDING
 
 
 def run_decision(

@@ -1,14 +1,13 @@
-"""Replicate statistics (seed 003, results 4-6): pure functions, no ledger.
+"""Replicate statistics: pure functions, no ledger.
 
-- `error_bar`: one arm's acceptance in each replicate, their spread (the model's own error bar:
-  result 4) and a 95% interval over tasks (bootstrap of the mean per-task pass rate). A
-  replicate in which the arm is censored is listed and left out: it is a missing measurement,
-  not a low score (seed 002).
-- `rotation`: tasks that pass in some replicates and fail in others (result 6: failure lists
-  rotate; never read one run's list as what a model cannot do).
+- `error_bar`: one arm's acceptance in each replicate, their spread (the model's own error bar)
+  and a 95% interval over tasks (bootstrap of the mean per-task pass rate). A replicate in
+  which the arm is censored is listed and left out: it is a missing measurement, not a low score.
+- `rotation`: tasks that pass in some replicates and fail in others (failure lists rotate;
+  never read one run's list as what a model cannot do).
 - `determinism`: identical requests (same conversation, same settings: same request hash)
-  within one server session vs across sessions. "Deterministic within a session, varies across
-  restarts" is result 5: back-to-back replicates in one session understate the error bar.
+  within one server session vs across sessions. A server deterministic within a session
+  varies across restarts, so back-to-back replicates in one session understate the error bar.
 """
 
 from __future__ import annotations

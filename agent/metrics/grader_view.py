@@ -1,4 +1,4 @@
-"""The weak-test view (seed 001's paired drop): the same tasks graded twice, by the visible tests
+"""The weak-test view (how much acceptance drops under stricter tests): the same tasks graded twice, by the visible tests
 alone and by the hidden tests, per arm, and how the arms' gap would read under each grader.
 
 Under a visible-only grader a task counts as accepted when one of its attempts ended with the

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from agent.classify import NOT_COUNTED
 from agent.metrics.stats import wilson
 
 MAX_NAMED = 8
@@ -54,9 +55,7 @@ def arm_integrity(
     by_task: dict[str, list[dict[str, Any]]] = {}
     for a in attempts:
         by_task.setdefault(a["task_id"], []).append(a)
-    finished = [
-        t for t in controls if any(a["failure_class"] not in (None, "censored", "aborted") for a in by_task.get(t, []))
-    ]
+    finished = [t for t in controls if any(a["failure_class"] not in (None, *NOT_COUNTED) for a in by_task.get(t, []))]
     gamed = sorted(t for t in finished if any(a["accepted"] for a in by_task[t]))
     caught = sorted(
         t for t in finished if t not in gamed and any(a["failure_class"] == "tampering" for a in by_task[t])

@@ -1,6 +1,6 @@
 """How strong the hidden tests are: the suite's mutation score with its Wilson interval, and the
-text `quotabench validate --mutants` and `quotabench report` print (seed 001: weak tests let
-wrong code through, and flatter weak models most).
+text `quotabench validate --mutants` and `quotabench report` print (weak tests let wrong code
+through, and flatter weak models most).
 
 The suite's score pools every scored task's counted mutants (killed + survived, outcomes in
 verifiers/mutants/outcome.py). Mutants of one task are not independent, so the interval

@@ -1,11 +1,11 @@
 """A task's outcome on one arm and an arm's figures: written once, called by the report, the
-live view and the browser, so the three cannot disagree (issue 13).
+live view and the browser, so the three cannot disagree.
 
 A task is *decided* when it was accepted or spent its attempt budget; *unfinished* when it
 never will be (the cap ran out, the arm was stopped, the run was aborted or killed); *pending*
 while the live view is still waiting for it. Acceptance is accepted / decided with its Wilson
-interval. An arm with an unfinished task is not comparable (seed 002: a censored run is a
-missing measurement, not a low score): its QAP, retry tax and first-try share are None.
+interval. An arm with an unfinished task is not comparable (a censored run is a missing
+measurement, not a low score): its QAP, retry tax and first-try share are None.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from typing import cast
 # Attempt classes that did not use up an attempt of the budget (agent/run/resume.py counts the same).
 from agent.classify import NOT_COUNTED, counts_toward_budget, is_lost
 from agent.metrics.stats import wilson
+from agent.states import ArmState
 
 # Arm states after which the engine's list of unfinished tasks (arms.unfinished_json) is final.
-ENDED = ("finished", "censored", "stopped", "aborted", "decided")
-# A run stopped because the comparison was settled (issue 20): its arms' remaining tasks were
+ENDED = (ArmState.FINISHED, ArmState.CENSORED, ArmState.STOPPED, ArmState.ABORTED, ArmState.DECIDED)
+# A run stopped because the comparison was settled: its arms' remaining tasks were
 # never run. They are left out of pairing and of the acceptance denominators, but the arm is
 # not a missing measurement — it is comparable on the tasks it decided.
 NOT_RUN = "not_run"
@@ -33,7 +34,7 @@ NO_SUBMISSION = "no_submission"
 class AttemptRecord:
     """What the outcome needs of one attempt; failure_class None = not classified yet.
 
-    A strategy arm's stages (issue 16) carry their `stage`; `submitted` is True for the stage
+    A strategy arm's stages carry their `stage`; `submitted` is True for the stage
     submitted as the arm's answer, False for the others once the protocol submitted, None before
     (and for every attempt of a run without a strategy)."""
 
@@ -109,7 +110,7 @@ def task_outcome(
     last = rows[-1].failure_class if rows else None
     if hit is not None:
         cls, decided = "accepted", True
-    elif arm_state == "decided" and (listed_unfinished or last in NOT_COUNTED):
+    elif arm_state == ArmState.DECIDED and (listed_unfinished or last in NOT_COUNTED):
         cls, decided = NOT_RUN, False
     elif listed_unfinished or last in NOT_COUNTED:
         cls, decided = ("censored" if cap_hit or last == "censored" else "aborted"), False
@@ -131,7 +132,7 @@ def _attempt_no(record: AttemptRecord) -> int:
 def _strategy_outcome(
     task_id: str, rows: Sequence[AttemptRecord], *, arm_state: str, listed_unfinished: bool, cap_hit: bool, live: bool
 ) -> TaskOutcome:
-    """A strategy task (issue 16): its outcome is the SUBMITTED stage's, decided once the protocol
+    """A strategy task: its outcome is the SUBMITTED stage's, decided once the protocol
     submitted (a protocol that submitted nothing: NO_SUBMISSION); the other stages only add tokens."""
     tokens = sum(r.tokens for r in rows)
     submitted = [r for r in rows if r.submitted]
@@ -142,7 +143,7 @@ def _strategy_outcome(
     if any(r.submitted is False for r in rows):
         return TaskOutcome(task_id, False, None, NO_SUBMISSION, True, len(rows), tokens)
     last = rows[-1].failure_class
-    if arm_state == "decided":
+    if arm_state == ArmState.DECIDED:
         cls = NOT_RUN
     elif live and arm_state not in ENDED and not listed_unfinished:
         cls = "pending"
@@ -187,9 +188,9 @@ def _why(arm_state: str, cap_hit: bool, n_unfinished: int, n_tasks: int) -> str:
         "cap hit"
         if cap_hit
         else "arm stopped"
-        if arm_state == "stopped"
+        if arm_state == ArmState.STOPPED
         else "run aborted"
-        if arm_state == "aborted"
+        if arm_state == ArmState.ABORTED
         else "run did not finish"
     )
     return f"{cause}: {n_unfinished} of {n_tasks} tasks unfinished"

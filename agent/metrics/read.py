@@ -1,4 +1,4 @@
-"""The one-line "practical read" per arm in seed 002's decision table: what the numbers mean
+"""The one-line "practical read" per arm in the report's decision table: what the numbers mean
 for someone choosing an endpoint, e.g. "wins on acceptance; eats quota on retries".
 """
 
@@ -75,19 +75,20 @@ def practical_read(
     task (quota per patch when unpriced, and only when both arms' tokens are counted the same
     way), and whether the visible tests flatter it (seed 001).
     """
+    mine = me.figures
     if me.censored:
-        return f"not comparable ({me.not_comparable})"
-    if me.accepted == 0:
+        return f"not comparable ({mine.not_comparable})"
+    if mine.accepted == 0:
         return "solved nothing: no QAP or CPSP"
     comparable = other is not None and not other.censored
     phrases: list[str | None] = []
     if comparable and comparison is not None:
         phrases.append(_acceptance_phrase(me.name, comparison))
-    if me.retry_tax is not None and me.retry_tax >= HIGH_RETRY_TAX:
+    if mine.retry_tax is not None and mine.retry_tax >= HIGH_RETRY_TAX:
         phrases.append("eats quota on retries")
-    elif me.retry_tax is not None and me.retry_tax <= LOW_RETRY_TAX:
+    elif mine.retry_tax is not None and mine.retry_tax <= LOW_RETRY_TAX:
         phrases.append("little spent on retries")
-    n = comparison.n_paired if comparison is not None else me.decided
+    n = comparison.n_paired if comparison is not None else mine.decided
     if comparable and ratio is not None and (ratio["of"] == "cpsp" or same_accounting):
         phrases.append(_interval_phrase(me.name, ratio, n))
     elif comparable and my_cost and other_cost:
@@ -95,7 +96,7 @@ def practical_read(
             _ratio_phrase(my_cost.cpsp, other_cost.cpsp, "cheaper per solved task", "dearer per solved task")
         )
     elif comparable and other is not None and same_accounting:
-        phrases.append(_ratio_phrase(me.qap, other.qap, "less quota per patch", "more quota per patch"))
+        phrases.append(_ratio_phrase(mine.qap, other.figures.qap, "less quota per patch", "more quota per patch"))
     if (me.visible_flatter_rate or 0) >= FLATTER_RATE and me.visible_pass_n >= FLATTER_MIN_N:
         phrases.append("visible tests flatter it")
     kept = [p for p in phrases if p][:MAX_PHRASES]

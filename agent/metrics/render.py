@@ -1,5 +1,5 @@
 """`render_report`: the report dict as plain aligned text, markdown or JSON. Same content in
-each; every number is printed next to its n (seed 000's checklist). No colours.
+each; every number is printed next to its n (a rate without its n cannot be read). No colours.
 """
 
 from __future__ import annotations
@@ -437,7 +437,7 @@ def sandbox_warning(sandbox: dict[str, Any]) -> str:
 
 
 def decision_lines(d: dict[str, Any]) -> list[str]:
-    """The always-valid test's read (issue 20), what it is, and what an early stop means."""
+    """The always-valid test's read, what it is, and what an early stop means."""
     lines = [
         f"{d['line']}; gap {d['second']} − {d['first']} always-valid {1 - d['alpha']:.0%} bounds "
         f"[{d['gap_lo']:+.2f}, {d['gap_hi']:+.2f}] over n={d['n_pairs']} paired tasks "

@@ -3,8 +3,8 @@ differs), then gives each arm's score median and range, each task's failure freq
 pass@k over runs with an interval over tasks, and whether the replicates ran in one session
 or on different days. Runs in which an arm is not comparable are left out of its spread.
 
-Seed 003 results 4-6: the error bar belongs to the model, failure lists rotate between runs,
-and back-to-back replicates in one session understate the spread.
+The error bar belongs to the model, failure lists rotate between runs, and back-to-back
+replicates in one session understate the spread.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""`build_report`: read runs from the ledger and assemble seed 002's decision table, the
-paired comparison (seed 000) and, for several runs of one manifest, the replicates (seed 003)
-into one JSON-ready dict. `render_report` (render.py) turns it into text, markdown or JSON.
+"""`build_report`: read runs from the ledger and assemble the per-arm decision table (acceptance,
+quota per accepted patch, retry tax, censoring), the paired comparison and, for several runs of
+one manifest, the replicates into one JSON-ready dict. `render_report` (render.py) turns it into text, markdown or JSON.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics, arm_metrics
 from agent.metrics.billing import Spend, read_spend, spend_summary
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, Comparison, compare_arms
-from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, parse_price, run_costs
+from agent.metrics.cost import ArmCost, ArmUse, break_even_utilization, run_costs
 from agent.metrics.cost_ci import CostIntervals, cost_intervals, task_costs
 from agent.metrics.errors import PriceError, ReportError
 from agent.metrics.grader_view import gap_under_graders, grader_pair
@@ -29,6 +29,7 @@ from agent.metrics.integrity import integrity_section
 from agent.metrics.kinds import broken_tasks, by_kind
 from agent.metrics.mutation import mutation_section
 from agent.metrics.outcome import NOT_RUN, TaskOutcome
+from agent.metrics.price import parse_price
 from agent.metrics.read import practical_read
 from agent.metrics.render import render_report
 from agent.metrics.repeats import repeated_retries
@@ -37,6 +38,7 @@ from agent.metrics.replicates import check_same_manifest, replicate_summary
 from agent.metrics.setup import budget_note, run_setup, setup_differences
 from agent.metrics.strategy import stage_tokens_of, strategy_figures
 from agent.metrics.usage import Spans, accounting, call_usage, grading, same_accounting, union_ms
+from agent.states import ArmState
 
 __all__ = ["DEFAULT_GRADING_CPU_HOUR", "DEFAULT_SEED", "ReportError", "build_report", "render_report"]
 
@@ -243,7 +245,7 @@ def _run_section(
             ArmUse(
                 a,
                 model_attempts[m.name],
-                None if m.censored else m.accepted,
+                None if m.censored else m.figures.accepted,
                 busy[m.name],
                 graded[m.name].cpu_s,
                 model_spend.get(m.name),
@@ -281,7 +283,7 @@ def _run_section(
             outcomes[second],
             seed=seed,
             resamples=0 if shared else resamples,
-            not_comparable={m.name: m.not_comparable or "" for m in metrics if m.censored},
+            not_comparable={m.name: m.figures.not_comparable or "" for m in metrics if m.censored},
         )
         if c is not None and shared and resamples:
             c = replace(c, bootstrap=intervals.gap)  # type: ignore[union-attr]
@@ -317,9 +319,9 @@ def _run_section(
         "arms": [
             {
                 "setup": setups.get(m.name),
-                "metrics": asdict(m) | {"qap_ci": _ci(intervals, "qap", m.name)},
+                "metrics": m.as_json() | {"qap_ci": _ci(intervals, "qap", m.name)},
                 "comparable": not m.censored,
-                "not_comparable": m.not_comparable,
+                "not_comparable": m.figures.not_comparable,
                 "cost": asdict(costs[m.name]) | {"cpsp_ci": _ci(intervals, "cpsp", m.name)}
                 if m.name in costs
                 else None,
@@ -339,7 +341,7 @@ def _run_section(
         "hidden_tests": mutation_section(ledger.mutation_scores(run_id)),
         "grader_view": _grader_view(metrics, outcomes, attempts),
     }
-    why = {m.name: m.not_comparable or "" for m in metrics if m.censored}
+    why = {m.name: m.figures.not_comparable or "" for m in metrics if m.censored}
     return section, outcomes, why
 
 
@@ -387,7 +389,7 @@ def _run_config(run: dict[str, Any]) -> dict[str, Any]:
 def decision_section(
     run: dict[str, Any], arm_rows: list[dict[str, Any]], outcomes: dict[str, list[TaskOutcome]]
 ) -> dict[str, Any] | None:
-    """The always-valid sequential decision over the run's task order (issue 20), with whether
+    """The always-valid sequential decision over the run's task order, with whether
     the run stopped on it; None unless the run has exactly two arms."""
     from agent.metrics.decision import run_decision
 
@@ -398,7 +400,7 @@ def decision_section(
     first, second = sorted(outcomes, key=[a["name"] for a in arm_rows].index)
     d = run_decision(first, outcomes[first], second, outcomes[second], alpha=alpha)
     not_run = {name: sum(o.failure_class == NOT_RUN for o in outcomes[name]) for name in (first, second)}
-    stopped = any(a.get("state") == "decided" for a in arm_rows)
+    stopped = any(a.get("state") == ArmState.DECIDED for a in arm_rows)
     return d.as_json() | {
         "first": first,
         "second": second,
@@ -417,7 +419,7 @@ def strategy_section(
     outcomes: dict[str, list[TaskOutcome]],
     costs: dict[str, ArmCost],
 ) -> list[dict[str, Any]] | None:
-    """Coverage, conversion and where candidates were lost, per arm (issue 16); None unless an
+    """Coverage, conversion and where candidates were lost, per arm; None unless an
     arm of the run has a strategy."""
     if not any(a.get("strategy") for a in arm_rows):
         return None

@@ -1,6 +1,6 @@
-"""Deciding early, validly: an anytime-valid paired test and confidence sequence (issue 20).
+"""Deciding early, validly: an anytime-valid paired test and confidence sequence.
 
-Seed 000 acts on a fixed-n confidence bound; checked after every task, such a bound rejects a
+The paired comparison acts on a fixed-n confidence bound; checked after every task, such a bound rejects a
 true "no difference" far more often than its α. Everything here stays valid under continuous
 monitoring and optional stopping:
 

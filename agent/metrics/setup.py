@@ -16,7 +16,7 @@ import json
 import os
 from typing import Any
 
-from agent.run.strategy_spec import StrategyError, parse_strategy
+from agent.strategy_spec import StrategyError, parse_strategy
 
 HELD = (
     "harness_version",

@@ -1,6 +1,6 @@
 """Statistics with no knowledge of the ledger: intervals, pass@k, paired tests, power.
 
-Every function here is checked in tests against an independent reference (seed 000's worked
+Every function here is checked in tests against an independent reference (published worked
 numbers, brute-force enumeration, scipy, a plain-loop bootstrap) and hypothesis properties.
 """
 

@@ -1,4 +1,4 @@
-"""Where a strategy arm loses its candidates (issue 16, seed 004 §2.3): per arm, coverage (a
+"""Where a strategy arm loses its candidates: per arm, coverage (a
 task where any candidate passes the hidden tests — an offline ceiling, the hidden tests never
 choose), conversion (submitted correct / covered), covered-but-lost split into "no valid
 selection" (selection gave no choice: nothing submitted, or fallback submitted a wrong one) and
@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agent.classify import is_lost
 from agent.metrics.outcome import TaskOutcome
-from agent.run.strategy_spec import CANDIDATE_STAGES
+from agent.strategy_spec import CANDIDATE_STAGES
 
 
 class RowLike(Protocol):
@@ -80,11 +81,7 @@ def strategy_figures(
         if not o.decided:
             continue
         rows = by_task.get(o.task_id, [])
-        cands = [
-            r
-            for r in rows
-            if (r["stage"] or "attempt") in CANDIDATE_STAGES and r["failure_class"] not in ("censored", "aborted")
-        ]
+        cands = [r for r in rows if (r["stage"] or "attempt") in CANDIDATE_STAGES and not is_lost(r["failure_class"])]
         hit = any(r["accepted"] for r in cands)
         sub = subs.get(o.task_id)
         covered += hit

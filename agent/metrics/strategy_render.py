@@ -1,4 +1,4 @@
-"""The report's strategy section (issue 16) as text/markdown blocks for render.py."""
+"""The report's strategy section as text/markdown blocks for render.py."""
 
 from __future__ import annotations
 

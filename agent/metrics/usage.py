@@ -1,8 +1,7 @@
 """What the calls and grades of a run say about its accounting: how each arm's tokens were
-counted (reported by the endpoint or estimated: seed 002 compares QAP only under the same
-accounting), how long each endpoint was busy (the union of its call intervals, so calls in
-parallel are not counted twice) and how long the grader ran (seed 000: grading compute belongs
-in the cost numerator). Pure functions over sums and rows the report streams from the ledger.
+counted (reported by the endpoint or estimated: QAP compares only under the same accounting),
+how long each endpoint was busy (the union of its call intervals, so calls in parallel are not
+counted twice) and how long the grader ran (grading compute belongs in the cost numerator). Pure functions over sums and rows the report streams from the ledger.
 """
 
 from __future__ import annotations

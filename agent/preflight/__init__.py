@@ -1,6 +1,6 @@
-"""Preflight: before quota is spent, compare each arm's endpoint with its config (issue 17,
-seed 003: what an endpoint says it is and what it runs can differ, and integrity failures look
-like successful runs).
+"""Preflight: before quota is spent, compare each arm's endpoint with its config (what an
+endpoint says it is and what it runs can differ, and integrity failures look like successful
+runs).
 
 checks.py  Check (ok / differs / unknown, what to change, invalidating?) from what was observed
 probes.py  the tiny requests: reply, calibration, context near/over the limit and at the

@@ -2,7 +2,7 @@
 
 Pure functions of the arm's config and an `Observed` record (filled by probes.py), so every
 rule can be tested without a server. A check is ok, differs or unknown; a difference that would
-invalidate the run (seed 003 part 4: a held constant nobody measures is not held) is marked
+invalidate the run (a held constant nobody measures is not held) is marked
 `invalidating`: a different model than configured, a context smaller than the suite's largest
 first request, or a tools arm whose endpoint never returns native tool calls.
 """

@@ -8,21 +8,22 @@ from typing import TYPE_CHECKING
 from agent.ledger.store import new_id, to_json
 from agent.run.quota import CensoredBy
 from agent.run.strategies import strategy_columns
+from agent.states import ArmState
 
 if TYPE_CHECKING:
     from agent.run.arms import ArmRuntime
-    from agent.run.engine import RunEngine
+    from agent.run.host import RunHost
 
 # An arm censored by its provider's quota: resuming is the user saying the account was topped up.
-UNCENSOR = {"censored": 0, "censored_utc": None, "state": "running", "state_reason": None, "censored_by": None}
+UNCENSOR = {"censored": 0, "censored_utc": None, "state": ArmState.RUNNING, "state_reason": None, "censored_by": None}
 
 
-async def register_arm(engine: RunEngine, arm: ArmRuntime) -> None:
+async def register_arm(host: RunHost, arm: ArmRuntime) -> None:
     """Insert the arm's row, or for a resumed run take its recorded state back into `arm`."""
     listed = await arm.client.list_models()
     cfg = arm.config
     row = {
-        "run_id": engine.run_id,
+        "run_id": host.run_id,
         "name": arm.name,
         "kind": cfg.kind,
         "protocol": cfg.protocol,
@@ -34,25 +35,25 @@ async def register_arm(engine: RunEngine, arm: ArmRuntime) -> None:
         "constants_json": to_json(arm.constants),
         "cap_tokens": arm.quota.cap,
         "server_session_id": arm.session_id,
-        "max_attempts": engine.config.max_attempts,
-        "state": "running",
+        "max_attempts": host.config.max_attempts,
+        "state": ArmState.RUNNING,
         "censored": 0,
         "busy_ms": 0,
         "tokens_used": 0,
         **strategy_columns(cfg),
     }
-    existing = engine.resume_state.arms.get(arm.name) if engine.resume_state else None
+    existing = host.resume_state.arms.get(arm.name) if host.resume_state else None
     if existing is None:  # a new run, or one killed before this arm's row was written
         arm.arm_id = new_id()
-        await engine.ledger.insert("arms", {"id": arm.arm_id, **row})
+        await host.ledger.insert("arms", {"id": arm.arm_id, **row})
         return
     arm.arm_id = existing["id"]
     arm.quota.used = existing["tokens_used"]  # lost attempts' tokens included: they were spent
     arm.busy_ms = existing["busy_ms"] or 0
     arm.paced_ms = existing.get("paced_ms") or 0
     topped_up = existing.get("censored_by") == CensoredBy.PROVIDER_QUOTA
-    arm.state = "censored" if existing["censored"] and not topped_up else "running"
-    await engine.ledger.update(
+    arm.state = ArmState.CENSORED if existing["censored"] and not topped_up else ArmState.RUNNING
+    await host.ledger.update(
         "arms",
         arm.arm_id,
         {

@@ -1,4 +1,5 @@
-"""Arm kinds: how an arm's endpoint comes to exist. Picked by short name from the registry.
+"""An arm at run time (its client, quota and state), and how its endpoint comes to exist: one
+factory per arm kind, keyed by the kind names agent.config owns (ArmKind).
 
 openai    an OpenAI-compatible endpoint that is already running (base_url)
 scripted  the in-package scripted server, started on loopback for this run
@@ -16,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent import QuotabenchError
-from agent.config import ArmConfig, EndpointKnobs, LlamaCppSettings, ScriptedSettings
+from agent.config import ARM_KINDS, ArmConfig, ArmKind, EndpointKnobs, LlamaCppSettings, ScriptedSettings
 from agent.endpoints.endpoint import ChatClient, ChatEndpoint, EndpointSettings
 from agent.ledger.store import new_id
 from agent.run.quota import Quota
+from agent.states import ArmState
 
 if TYPE_CHECKING:
     from agent.endpoints.llamacpp import LlamaServer
@@ -33,7 +35,7 @@ class ArmRuntime:
     arm_id: str = ""
     endpoint_url: str = ""
     constants: dict[str, Any] = field(default_factory=dict)
-    state: str = "running"
+    state: ArmState = ArmState.RUNNING
     busy_ms: int = 0
     paced_ms: int = 0  # time its calls waited for the provider's rate limit (agent/endpoints/pacing.py)
     gate: anyio.Lock | None = None  # held around each call when the server serves one request at a time
@@ -149,15 +151,19 @@ async def _llamacpp(arm: ArmConfig, suites: list[Path], replicate: int) -> Async
                     await shared.stack.aclose()
 
 
-# Every arm kind, by the name a config gives it (agent.config checks names against this).
-ARM_KINDS: dict[str, Callable[..., Any]] = {"openai": _openai, "llamacpp": _llamacpp, "scripted": _scripted}
+# The factory of every arm kind, by the name a config gives it (agent.config.ArmKind).
+FACTORIES: dict[str, Callable[..., Any]] = {
+    ArmKind.OPENAI: _openai,
+    ArmKind.LLAMACPP: _llamacpp,
+    ArmKind.SCRIPTED: _scripted,
+}
 
 
 @contextlib.asynccontextmanager
 async def open_arm(arm: ArmConfig, suites: list[Path], cap: int, replicate: int = 1) -> AsyncIterator[ArmRuntime]:
     """The arm's endpoint (started here when quotabench runs its server) and client; `replicate`
     (1-based) picks a scripted server's session seed."""
-    factory = ARM_KINDS.get(arm.kind)
+    factory = FACTORIES.get(arm.kind)
     if factory is None:
         raise QuotabenchError(f"arm {arm.name}: unknown kind {arm.kind!r} — valid kinds: {', '.join(ARM_KINDS)}")
     async with factory(arm, suites, replicate) as endpoint:

@@ -1,6 +1,6 @@
 """One attempt of one arm on one task: fresh workspace copy, the agent loop, then grading.
 
-Ledger order (seed 000): the attempt row is inserted when the attempt starts, every HTTP try
+Ledger order (nothing spent goes unrecorded): the attempt row is inserted when the attempt starts, every HTTP try
 is a calls row as soon as it ends, and the attempt's tokens, end reason and diff are written
 before grading starts; the grade and the attempt's class are one transaction. One awaited
 write per model call: the in-flight row, committed before the request goes out; the call's
@@ -22,13 +22,13 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
 from agent import events as ev
-from agent.classify import classify
-from agent.config import Limits, RunConfig
+from agent.classify import FailureClass, classify
+from agent.config import Limits
 from agent.endpoints.endpoint import (
     CallTry,
     Completion,
@@ -40,30 +40,32 @@ from agent.endpoints.endpoint import (
 from agent.endpoints.provider import RateLimits
 from agent.endpoints.tokens import estimate_messages_tokens
 from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped, clean_text, new_id, to_json, utc_now
-from agent.ledger.writer import AsyncLedger
 from agent.run.arms import ArmRuntime
-from agent.run.inflight import InFlight, off_loop
+from agent.run.host import RunHost
+from agent.run.inflight import off_loop
 from agent.run.killpoints import kill_point
 from agent.run.loop import AgentLoop, AttemptEnded
 from agent.run.quota import QuotaExhausted
 from agent.run.tools import ToolOutcome, Workspace
 from agent.run.workspace_diff import apply_changes, changed_files, unified_diff
-from verifiers.grading import Grader
+from agent.states import EndReason
+from agent.strategy_spec import Stage
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, copy_with_overlays
 
-NOT_GRADED = ("harness_error", "censored", "aborted", "lost")
+# end reasons that leave nothing to grade: the attempt is classed by its end reason alone
+NOT_GRADED = (EndReason.HARNESS_ERROR, EndReason.CENSORED, EndReason.ABORTED, EndReason.LOST)
 DIFF_CHARS = 4 * ROW_TEXT_CHARS
 
 
 @dataclass(frozen=True)
 class StagePlan:
-    """What a strategy stage changes in an attempt (issue 16; agent/run/strategies.py): its stage
+    """What a strategy stage changes in an attempt (agent/run/strategies.py): its stage
     name and candidate number, the request seed, the stage's share of the task budget, the
     files it starts from and messages appended to the first prompt. The default is a plain attempt."""
 
-    stage: str = "attempt"
+    stage: Stage = Stage.ATTEMPT
     candidate: int | None = None
     seed: int | None = None
     limits: Limits | None = None
@@ -81,7 +83,7 @@ class AttemptResult:
 
     @property
     def accepted(self) -> bool:
-        return self.failure_class == "accepted"
+        return self.failure_class == FailureClass.ACCEPTED
 
 
 def call_columns(t: CallTry) -> dict[str, Any]:
@@ -132,33 +134,11 @@ def provider_sums(sums: dict[str, float | None], t: CallTry) -> None:
             sums[key] = (sums.get(key) or 0) + value
 
 
-class AttemptHost(Protocol):
-    """What an attempt needs from the engine that runs it (RunEngine is one; a test's fake can be)."""
-
-    run_id: str
-    config: RunConfig
-    ledger: AsyncLedger
-    grader: Grader
-    work: InFlight
-
-    def emit(self, event: ev.Event) -> None: ...
-    def mask(self, text: str) -> str: ...
-    def quota_changed(self, arm: ArmRuntime) -> None: ...
-    async def before_reserve(self, arm: ArmRuntime, tokens: int) -> float: ...
-    async def observe_server(self, arm: ArmRuntime, completion: Completion) -> None: ...
-    async def checkpoint(self, arm: ArmRuntime) -> float: ...
-    async def censor(self, arm: ArmRuntime, reason: str) -> None: ...
-    async def provider_quota(self, arm: ArmRuntime, reason: str) -> None: ...
-    def provider_limits(self, arm: ArmRuntime, limits: RateLimits) -> None: ...
-
-
 class AttemptRunner:
     """Runs one attempt; the engine supplies the arm (client, quota) and its own controls."""
 
-    def __init__(
-        self, engine: AttemptHost, arm: ArmRuntime, task: Task, attempt_no: int, plan: StagePlan | None = None
-    ):
-        self.engine, self.arm, self.task, self.attempt_no = engine, arm, task, attempt_no
+    def __init__(self, host: RunHost, arm: ArmRuntime, task: Task, attempt_no: int, plan: StagePlan | None = None):
+        self.host, self.arm, self.task, self.attempt_no = host, arm, task, attempt_no
         self.plan = plan or StagePlan()
         self.id = new_id()
         self.tokens = {"prompt": 0, "completion": 0}
@@ -180,7 +160,7 @@ class AttemptRunner:
         return self.arm.config.retry_temperature if self.attempt_no > 1 else None
 
     def _emit(self, event_cls: Callable[..., ev.Event], **fields: Any) -> None:
-        self.engine.emit(event_cls(self.engine.run_id, arm=self.arm.name, task_id=self.task.id, **fields))
+        self.host.emit(event_cls(self.host.run_id, arm=self.arm.name, task_id=self.task.id, **fields))
 
     async def run(self) -> AttemptResult:
         scratch = scratch_dir(f"attempt-{self.arm.name}-{self.task.id}")
@@ -192,11 +172,11 @@ class AttemptRunner:
 
     async def insert_row(self) -> None:
         """The attempt's row, inserted as it starts (a strategy's stage rows too)."""
-        await self.engine.ledger.insert(
+        await self.host.ledger.insert(
             "attempts",
             {
                 "id": self.id,
-                "run_id": self.engine.run_id,
+                "run_id": self.host.run_id,
                 "arm_id": self.arm.arm_id,
                 "arm": self.arm.name,
                 "task_id": self.task.id,
@@ -226,13 +206,13 @@ class AttemptRunner:
         error_traceback = None
         try:
             await anyio.to_thread.run_sync(copy_with_overlays, self.task.workspace, work)  # symlinks stay links
-            if self.plan.start_files:  # a revision continues from the attempt it revises (issue 16)
+            if self.plan.start_files:  # a revision continues from the attempt it revises
                 await anyio.to_thread.run_sync(apply_changes, work, self.plan.start_files)
             loop = self.loop = AgentLoop(
                 self.task,
                 Workspace(work),
                 self.arm.config.protocol,
-                self.plan.limits or self.engine.config.limits,
+                self.plan.limits or self.host.config.limits,
                 query=self._query,
                 run_tests=self._run_tests,
                 on_tool=self._on_tool,
@@ -247,9 +227,9 @@ class AttemptRunner:
             raise
         except Exception as exc:  # noqa: BLE001 — anything unexpected ends this attempt, not the run
             end_reason, detail, error_traceback = (
-                "harness_error",
+                EndReason.HARNESS_ERROR,
                 self._one_line(exc),
-                self.engine.mask(traceback.format_exc()),
+                self.host.mask(traceback.format_exc()),
             )
         except BaseException:  # cancelled (stop now)
             await self._record_cancelled(loop, started)
@@ -259,10 +239,10 @@ class AttemptRunner:
         except LedgerError:
             raise
         except Exception as exc:  # noqa: BLE001 — e.g. the grader failed: this attempt's harness error
-            return await self._finish_broken(self._one_line(exc), self.engine.mask(traceback.format_exc()))
+            return await self._finish_broken(self._one_line(exc), self.host.mask(traceback.format_exc()))
 
     def _one_line(self, exc: BaseException) -> str:
-        return capped(self.engine.mask(" ".join(f"{type(exc).__name__}: {exc}".split())), 300) or ""
+        return capped(self.host.mask(" ".join(f"{type(exc).__name__}: {exc}".split())), 300) or ""
 
     def _paused(self, seconds: float) -> float:
         """Time spent paused is not the attempt's: its time limit moves by as much."""
@@ -274,15 +254,15 @@ class AttemptRunner:
     async def _query(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, turn: int, deadline: float
     ) -> Completion:
-        deadline += self._paused(await self.engine.checkpoint(self.arm))
+        deadline += self._paused(await self.host.checkpoint(self.arm))
         reserve = estimate_messages_tokens(messages, tools) + self.arm.config.max_tokens
-        deadline += self._paused(await self.engine.before_reserve(self.arm, reserve))  # auto-pause before censoring
+        deadline += self._paused(await self.host.before_reserve(self.arm, reserve))  # auto-pause before censoring
         try:
             handle = self.arm.quota.reserve(reserve)
         except QuotaExhausted as exc:
-            await self.engine.censor(self.arm, str(exc))
-            raise AttemptEnded("censored", str(exc)) from None
-        self.engine.quota_changed(self.arm)
+            await self.host.censor(self.arm, str(exc))
+            raise AttemptEnded(EndReason.CENSORED, str(exc)) from None
+        self.host.quota_changed(self.arm)
         placeholder = new_id()
         spent = 0
 
@@ -297,7 +277,7 @@ class AttemptRunner:
             self._emit(ev.ModelText, text=clean_text(text))
 
         try:
-            await self.engine.ledger.batch(
+            await self.host.ledger.batch(
                 self._take_pending()
                 + [
                     (
@@ -306,7 +286,7 @@ class AttemptRunner:
                         {
                             "id": placeholder,
                             "attempt_id": self.id,
-                            "run_id": self.engine.run_id,
+                            "run_id": self.host.run_id,
                             "arm": self.arm.name,
                             "turn": turn,
                             "retry_index": 0,
@@ -328,7 +308,7 @@ class AttemptRunner:
             )
             while True:
                 try:
-                    with self.engine.work.doing("a call", limit, self.arm.name, self.task.id, self.attempt_no):
+                    with self.host.work.doing("a call", limit, self.arm.name, self.task.id, self.attempt_no):
                         async with self.arm.gate or contextlib.nullcontext():
                             completion = await self.arm.client.complete(
                                 messages,
@@ -342,20 +322,20 @@ class AttemptRunner:
                     break
                 except ProviderQuotaExhausted as exc:  # ends the arm, or waits for a top-up and calls again
                     waiting = time.monotonic()
-                    await self.engine.provider_quota(self.arm, exc.reason)
+                    await self.host.provider_quota(self.arm, exc.reason)
                     deadline += self._paused(time.monotonic() - waiting)
         except DeadlinePassed as exc:
-            raise AttemptEnded("time_limit", str(exc)) from None
+            raise AttemptEnded(EndReason.TIME_LIMIT, str(exc)) from None
         except ContextOverflow as exc:
-            raise AttemptEnded("context_overflow", str(exc)) from None
+            raise AttemptEnded(EndReason.CONTEXT_OVERFLOW, str(exc)) from None
         except EndpointError as exc:
-            raise AttemptEnded("harness_error", str(exc)) from None
+            raise AttemptEnded(EndReason.HARNESS_ERROR, str(exc)) from None
         finally:
             with anyio.CancelScope(shield=True):
                 spent += await self._mark_lost()
                 self.arm.quota.settle(handle, spent)
-                self.engine.quota_changed(self.arm)
-        await self.engine.observe_server(self.arm, completion)
+                self.host.quota_changed(self.arm)
+        await self.host.observe_server(self.arm, completion)
         return completion
 
     async def _mark_lost(self) -> int:
@@ -375,7 +355,7 @@ class AttemptRunner:
             self.tokens["prompt"] += reserved
             charged += reserved
         self.in_flight.clear()
-        await self.engine.ledger.batch(ops + [self._totals_op()])
+        await self.host.ledger.batch(ops + [self._totals_op()])
         return charged
 
     def _record_try(self, t: CallTry, turn: int, reserve: int, row_id: str, is_placeholder: bool) -> None:
@@ -388,7 +368,7 @@ class AttemptRunner:
         provider_sums(self.provider, t)
         row = {
             "attempt_id": self.id,
-            "run_id": self.engine.run_id,
+            "run_id": self.host.run_id,
             "arm": self.arm.name,
             "turn": turn,
             "reserved_tokens": reserve,
@@ -399,7 +379,7 @@ class AttemptRunner:
         op = ("update", "calls", row_id, row) if is_placeholder else ("insert", "calls", {"id": row_id, **row})
         # Queued, not awaited: the writer commits it at once, in order, while the loop runs the
         # tool; the next awaited write (the next call's in-flight row) waits for it.
-        self.engine.ledger.batch_queued([op, self._totals_op()])
+        self.host.ledger.batch_queued([op, self._totals_op()])
         self._emit(
             ev.CallFinished,
             attempt=self.attempt_no,
@@ -414,7 +394,7 @@ class AttemptRunner:
             paced_ms=t.paced_ms,
         )
         if t.limits is not None:
-            self.engine.provider_limits(self.arm, t.limits)
+            self.host.provider_limits(self.arm, t.limits)
 
     def _totals_op(self, **extra: Any) -> tuple[Any, ...]:
         return (
@@ -437,7 +417,7 @@ class AttemptRunner:
         return pending
 
     async def _update_totals(self, **extra: Any) -> None:
-        await self.engine.ledger.batch(self._take_pending() + [self._totals_op(**extra)])
+        await self.host.ledger.batch(self._take_pending() + [self._totals_op(**extra)])
 
     @property
     def total_tokens(self) -> int:
@@ -446,10 +426,10 @@ class AttemptRunner:
     # -- tools ------------------------------------------------------------------------------
     async def _run_tests(self, seconds_left: float) -> tuple[bool, str]:
         """The visible tests, given at most the time left in the attempt; none start after an abort."""
-        seconds_left += self._paused(await self.engine.checkpoint(self.arm))
-        run = functools.partial(self.engine.grader.run_visible, self.task, self.work, timeout_s=seconds_left)
+        seconds_left += self._paused(await self.host.checkpoint(self.arm))
+        run = functools.partial(self.host.grader.run_visible, self.task, self.work, timeout_s=seconds_left)
         limit = min(seconds_left, self.task.timeout_s)
-        with self.engine.work.doing("the visible tests", limit, self.arm.name, self.task.id, self.attempt_no):
+        with self.host.work.doing("the visible tests", limit, self.arm.name, self.task.id, self.attempt_no):
             result = await off_loop(run, name="visible tests")
         limit = result.timeout_s if result.timeout_s is not None else self.task.timeout_s
         prefix = f"timed out after {limit:.0f} s\n" if result.verdict == "timeout" else ""
@@ -530,7 +510,7 @@ class AttemptRunner:
             )
             return AttemptResult(self.id, end_reason, None, failure_class, self.total_tokens)
         return await grade_attempt(
-            self.engine,
+            self.host,
             self.arm.name,
             self.id,
             self.task,
@@ -546,32 +526,32 @@ class AttemptRunner:
     async def _finish_broken(self, detail: str, error_traceback: str) -> AttemptResult:
         """The end of an attempt whose finishing (diff, grading) itself failed."""
         await self._update_totals(
-            end_reason="harness_error",
+            end_reason=EndReason.HARNESS_ERROR,
             end_detail=detail,
             error_traceback=capped(error_traceback),
             ended_utc=utc_now(),
             status="done",
-            failure_class="harness_error",
+            failure_class=FailureClass.HARNESS_ERROR,
             accepted=0,
         )
         self._emit(
             ev.TaskGraded,
             attempt=self.attempt_no,
             verdict="",
-            failure_class="harness_error",
+            failure_class=FailureClass.HARNESS_ERROR,
             accepted=False,
             tokens=self.total_tokens,
         )
-        return AttemptResult(self.id, "harness_error", None, "harness_error", self.total_tokens)
+        return AttemptResult(self.id, EndReason.HARNESS_ERROR, None, FailureClass.HARNESS_ERROR, self.total_tokens)
 
     async def _record_cancelled(self, loop: AgentLoop | None, started: float) -> None:
         with anyio.CancelScope(shield=True):
             await self._mark_lost()
             await self._update_totals(
-                end_reason="aborted",
+                end_reason=EndReason.ABORTED,
                 ended_utc=utc_now(),
                 status="done",
-                failure_class="aborted",
+                failure_class=FailureClass.ABORTED,
                 turns=loop.state.turns if loop else 0,
                 malformed_tool_calls=loop.state.malformed if loop else 0,
                 duration_ms=int((time.monotonic() - started) * 1000),
@@ -579,7 +559,7 @@ class AttemptRunner:
 
 
 async def grade_attempt(
-    engine: AttemptHost,
+    host: RunHost,
     arm: str,
     attempt_id: str,
     task: Task,
@@ -594,8 +574,8 @@ async def grade_attempt(
 ) -> AttemptResult:
     """Hidden verdict + mechanics findings -> grades row, attempt class. Also used by resume.
     The grades row and the attempt's update are one transaction: a kill leaves both or neither."""
-    with engine.work.doing("the grade", task.timeout_s, arm, task.id, attempt_no):
-        grade = await off_loop(engine.grader.grade, task, work, name="grade")
+    with host.work.doing("the grade", task.timeout_s, arm, task.id, attempt_no):
+        grade = await off_loop(host.grader.grade, task, work, name="grade")
     findings = await anyio.to_thread.run_sync(check_workspace, task.workspace, work, changed)
     failure_class = classify(
         end_reason,
@@ -605,8 +585,8 @@ async def grade_attempt(
         malformed=malformed,
         environment=grade.environment,
     )
-    accepted = failure_class == "accepted"
-    await engine.ledger.batch(
+    accepted = failure_class == FailureClass.ACCEPTED
+    await host.ledger.batch(
         [
             (
                 "insert",
@@ -647,9 +627,9 @@ async def grade_attempt(
         ]
     )
     kill_point("graded")
-    engine.emit(
+    host.emit(
         ev.TaskGraded(
-            engine.run_id,
+            host.run_id,
             arm=arm,
             task_id=task.id,
             attempt=attempt_no,

@@ -1,6 +1,6 @@
 """The run engine: paired arms over one frozen task list, in the same order and window.
 
-Both arms walk the same task order concurrently (seed 002: paired arms, same window); each
+Both arms walk the same task order concurrently (paired arms in the same time window); each
 task gets up to max_attempts attempts per arm, stopping at the first accepted one. Commands
 (pause, resume, abort, stop an arm, raise a cap) come from the headless printer or the TUI;
 events go out on an anyio memory stream. The engine never imports the TUI.
@@ -31,7 +31,6 @@ from agent.ledger.liveness import process_identity
 from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import load_average, machine_constants, manifest_sha256
-from agent.metrics.sequential import Decision
 from agent.preflight import preflight_for_run
 from agent.run.arm_rows import UNCENSOR, register_arm
 from agent.run.arms import ArmRuntime, open_arm
@@ -50,14 +49,18 @@ from agent.run.prepare import (
     task_rows,
 )
 from agent.run.quota import CensoredBy
+from agent.run.replicate import Replicate
 from agent.run.resume_plan import ResumePlan
-from agent.run.runtime_gate import skip_missing_runtime
-from agent.run.schedule import Replicate
+from agent.run.runtime_gate import RuntimeGate
 from agent.run.strategies import run_strategy_task
+from agent.states import ArmState, EndReason, EngineState, RunStatus
 from verifiers.executors import close_executor, make_executor
 from verifiers.grading import Grader, SandboxGrader
 from verifiers.scratch import clean_stale
 from verifiers.tasks import Task
+
+# An arm in one of these states starts nothing new: its attempt in flight ends at the next checkpoint.
+STOPPING = (ArmState.STOPPED, ArmState.ABORTED, ArmState.DECIDED)
 
 
 class RunEngine:
@@ -84,7 +87,7 @@ class RunEngine:
         self.arms: dict[str, ArmRuntime] = {}
         self.tasks: list[Task] = []
         self._send, self.events = anyio.create_memory_object_stream[ev.Event](math.inf)
-        self.state = "running"
+        self.state = EngineState.RUNNING
         self._resume = anyio.Event()
         self._resume.set()
         self._auto_paused: set[str] = set()
@@ -95,6 +98,7 @@ class RunEngine:
         self.replicate = replicate
         self.refusal: str | None = None  # the preflight's one line when it refused the run
         self.work = InFlight()  # calls, visible tests and grades in progress: what an abort waits for
+        self.runtime_gate = RuntimeGate()  # tasks this machine lacks a runtime for
 
     # -- events -----------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
@@ -115,8 +119,8 @@ class RunEngine:
         q = arm.quota
         after = (q.used + q.reserved + next_call) / q.cap if q.cap else 1.0
         return (
-            self.state in ("running", "paused")
-            and arm.state == "running"
+            self.state in (EngineState.RUNNING, EngineState.PAUSED)
+            and arm.state == ArmState.RUNNING
             and arm.name not in self._auto_paused
             and after >= self.config.auto_pause_share
         )
@@ -176,25 +180,27 @@ class RunEngine:
 
     # -- commands ---------------------------------------------------------------------------
     def pause(self, reason: str = "paused") -> None:
-        if self.state == "running":
-            self.state = "paused"
+        if self.state == EngineState.RUNNING:
+            self.state = EngineState.PAUSED
             self._resume = anyio.Event()
-            self.emit(ev.EngineStateChanged(self.run_id, state="paused"))
+            self.emit(ev.EngineStateChanged(self.run_id, state=EngineState.PAUSED))
             self.log(reason)
 
     def resume(self) -> None:
-        if self.state == "paused":
-            self.state = "running"
+        if self.state == EngineState.PAUSED:
+            self.state = EngineState.RUNNING
             self._resume.set()
-            self.emit(ev.EngineStateChanged(self.run_id, state="running"))
+            self.emit(ev.EngineStateChanged(self.run_id, state=EngineState.RUNNING))
 
     def abort(self) -> None:
         """Graceful: in-flight calls, visible tests and grades finish and are recorded, nothing new
         starts; the event says what it waits for."""
-        if self.state in ("running", "paused"):
-            self.state = "aborting"
+        if self.state in (EngineState.RUNNING, EngineState.PAUSED):
+            self.state = EngineState.ABORTING
             self._resume.set()
-            self.emit(ev.EngineStateChanged(self.run_id, state="aborting", waiting_for=self.work.waiting_for()))
+            self.emit(
+                ev.EngineStateChanged(self.run_id, state=EngineState.ABORTING, waiting_for=self.work.waiting_for())
+            )
 
     def stop_now(self) -> None:
         """Cancel in-flight calls too; they are recorded as lost, charged at their reservation."""
@@ -204,16 +210,21 @@ class RunEngine:
 
     def stop_arm(self, name: str, why: str = "by the user") -> None:
         arm = self.arms.get(name)
-        if arm and arm.state == "running":
-            arm.state = "stopped"
+        if arm and arm.state == ArmState.RUNNING:
+            arm.state = ArmState.STOPPED
             self.log(f"arm {name} stopped {why}", arm=name)
 
-    def stop_decided(self, decision: Decision, saved: dict[str, int]) -> None:
-        """The paired test decided (issue 20): stop both arms cleanly; what they did not run is
-        listed, not censored, and left out of pairing."""
+    def stop_decided(self) -> None:
+        """Stop both arms cleanly on the paired test's decision, as its watch holds it (nothing
+        when it has not decided or the arms were stopped on it already); what they did not run
+        is listed, not censored, and left out of pairing."""
+        taken = self.decision_watch.take_stop() if self.decision_watch is not None else None
+        if taken is None:
+            return
+        decision, saved = taken
         for arm in self.arms.values():
-            if arm.state == "running":
-                arm.state = "decided"
+            if arm.state == ArmState.RUNNING:
+                arm.state = ArmState.DECIDED
         spared = " and ".join(f"~{n:,} tokens of {arm}" for arm, n in saved.items())
         self.log(f"{decision.line}: stopping both arms" + (f", saving {spared}" if spared else ""))
 
@@ -233,31 +244,31 @@ class RunEngine:
 
         started = time.monotonic()
         while True:
-            if self.state == "aborting" or arm.state in ("stopped", "aborted", "decided"):
-                raise AttemptEnded("aborted")
-            if arm.state == "censored":
-                raise AttemptEnded("censored")
-            if self.state != "paused":
+            if self.state == EngineState.ABORTING or arm.state in STOPPING:
+                raise AttemptEnded(EndReason.ABORTED)
+            if arm.state == ArmState.CENSORED:
+                raise AttemptEnded(EndReason.CENSORED)
+            if self.state != EngineState.PAUSED:
                 return time.monotonic() - started
             await self._resume.wait()
 
     async def wait_to_start(self, arm: ArmRuntime) -> bool:
         """Before an attempt starts: waits while paused; False once the run is aborting or the arm
         no longer runs, so no attempt starts after a pause or an abort was asked for."""
-        while self.state == "paused" and arm.state == "running":
+        while self.state == EngineState.PAUSED and arm.state == ArmState.RUNNING:
             await self._resume.wait()
-        return self.state != "aborting" and arm.state == "running"
+        return self.state != EngineState.ABORTING and arm.state == ArmState.RUNNING
 
     async def censor(self, arm: ArmRuntime, reason: str, by: CensoredBy = CensoredBy.CAP) -> None:
-        if arm.state == "running":
-            arm.state = "censored"
+        if arm.state == ArmState.RUNNING:
+            arm.state = ArmState.CENSORED
             await self.ledger.update(
                 "arms",
                 arm.arm_id,
                 {
                     "censored": 1,
                     "censored_utc": utc_now(),
-                    "state": "censored",
+                    "state": ArmState.CENSORED,
                     "state_reason": reason,
                     "censored_by": str(by),
                 },
@@ -295,16 +306,16 @@ class RunEngine:
         if policy == "abort":
             self.abort()
         if policy is not None:
-            raise AttemptEnded("censored", reason)
+            raise AttemptEnded(EndReason.CENSORED, reason)
         self.pause(reason=f"auto-pause: arm {arm.name} {reason} — top up the account, then resume")
-        while self.state == "paused":
+        while self.state == EngineState.PAUSED:
             await self._resume.wait()
-        if self.state != "running" or arm.state != "censored":
-            raise AttemptEnded("censored", reason)
-        arm.state = "running"
+        if self.state != EngineState.RUNNING or arm.state != ArmState.CENSORED:
+            raise AttemptEnded(EndReason.CENSORED, reason)
+        arm.state = ArmState.RUNNING
         await self.ledger.update("arms", arm.arm_id, UNCENSOR)
         self.log(f"arm {arm.name} resumed after the provider's quota was topped up", arm=arm.name)
-        self.emit(ev.ArmStateChanged(self.run_id, arm=arm.name, state="running"))
+        self.emit(ev.ArmStateChanged(self.run_id, arm=arm.name, state=ArmState.RUNNING))
 
     # -- the run ----------------------------------------------------------------------------
     async def run(self) -> str:
@@ -328,7 +339,7 @@ class RunEngine:
                         {
                             "id": self.run_id,
                             "created_utc": utc_now(),
-                            "status": "running",
+                            "status": RunStatus.RUNNING,
                             "manifest_sha256": manifest,
                             "config_path": str(self.config.path),
                             "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
@@ -358,7 +369,7 @@ class RunEngine:
 
     async def drive(self, manifest: str, constants: dict[str, Any], fresh: bool) -> str:
         """Open the arms and run them to the end; `fresh` is False when resuming (agent/run/resume.py)."""
-        status = "crashed"
+        status = RunStatus.CRASHED
         try:
             async with contextlib.AsyncExitStack() as stack:
                 for arm_cfg in self.config.arms:
@@ -370,7 +381,7 @@ class RunEngine:
                     self.arms[arm.name] = arm
                     await register_arm(self, arm)
                 kill_point("arms_open")
-                if len(self.arms) == 2:  # the always-valid paired test, watched live (issue 20)
+                if len(self.arms) == 2:  # the always-valid paired test, watched live
                     self.decision_watch = DecisionWatch(  # impossible controls are not part of the comparison
                         self,
                         [t.id for t in self.tasks if t.control is None],
@@ -395,14 +406,14 @@ class RunEngine:
                         async with anyio.create_task_group() as tg:
                             for arm in self.arms.values():
                                 tg.start_soon(self._run_arm, arm)
-                stopped = self.state == "aborting" or self._stop_now.cancel_called
+                stopped = self.state == EngineState.ABORTING or self._stop_now.cancel_called
                 if not go and not stopped:
-                    status = "refused"
+                    status = RunStatus.REFUSED
                     return self.run_id
-                status = "aborted" if stopped else "finished"
+                status = RunStatus.ABORTED if stopped else RunStatus.FINISHED
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
-                status = "aborted"
+                status = RunStatus.ABORTED
             raise
         finally:
             with anyio.CancelScope(shield=True):
@@ -414,7 +425,7 @@ class RunEngine:
                         "runs", self.run_id, {"status": status, "finished_utc": utc_now(), "load_end": load_average()}
                     )
                 except LedgerError:
-                    if status != "crashed":
+                    if status != RunStatus.CRASHED:
                         raise  # else the error that crashed the run is the one to report
                 finally:
                     self.emit(ev.RunFinished(self.run_id, status=status))
@@ -428,7 +439,7 @@ class RunEngine:
         views show a `preflight` state meanwhile."""
         if self.config.preflight == "off":
             return await self._probe()
-        self.emit(ev.EngineStateChanged(self.run_id, state="preflight"))
+        self.emit(ev.EngineStateChanged(self.run_id, state=EngineState.PREFLIGHT))
         limit = max(a.config.request_timeout_s for a in self.arms.values())  # it stops after the probe in flight
         try:
             with self.work.doing("the preflight's probe of each arm", limit):
@@ -444,13 +455,13 @@ class RunEngine:
             self.ledger,
             self.run_id,
             log=self.log,
-            stop=lambda: self.state == "aborting",
+            stop=lambda: self.state == EngineState.ABORTING,
             budget=self.config.preflight_budget_tokens,
         )
         if self.refusal is None:
             return True
         for arm in self.arms.values():
-            arm.state = "refused"
+            arm.state = ArmState.REFUSED
         return False
 
     async def _run_arm(self, arm: ArmRuntime) -> None:
@@ -489,8 +500,8 @@ class RunEngine:
         self._finished_arms.add(arm.name)
         order = {t.id: i for i, t in enumerate(self.tasks)}
         unfinished = sorted(set(unfinished), key=lambda t: order.get(t, len(order)))
-        if arm.state == "running":
-            arm.state = "aborted" if failed or self.state == "aborting" else "finished"
+        if arm.state == ArmState.RUNNING:
+            arm.state = ArmState.ABORTED if failed or self.state == EngineState.ABORTING else ArmState.FINISHED
         try:
             await self.ledger.update(
                 "arms",
@@ -511,9 +522,9 @@ class RunEngine:
     async def _run_task(self, arm: ArmRuntime, task: Task) -> str:
         """Attempts until accepted or the budget is spent: "accepted", "failed" (budget spent)
         or "unfinished" (censored, stopped, aborted)."""
-        if await skip_missing_runtime(self, arm, task):  # no runtime here: class environment, no tokens spent
+        if await self.runtime_gate.skip(self, arm, task):  # no runtime here: class environment, no tokens spent
             return "failed"
-        if (strategy := arm.config.strategy_plan) and strategy.kind != "direct":  # issue 16 (Direct: the loop below)
+        if (strategy := arm.config.strategy_plan) and strategy.kind != "direct":  # Direct is the loop below
             return await run_strategy_task(self, arm, task, strategy)
         first, budget = 1, self.config.max_attempts
         if self.resume_state:

@@ -20,8 +20,10 @@ from typing import Any
 
 from agent.config import Limits
 from agent.endpoints.endpoint import Completion
-from agent.endpoints.text_protocol import INSTRUCTIONS, parse_actions
+from agent.run.text_protocol import INSTRUCTIONS, parse_actions
 from agent.run.tools import MAX_ARGUMENT_CHARS, TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
+from agent.states import EndReason
+from agent.tool_names import Tool
 from verifiers.tasks import Task
 
 SYSTEM_PROMPT = """You are a careful software engineer working alone in a small repository (the workspace).
@@ -37,7 +39,7 @@ _TOOL_FAULTS = (ToolError, OSError, ValueError, RuntimeError, RecursionError, Ov
 class AttemptEnded(Exception):
     """Raised to stop the loop; `reason` is recorded as the attempt's end_reason."""
 
-    def __init__(self, reason: str, detail: str = ""):
+    def __init__(self, reason: EndReason, detail: str = ""):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
@@ -87,7 +89,7 @@ class AgentLoop:
         self.state.deadline = self.state.started + limits.attempt_timeout_s
         self.messages = initial_messages(task, protocol, workspace.list_files())
 
-    async def run(self) -> tuple[str, str]:
+    async def run(self) -> tuple[EndReason, str]:
         """Run to the end; returns (end_reason, detail)."""
         try:
             while True:
@@ -109,14 +111,14 @@ class AgentLoop:
 
     def _check_limits(self) -> None:
         if self.state.turns >= self.limits.max_turns:
-            raise AttemptEnded("turn_limit", f"{self.state.turns} turns")
+            raise AttemptEnded(EndReason.TURN_LIMIT, f"{self.state.turns} turns")
         if self.state.tokens >= self.limits.max_tokens_per_attempt:
-            raise AttemptEnded("token_limit", f"{self.state.tokens} tokens")
+            raise AttemptEnded(EndReason.TOKEN_LIMIT, f"{self.state.tokens} tokens")
         self._check_time()
 
     def _check_time(self) -> None:
         if self.state.time_left() <= 0:
-            raise AttemptEnded("time_limit", f"{self.limits.attempt_timeout_s:g} s")
+            raise AttemptEnded(EndReason.TIME_LIMIT, f"{self.limits.attempt_timeout_s:g} s")
 
     def _refusal(self, index: int) -> str | None:
         """Why the index-th call of a turn is not run, or None."""
@@ -156,11 +158,11 @@ class AgentLoop:
                 result = refusal
             else:
                 outcome = await self._execute(call.name, call.arguments, call_id=call.id)
-                finished = outcome.tool == "finish" and outcome.ok
+                finished = outcome.tool == Tool.FINISH and outcome.ok
                 result = outcome.output
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
         if finished:
-            raise AttemptEnded("finished")
+            raise AttemptEnded(EndReason.FINISHED)
 
     async def _execute_text_actions(self, completion: Completion) -> None:
         self.messages.append({"role": "assistant", "content": completion.text})
@@ -176,8 +178,8 @@ class AgentLoop:
                 continue
             outcome = await self._execute(action.tool, action.arguments, preset_error=action.error)
             results.append(f"[{i}] {action.tool}: {outcome.output}")
-            if outcome.tool == "finish" and outcome.ok:
-                raise AttemptEnded("finished")
+            if outcome.tool == Tool.FINISH and outcome.ok:
+                raise AttemptEnded(EndReason.FINISHED)
         self.messages.append({"role": "user", "content": "Results:\n" + "\n\n".join(results)})
 
     async def _execute(
@@ -188,7 +190,7 @@ class AgentLoop:
             if preset_error:
                 raise ToolError(preset_error)
             args = parse_arguments(tool, raw_args)
-            outcome = None if tool == "run_tests" else self._file_tool(tool, args)
+            outcome = None if tool == Tool.RUN_TESTS else self._file_tool(tool, args)
         except _TOOL_FAULTS as exc:
             self.state.malformed += 1
             message = str(exc) if isinstance(exc, ToolError) else f"{tool} failed: {type(exc).__name__}: {exc}"
@@ -200,24 +202,24 @@ class AgentLoop:
 
     def _file_tool(self, tool: str, args: dict[str, Any]) -> ToolOutcome:
         ws = self.workspace
-        if tool == "list_files":
+        if tool == Tool.LIST_FILES:
             return ToolOutcome(tool, True, ws.list_files())
-        if tool == "read_file":
+        if tool == Tool.READ_FILE:
             return ToolOutcome(tool, True, ws.read_file(args["path"]), args["path"])
-        if tool == "write_file":
+        if tool == Tool.WRITE_FILE:
             out = ws.write_file(args["path"], args["content"])
             return ToolOutcome(tool, True, out, args["path"])
-        if tool == "edit_file":
+        if tool == Tool.EDIT_FILE:
             out = ws.edit_file(args["path"], args["old"], args["new"])
             return ToolOutcome(tool, True, out, args["path"])
-        return ToolOutcome("finish", True, "finished")
+        return ToolOutcome(Tool.FINISH, True, "finished")
 
     async def _run_tests(self) -> ToolOutcome:
         passed, output = await self.run_tests(max(0.0, self.state.time_left()))
         self.state.visible_passed = passed
         cap = self.limits.tool_output_chars
         text = output if len(output) <= cap else output[: cap // 3] + "\n[...]\n" + output[-(2 * cap) // 3 :]
-        return ToolOutcome("run_tests", True, ("PASSED\n" if passed else "FAILED\n") + text)
+        return ToolOutcome(Tool.RUN_TESTS, True, ("PASSED\n" if passed else "FAILED\n") + text)
 
 
 def _path_of(raw_args: str | dict[str, Any]) -> str | None:

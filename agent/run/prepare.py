@@ -19,7 +19,8 @@ from agent.ledger.store import LedgerError, to_json
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import runtime_versions
 from agent.run.first_request import over_cap, over_cap_line
-from verifiers.sandbox import describe_sandbox, make_sandbox
+from verifiers.sandbox import describe_sandbox
+from verifiers.sandboxes import make_sandbox
 from verifiers.tasks import Task, TaskProblem, load_suite
 
 
@@ -57,7 +58,7 @@ def load_task_list(config: RunConfig, log: Callable[[str], None] | None = None) 
                 f"config {config.path}: run.tasks names unknown task ids {sorted(missing)} — check the ids in the suites"
             )
         tasks = [t for t in tasks if t.id in wanted]
-    if config.stop_when_decided:  # the decided prefix must be a random sample of the suite (issue 20)
+    if config.stop_when_decided:  # the decided prefix must be a random sample of the suite
         random.Random(config.task_order_seed).shuffle(tasks)
     if not tasks:
         raise QuotabenchError(

@@ -1,4 +1,5 @@
-"""Per-arm token quota with reservation (seed 004 appendix H: reserve the cap before each call).
+"""Per-arm token quota with reservation: a call reserves its worst case before it is sent, so
+no call can overrun the cap.
 
 Before a call the engine reserves prompt estimate + max_tokens; a call that cannot be reserved
 censors the arm. On completion the reservation is released and the real usage charged.

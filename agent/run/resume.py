@@ -23,7 +23,7 @@ import anyio
 
 from agent import QuotabenchError
 from agent import events as ev
-from agent.classify import classify, counts_toward_budget
+from agent.classify import FailureClass, classify, counts_toward_budget
 from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, load_config_text
 from agent.ledger.liveness import process_identity, run_state
 from agent.ledger.store import Ledger, LedgerError, capped, to_json
@@ -32,9 +32,10 @@ from agent.run.attempt import NOT_GRADED, grade_attempt
 from agent.run.engine import RunEngine
 from agent.run.prepare import load_tasks, sandbox_constants, task_rows
 from agent.run.quota import CensoredBy
+from agent.run.replicate import Replicate
 from agent.run.resume_plan import ResumePlan, TaskProgress
-from agent.run.schedule import Replicate
 from agent.run.workspace_diff import apply_changes
+from agent.states import EndReason, RunStatus
 from verifiers.scratch import clean_stale, remove, scratch_dir
 from verifiers.tasks import Task, materialize
 
@@ -85,7 +86,7 @@ def _class_from_grade(ledger: Ledger, row: dict[str, Any]) -> None:
     ledger.update(
         "attempts",
         row["id"],
-        {"failure_class": failure_class, "accepted": int(failure_class == "accepted"), "status": "done"},
+        {"failure_class": failure_class, "accepted": int(failure_class == FailureClass.ACCEPTED), "status": "done"},
     )
 
 
@@ -116,8 +117,8 @@ async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
             "attempts",
             row["id"],
             {
-                "end_reason": "harness_error",
-                "failure_class": "harness_error",
+                "end_reason": EndReason.HARNESS_ERROR,
+                "failure_class": FailureClass.HARNESS_ERROR,
                 "status": "done",
                 "accepted": 0,
                 "end_detail": capped(f"regrading failed: {type(exc).__name__}: {exc}", 300),
@@ -151,14 +152,14 @@ def engine_for_resume(ledger: Ledger, run_id: str, **engine_kwargs: Any) -> RunE
     run = ledger.run(run_id)
     if run is None:
         raise QuotabenchError(f"ledger {ledger.path}: no run {run_id} — list runs with `quotabench report --list`")
-    if run_state(run) == "running":
+    if run_state(run) == RunStatus.RUNNING:
         process = json.loads(run["process_json"])
         raise QuotabenchError(
             f"run {run_id} is running in process {process['pid']} on this machine — let it finish, "
             f"or stop it (kill {process['pid']}) and resume then"
         )
     spent = [a["name"] for a in ledger.arms(run_id) if a.get("censored_by") == CensoredBy.PROVIDER_QUOTA]
-    if run["status"] == "finished" and not spent:  # an arm the provider's quota ended resumes after a top-up
+    if run["status"] == RunStatus.FINISHED and not spent:  # an arm the provider's quota ended resumes after a top-up
         raise QuotabenchError(
             f"run {run_id} already finished — nothing to resume; see `quotabench report {run_id[:10]}`"
         )
@@ -198,5 +199,5 @@ async def resume_run(engine: RunEngine) -> str:
     constants = observed_constants() | sandbox_constants(engine.grader, engine.log)
     unrecorded = {key: constants[key] for key in RUNTIME_VERSIONS if run.get(key) is None}  # killed before they came
     process = {"process_json": to_json(process_identity())}  # this process drives the run now
-    ledger.update("runs", run_id, {"status": "running", "finished_utc": None} | unrecorded | process)
+    ledger.update("runs", run_id, {"status": RunStatus.RUNNING, "finished_utc": None} | unrecorded | process)
     return await engine.drive(manifest, constants, fresh=False)

@@ -3,68 +3,76 @@ as `environment` without calling the model, so no tokens are spent on a grade th
 happen. What is missing is logged once per run, per tool ("6 typescript tasks need `tsx` on
 PATH: npm install -g tsx"), not once per attempt.
 
-The engine calls `skip_missing_runtime(engine, arm, task)` first thing for every task of every
-arm; True means "done, skip it".
+The engine holds one RuntimeGate per run and calls `gate.skip(engine, arm, task)` first thing
+for every task of every arm; True means "done, skip it".
 """
 
 from __future__ import annotations
 
-import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
 from agent import events as ev
+from agent.classify import FailureClass
 from agent.ledger.store import new_id, utc_now
+from agent.states import EndReason
 from verifiers.runtimes import missing_runtimes
 
 if TYPE_CHECKING:
     from agent.run.arms import ArmRuntime
-    from agent.run.engine import RunEngine
+    from agent.run.host import RunHost
     from verifiers.tasks import Task
 
-END_REASON = "runtime_missing"
 
-# engine -> {task id: what is missing}, filled on the engine's first task (one PATH lookup per tool)
-_checked: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
-_locks: weakref.WeakKeyDictionary[Any, anyio.Lock] = weakref.WeakKeyDictionary()  # both arms start at once: check once
+class RuntimeGate:
+    """One run's view of the machine's runtimes: looked up on the run's first task (one PATH
+    lookup per tool, once although both arms start at once), then read for every task."""
+
+    def __init__(self) -> None:
+        self._missing: dict[str, str] | None = None  # task id -> what is missing
+        self._lock: anyio.Lock | None = None
+
+    async def missing(self, host: RunHost) -> dict[str, str]:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._missing is None:
+                groups, missing = await anyio.to_thread.run_sync(missing_runtimes, list(host.tasks))
+                for group in groups:
+                    host.log(f"{group} — marked environment, no model is called for them", level="warning")
+                self._missing = missing
+            return self._missing
+
+    async def skip(self, host: RunHost, arm: ArmRuntime, task: Task) -> bool:
+        """True if the task cannot be graded here: then one attempt row (no calls, 0 tokens, class
+        environment) and its grade say why, unless a resumed run already recorded the task."""
+        problem = (await self.missing(host)).get(task.id)
+        if problem is None:
+            return False
+        return await _record_skip(host, arm, task, problem)
 
 
-async def _missing(engine: RunEngine) -> dict[str, str]:
-    async with _locks.setdefault(engine, anyio.Lock()):
-        if engine not in _checked:
-            groups, per_task = await anyio.to_thread.run_sync(missing_runtimes, list(engine.tasks))
-            for group in groups:
-                engine.log(f"{group} — marked environment, no model is called for them", level="warning")
-            _checked[engine] = per_task
-        return _checked[engine]
-
-
-async def skip_missing_runtime(engine: RunEngine, arm: ArmRuntime, task: Task) -> bool:
-    """True if the task cannot be graded here: then one attempt row (no calls, 0 tokens, class
-    environment) and its grade say why, unless a resumed run already recorded the task."""
-    problem = (await _missing(engine)).get(task.id)
-    if problem is None:
-        return False
-    progress = engine.resume_state.progress.get((arm.name, task.id)) if engine.resume_state else None
+async def _record_skip(host: RunHost, arm: ArmRuntime, task: Task, problem: str) -> bool:
+    progress = host.resume_state.progress.get((arm.name, task.id)) if host.resume_state else None
     if progress:
         return True  # recorded before the run was resumed; the machine still lacks it
     attempt_id, now = new_id(), utc_now()
-    await engine.ledger.insert(
+    await host.ledger.insert(
         "attempts",
         {
             "id": attempt_id,
-            "run_id": engine.run_id,
+            "run_id": host.run_id,
             "arm_id": arm.arm_id,
             "arm": arm.name,
             "task_id": task.id,
             "attempt_no": 1,
             "started_utc": now,
             "ended_utc": now,
-            "end_reason": END_REASON,
+            "end_reason": EndReason.RUNTIME_MISSING,
             "status": "done",
             "verdict": "error",
-            "failure_class": "environment",
+            "failure_class": FailureClass.ENVIRONMENT,
             "accepted": 0,
             "prompt_tokens": 0,
             "completion_tokens": 0,
@@ -77,7 +85,7 @@ async def skip_missing_runtime(engine: RunEngine, arm: ArmRuntime, task: Task) -
             "edited": 0,
         },
     )
-    await engine.ledger.insert(
+    await host.ledger.insert(
         "grades",
         {
             "id": new_id(),
@@ -92,14 +100,14 @@ async def skip_missing_runtime(engine: RunEngine, arm: ArmRuntime, task: Task) -
             "mechanics_json": "[]",
         },
     )
-    engine.emit(
+    host.emit(
         ev.TaskGraded(
-            engine.run_id,
+            host.run_id,
             arm=arm.name,
             task_id=task.id,
             attempt=1,
             verdict="error",
-            failure_class="environment",
+            failure_class=FailureClass.ENVIRONMENT,
             accepted=False,
             tokens=0,
         )

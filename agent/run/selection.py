@@ -1,4 +1,4 @@
-"""Choosing a strategy's submission without hidden tests (issue 16, seed 004 appendix D).
+"""Choosing a strategy's submission without hidden tests.
 
 `visible` ranks the non-empty candidates by their visible tests (run in the sandbox through
 `engine.grader.run_visible`, no model tokens): a candidate that runs ranks above one that does
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent.run.workspace_diff import apply_changes
+from agent.states import EndReason
 from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, materialize
@@ -43,7 +44,7 @@ class Candidate:
     @property
     def empty(self) -> bool:
         """Nothing to submit: no file changed, or the endpoint failed (harness_error)."""
-        return not self.files or self.end_reason == "harness_error"
+        return not self.files or self.end_reason == EndReason.HARNESS_ERROR
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Running one task under a test-time strategy (issue 16; agent/run/strategy_spec.py says what each
-strategy is and its budget multiplier).
+"""Running one task under a test-time strategy (agent/strategy_spec.py says what each strategy is
+and its budget multiplier).
 
 Every stage is an attempts row with its `stage` (and `candidate`), every call of it a calls row
 with the same stage, all charged to the arm's quota like any attempt: the stages' tokens are
@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
+from agent.classify import NOT_COUNTED, classify
 from agent.config import ArmConfig, Limits
 from agent.ledger.store import LedgerError, capped, new_id, utc_now
 from agent.run.attempt import AttemptRunner, StagePlan
@@ -39,14 +40,16 @@ from agent.run.strategy_prompts import (
     parse_verdict,
     revision_message,
 )
-from agent.run.strategy_spec import Strategy, select_rule
+from agent.states import EndReason
+from agent.strategy_spec import Stage, Strategy, select_rule
 from verifiers.tasks import Task
 
 if TYPE_CHECKING:
     from agent.run.arms import ArmRuntime
-    from agent.run.engine import RunEngine
+    from agent.run.host import RunHost
 
-UNFINISHED = ("censored", "aborted")
+# A model stage that ended so was cut off by the run: its task is unfinished.
+CUT_OFF = (EndReason.CENSORED, EndReason.ABORTED)
 
 
 class TaskBudget:
@@ -93,7 +96,7 @@ class ModelStage(AttemptRunner):
     async def ask(self, messages: list[dict[str, Any]], limits: Limits) -> Answer:
         started = time.monotonic()
         await self.insert_row()
-        text, end_reason, detail = None, "answered", ""
+        text, end_reason, detail = None, EndReason.ANSWERED, ""
         try:
             completion = await self._query(messages, None, 1, started + limits.attempt_timeout_s)
             text = completion.text
@@ -102,7 +105,7 @@ class ModelStage(AttemptRunner):
         except LedgerError:
             raise
         except Exception as exc:  # noqa: BLE001 — like an attempt: this stage's harness error, not the run's
-            end_reason, detail = "harness_error", self._one_line(exc)
+            end_reason, detail = EndReason.HARNESS_ERROR, self._one_line(exc)
         except BaseException:
             await self._record_cancelled(None, started)
             raise
@@ -113,7 +116,7 @@ class ModelStage(AttemptRunner):
             status="done",
             turns=1,
             duration_ms=int((time.monotonic() - started) * 1000),
-            failure_class=end_reason if end_reason in UNFINISHED else None,
+            failure_class=classify(end_reason, None) if end_reason in CUT_OFF else None,
         )
         return Answer(text, end_reason)
 
@@ -121,43 +124,43 @@ class ModelStage(AttemptRunner):
 class StrategyTask:
     """One task of one strategy arm, from its first stage (or where a killed run left it) to its submission."""
 
-    def __init__(self, engine: RunEngine, arm: ArmRuntime, task: Task, strategy: Strategy):
-        self.engine, self.arm, self.task, self.strategy = engine, arm, task, strategy
-        self.budget = TaskBudget(engine.config.limits, strategy.multiplier)
+    def __init__(self, host: RunHost, arm: ArmRuntime, task: Task, strategy: Strategy):
+        self.host, self.arm, self.task, self.strategy = host, arm, task, strategy
+        self.budget = TaskBudget(host.config.limits, strategy.multiplier)
         self.rows: list[dict[str, Any]] = []
         self.next_no = 1
 
     # -- the ledger ------------------------------------------------------------------------
     def _read(self) -> tuple[list[dict[str, Any]], bool]:
-        db = self.engine.ledger_sync
+        db = self.host.ledger_sync
         rows = db.query(
             "select a.*, (select c.response_text from calls c where c.attempt_id = a.id and c.status = 'ok' "
             "order by c.started_utc desc limit 1) as answer from attempts a "
             "where a.run_id = ? and a.arm = ? and a.task_id = ? order by a.attempt_no",
-            [self.engine.run_id, self.arm.name, self.task.id],
+            [self.host.run_id, self.arm.name, self.task.id],
         )
         done = bool(
             db.query(
                 "select 1 from submissions where run_id = ? and arm = ? and task_id = ?",
-                [self.engine.run_id, self.arm.name, self.task.id],
+                [self.host.run_id, self.arm.name, self.task.id],
             )
         )
         return rows, done
 
     async def _row(self, attempt_id: str) -> dict[str, Any]:
-        rows: list[dict[str, Any]] = await self.engine.ledger.run(
-            self.engine.ledger_sync.query, "select * from attempts where id = ?", [attempt_id]
+        rows: list[dict[str, Any]] = await self.host.ledger.run(
+            self.host.ledger_sync.query, "select * from attempts where id = ?", [attempt_id]
         )
         return rows[0]
 
-    def _reused(self, stage: str, candidate: int | None = None) -> dict[str, Any] | None:
+    def _reused(self, stage: Stage, candidate: int | None = None) -> dict[str, Any] | None:
         """A completed stage of a killed run, to use instead of running it again."""
         for row in self.rows:
             if (
                 row["stage"] == stage
                 and row["candidate"] == candidate
                 and row["status"] == "done"
-                and row["failure_class"] not in UNFINISHED
+                and row["failure_class"] not in NOT_COUNTED
             ):
                 return row
         return None
@@ -165,7 +168,7 @@ class StrategyTask:
     # -- stages ------------------------------------------------------------------------------
     async def agent_stage(
         self,
-        stage: str,
+        stage: Stage,
         candidate: int | None,
         seed: int | None,
         limits: Limits,
@@ -175,35 +178,35 @@ class StrategyTask:
         """Run (or reuse) an agent stage; None when the arm stopped in it (the task is unfinished)."""
         row = self._reused(stage, candidate)
         if row is None:
-            if not await self.engine.wait_to_start(self.arm):  # paused: waits; aborted or stopped: unfinished
+            if not await self.host.wait_to_start(self.arm):  # paused: waits; aborted or stopped: unfinished
                 return None
             plan = StagePlan(stage, candidate, seed, limits, start_files or {}, messages)
             no, self.next_no = self.next_no, self.next_no + 1
-            result = await AttemptRunner(self.engine, self.arm, self.task, no, plan).run()
+            result = await AttemptRunner(self.host, self.arm, self.task, no, plan).run()
             row = await self._row(result.attempt_id)
             self.budget.charge(row)
-        return None if row["failure_class"] in UNFINISHED else row
+        return None if row["failure_class"] in NOT_COUNTED else row
 
-    async def model_stage(self, stage: str, messages: list[dict[str, Any]], limits: Limits) -> Answer | None:
+    async def model_stage(self, stage: Stage, messages: list[dict[str, Any]], limits: Limits) -> Answer | None:
         """Ask (or reuse the answer of) a critique or judge; None when the arm stopped in it."""
         row = self._reused(stage)
         if row is not None:
             return Answer(row.get("answer"), row["end_reason"])
-        if not await self.engine.wait_to_start(self.arm):
+        if not await self.host.wait_to_start(self.arm):
             return None
         no, self.next_no = self.next_no, self.next_no + 1
-        runner = ModelStage(self.engine, self.arm, self.task, no, StagePlan(stage))
+        runner = ModelStage(self.host, self.arm, self.task, no, StagePlan(stage))
         answer = await runner.ask(messages, limits)
         self.budget.charge(await self._row(runner.id))
-        return None if answer.end_reason in UNFINISHED else answer
+        return None if answer.end_reason in CUT_OFF else answer
 
     # -- the protocol ------------------------------------------------------------------------
     async def run(self) -> str:
-        self.rows, done = await self.engine.ledger.run(self._read)
+        self.rows, done = await self.host.ledger.run(self._read)
         if done:
             return "accepted" if any(r["submitted"] == 1 and r["accepted"] for r in self.rows) else "failed"
         for row in self.rows:
-            if row["failure_class"] not in UNFINISHED:
+            if row["failure_class"] not in NOT_COUNTED:
                 self.budget.charge(row)
         self.next_no = max((r["attempt_no"] for r in self.rows), default=0) + 1
         return await (self._parallel() if self.strategy.kind == "parallel" else self._revise())
@@ -228,13 +231,13 @@ class StrategyTask:
         candidates: list[Candidate] = []
         for i in range(1, self.strategy.k + 1):
             limits = self.budget.stage_limits()
-            if limits is None and self._reused("candidate", i) is None:
+            if limits is None and self._reused(Stage.CANDIDATE, i) is None:
                 break  # the task's budget is spent: fewer candidates
-            row = await self.agent_stage("candidate", i, base + i - 1, limits or self.engine.config.limits)
+            row = await self.agent_stage(Stage.CANDIDATE, i, base + i - 1, limits or self.host.config.limits)
             if row is None:
                 return "unfinished"
             candidates.append(self._candidate(row, i))
-        scored = await visible_scores(self.engine.grader, self.task, candidates)
+        scored = await visible_scores(self.host.grader, self.task, candidates)
         scores = [s for s, _ in scored]
         rule = self.arm.config.select or "visible"
         parse_route = None
@@ -249,12 +252,12 @@ class StrategyTask:
 
     async def _judge(self, candidates: list[Candidate], scores: list[VisibleScore]) -> tuple[int | None, str] | None:
         limits = self.budget.stage_limits()
-        if limits is None and self._reused("judge") is None:
+        if limits is None and self._reused(Stage.JUDGE) is None:
             return None, "no_budget"
         answer = await self.model_stage(
-            "judge",
+            Stage.JUDGE,
             judge_messages(self.task, [(c.diff, s.summary) for c, s in zip(candidates, scores)]),
-            limits or self.engine.config.limits,
+            limits or self.host.config.limits,
         )
         if answer is None:
             return None
@@ -267,19 +270,19 @@ class StrategyTask:
         return number, parsed.route
 
     async def _revise(self) -> str:
-        limits = self.budget.stage_limits() or self.engine.config.limits
-        row = await self.agent_stage("initial", None, None, limits)
+        limits = self.budget.stage_limits() or self.host.config.limits
+        row = await self.agent_stage(Stage.INITIAL, None, None, limits)
         if row is None:
             return "unfinished"
         initial = self._candidate(row, 1)
-        ((score, output),) = await visible_scores(self.engine.grader, self.task, [initial])
+        ((score, output),) = await visible_scores(self.host.grader, self.task, [initial])
         limits_or_none = self.budget.stage_limits()
-        if limits_or_none is None and self._reused("critique") is None:
+        if limits_or_none is None and self._reused(Stage.CRITIQUE) is None:
             return await self._submit([initial], 1, "critique", "no_budget", [score], route="no_budget")
         answer = await self.model_stage(
-            "critique",
+            Stage.CRITIQUE,
             critique_messages(self.task, initial.diff, output or score.summary),
-            limits_or_none or self.engine.config.limits,
+            limits_or_none or self.host.config.limits,
         )
         if answer is None:
             return "unfinished"
@@ -287,13 +290,13 @@ class StrategyTask:
         if verdict.value == "PASS":
             return await self._submit([initial], 1, "critique", verdict.route, [score], route="critique_pass")
         limits_or_none = self.budget.stage_limits(share=self.strategy.multiplier)
-        if limits_or_none is None and self._reused("revision") is None:
+        if limits_or_none is None and self._reused(Stage.REVISION) is None:
             return await self._submit([initial], 1, "critique", verdict.route, [score], route="no_budget")
         row = await self.agent_stage(
-            "revision",
+            Stage.REVISION,
             None,
             None,
-            limits_or_none or self.engine.config.limits,
+            limits_or_none or self.host.config.limits,
             start_files=initial.files,
             messages=(revision_message(answer.text or ""),),
         )
@@ -333,7 +336,7 @@ class StrategyTask:
                 "submissions",
                 {
                     "id": new_id(),
-                    "run_id": self.engine.run_id,
+                    "run_id": self.host.run_id,
                     "arm": self.arm.name,
                     "task_id": self.task.id,
                     "created_utc": utc_now(),
@@ -349,11 +352,11 @@ class StrategyTask:
                 },
             )
         )
-        await self.engine.ledger.batch(ops)
+        await self.host.ledger.batch(ops)
         accepted = bool(chosen and chosen.accepted)
-        self.engine.emit(
+        self.host.emit(
             ev.Submitted(
-                self.engine.run_id,
+                self.host.run_id,
                 arm=self.arm.name,
                 task_id=self.task.id,
                 attempt=chosen.attempt_no if chosen else None,
@@ -393,6 +396,6 @@ def strategy_columns(arm: ArmConfig) -> dict[str, Any]:
     }
 
 
-async def run_strategy_task(engine: RunEngine, arm: ArmRuntime, task: Task, strategy: Strategy) -> str:
+async def run_strategy_task(host: RunHost, arm: ArmRuntime, task: Task, strategy: Strategy) -> str:
     """The task's outcome on the arm from its SUBMITTED stage: accepted, failed, or unfinished."""
-    return await StrategyTask(engine, arm, task, strategy).run()
+    return await StrategyTask(host, arm, task, strategy).run()

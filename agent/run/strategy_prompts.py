@@ -1,5 +1,5 @@
 """The prompts of a strategy's model stages (critique, revision, judge) and the strict parsers
-of their replies (issue 16). Each prompt's first user message keeps the agent's `Task id:` line,
+of their replies. Each prompt's first user message keeps the agent's `Task id:` line,
 and the system prompt names the stage (CRITIQUE_MARKER, JUDGE_MARKER), so a server that plays
 scripted models can tell the stages apart (agent/endpoints/scripted_models.py).
 """

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agent.tool_names import Tool
 from verifiers.tasks import iter_files
 
 R = TypeVar("R")
@@ -26,65 +27,39 @@ MAX_ARGUMENT_CHARS = 2_000_000  # one call's raw arguments
 MAX_PATH_CHARS = 1_024
 MAX_NAME_BYTES = 255  # one path component (Linux NAME_MAX)
 
+
+def _schema(tool: Tool, description: str, **properties: str) -> dict[str, Any]:
+    """A tool as the chat API declares it; `properties` maps each argument to "required" or "optional"."""
+    return {
+        "type": "function",
+        "function": {
+            "name": str(tool),
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {name: {"type": "string"} for name in properties},
+                "required": [name for name, need in properties.items() if need == "required"],
+            },
+        },
+    }
+
+
 TOOL_SCHEMAS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "list_files",
-            "description": "List every file in the workspace.",
-            "parameters": {"type": "object", "properties": {}, "required": []},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a file of the workspace.",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "write_file",
-            "description": "Create or overwrite a file with the given full content.",
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                "required": ["path", "content"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "edit_file",
-            "description": "Replace the exact text `old` (must occur exactly once) with `new`.",
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}},
-                "required": ["path", "old", "new"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "run_tests",
-            "description": "Run the task's visible tests and return their output.",
-            "parameters": {"type": "object", "properties": {}, "required": []},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "finish",
-            "description": "Declare the task done.",
-            "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}, "required": []},
-        },
-    },
+    _schema(Tool.LIST_FILES, "List every file in the workspace."),
+    _schema(Tool.READ_FILE, "Read a file of the workspace.", path="required"),
+    _schema(
+        Tool.WRITE_FILE, "Create or overwrite a file with the given full content.", path="required", content="required"
+    ),
+    _schema(
+        Tool.EDIT_FILE,
+        "Replace the exact text `old` (must occur exactly once) with `new`.",
+        path="required",
+        old="required",
+        new="required",
+    ),
+    _schema(Tool.RUN_TESTS, "Run the task's visible tests and return their output."),
+    _schema(Tool.FINISH, "Declare the task done.", summary="optional"),
 ]
-TOOL_NAMES = tuple(s["function"]["name"] for s in TOOL_SCHEMAS)  # also the text protocol's actions
 REQUIRED_ARGS: dict[str, tuple[str, ...]] = {
     s["function"]["name"]: tuple(s["function"]["parameters"]["required"]) for s in TOOL_SCHEMAS
 }

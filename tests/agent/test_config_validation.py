@@ -271,3 +271,11 @@ def test_each_endpoint_knob_is_documented_reaches_the_client_and_sampling_is_rec
         "retry_seed": False,
         "retry_temperature": None,
     }
+
+
+def test_every_arm_kind_the_config_accepts_has_a_factory_and_no_factory_lacks_a_name():
+    """agent.config owns the kind names; agent/run/arms.py keys its factories by them."""
+    from agent.config import ARM_KINDS
+    from agent.run.arms import FACTORIES
+
+    assert list(FACTORIES) == list(ARM_KINDS)

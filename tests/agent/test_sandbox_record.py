@@ -16,7 +16,7 @@ from agent.printer import format_event
 from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from verifiers.grading import SandboxGrader
 from verifiers.isolation import bwrap_status
-from verifiers.sandbox import make_sandbox
+from verifiers.sandboxes import make_sandbox
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -24,8 +24,8 @@ from agent.endpoints.scripted_models import (
     wrong,
 )
 from agent.endpoints.scripted_server import FINGERPRINT, ScriptedServer, default_suites
-from agent.endpoints.text_protocol import parse_actions
 from agent.endpoints.tokens import estimate_messages_tokens, estimate_reply_tokens
+from agent.run.text_protocol import parse_actions
 from verifiers.mechanics import grammar_for, parses_clean
 from verifiers.tasks import load_suite
 

@@ -12,7 +12,7 @@ from agent.config import ConfigError, load_config_text
 from agent.ledger import Ledger
 from agent.ledger.schema import migrations
 from agent.manifest import manifest_sha256
-from agent.run.strategy_spec import StrategyError, parse_strategy
+from agent.strategy_spec import StrategyError, parse_strategy
 from tests.conftest import FIXTURES
 
 RUN = f'[run]\nsuites = ["{FIXTURES / "smoke"}"]\nmax_attempts = 1\n'

@@ -1,6 +1,6 @@
 """The text action protocol: fenced blocks in, actions out; format_action round-trips."""
 
-from agent.endpoints.text_protocol import format_action, parse_actions
+from agent.run.text_protocol import format_action, parse_actions
 
 
 def test_round_trip_of_every_action():

@@ -15,7 +15,8 @@ from verifiers.mutants.cache import ScoreCache
 from verifiers.mutants.generate import changed_files, mutants_of_source, mutants_of_task
 from verifiers.mutants.outcome import OUTCOMES, outcome_of
 from verifiers.mutants.runner import Settings, score_suites
-from verifiers.sandbox import Limits, RunResult, Sandbox, make_sandbox
+from verifiers.sandbox import Limits, RunResult, Sandbox
+from verifiers.sandboxes import make_sandbox
 from verifiers.tasks import load_task
 
 # One shipped reference per language whose changed files offer every mutation kind that language has.

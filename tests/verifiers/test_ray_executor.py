@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from verifiers import VerifierError
-from verifiers.executors import make_executor, pack_tree, unpack_tree
+from verifiers.executors import make_executor
+from verifiers.packed_tree import pack_tree, unpack_tree
 from verifiers.sandbox import Limits
 
 ray = pytest.importorskip("ray")

@@ -13,7 +13,8 @@ import uuid
 import pytest
 
 from verifiers.isolation import bwrap_status, network_isolation_available
-from verifiers.sandbox import Limits, SandboxUnavailable, make_sandbox
+from verifiers.sandbox import Limits, SandboxUnavailable
+from verifiers.sandboxes import make_sandbox
 
 needs_bwrap = pytest.mark.skipif(not bwrap_status().usable, reason=f"bubblewrap unavailable: {bwrap_status().problem}")
 KINDS = [pytest.param("bwrap", marks=needs_bwrap), "fallback"]
@@ -251,7 +252,8 @@ def test_killing_the_harness_kills_the_sandbox(bwrap, tmp_path):
     src.mkdir()
     code = textwrap.dedent(f"""
         from pathlib import Path
-        from verifiers.sandbox import Limits, make_sandbox
+        from verifiers.sandbox import Limits
+        from verifiers.sandboxes import make_sandbox
         make_sandbox("bwrap").run("setsid bash -c 'exec -a {marker} sleep 60' & exec -a {marker} sleep 60",
                                   Path({str(src)!r}), Limits(timeout_s=120))
         """)
@@ -303,7 +305,7 @@ def test_a_python_installed_under_tmp_runs_inside_the_sandbox_s_own_tmp(bwrap, t
     (src / "a.py").write_text("import sys; print(sys.prefix)\n")
     tmp_path.chmod(0o755)
     code = (
-        "import pathlib; from verifiers.sandbox import Limits, make_sandbox; "
+        "import pathlib; from verifiers.sandbox import Limits; from verifiers.sandboxes import make_sandbox; "
         f"r = make_sandbox('bwrap').run('python3 a.py && ls /tmp', pathlib.Path({str(src)!r}), Limits()); "
         "print(r.exit_status); print(r.output)"
     )

@@ -149,7 +149,8 @@ def headlines(ledger: Ledger, run_id: str) -> list[ArmHeadline]:
         by_arm.setdefault(row["arm"], []).append(row)
     out = []
     for arm in ledger.arms(run_id):
-        m, _ = arm_metrics(arm, tasks, by_arm.get(arm["name"], []))
+        metrics, _ = arm_metrics(arm, tasks, by_arm.get(arm["name"], []))
+        m = metrics.figures
         out.append(
             ArmHeadline(
                 arm["name"],
@@ -160,7 +161,7 @@ def headlines(ledger: Ledger, run_id: str) -> list[ArmHeadline]:
                 m.qap,
                 m.retry_tax,
                 m.total_tokens,
-                m.censored,
+                metrics.censored,
                 len(m.unfinished),
                 m.cap_hit,
                 m.decided,

@@ -261,6 +261,7 @@ class LiveApp(RunKeys):
             self.check_action("resume", ()),
             self.check_action("abort", ()),
             *(self.check_action("stop_arm", (i,)) for i in range(min(2, len(self.arm_names)))),
+            self.check_action("stop_decided", ()),
         )
         if controls != self._controls_key:  # the footer is rebuilt only when a control changes
             self._controls_key = controls
@@ -358,8 +359,8 @@ class LiveApp(RunKeys):
         if self.engine is None:
             return None  # still starting
         if action == "stop_decided":  # shown once the test has decided and nothing stopped the arms yet
-            watch = getattr(self.engine, "decision_watch", None)
-            return bool(watch and watch.last and watch.last.decided and not watch.stopped)
+            decision = self.state.decision
+            return bool(decision and decision.decided and not decision.stopped)
         if action == "stop_arm":
             index = parameters[0] if parameters else 0
             if not isinstance(index, int) or index >= len(self.arm_names):

@@ -31,11 +31,7 @@ class RunKeys(App[str | None]):
     def _show_engine_state(self) -> None: ...
 
     def action_stop_decided(self) -> None:
-        watch = getattr(self.engine, "decision_watch", None)
-        if watch and watch.last and watch.last.decided and not watch.stopped:
-            watch.stopped = True
-            self.engine.stop_decided(watch.last, watch.savings())
-            self.refresh_bindings()
+        self.engine.stop_decided()  # its DecisionUpdated (stopped) takes the key away
 
     def action_pause(self) -> None:
         self.engine.pause("paused by the user (p resumes)")

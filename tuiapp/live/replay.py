@@ -14,11 +14,11 @@ import random
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import anyio
 
 from agent import events as ev
+from agent.tool_names import TOOL_NAMES
 
 SNAPSHOT_RUN_ID = "01KSNAPSHOT0RUN00000000000"
 SNAPSHOT_START = 1_764_460_800.0  # 2025-11-30 00:00:00 UTC
@@ -34,7 +34,6 @@ LETTERS = {
     "H": "harness_error",
     "C": "censored",
 }
-TOOLS = ("list_files", "read_file", "write_file", "run_tests", "finish")
 PROSE = (
     "Let me look at the workspace first. ",
     "The function ignores the empty case; ",
@@ -69,11 +68,13 @@ class ReplayEngine:
         self.sent = 0
         self._ended: anyio.Event | None = None
         self._last_at = self.recorded[0].at if self.recorded else SNAPSHOT_START
+        self._decision: ev.DecisionUpdated | None = None
 
     def emit(self, event: ev.Event) -> None:
         if self.restamp:
             event = replace(event, at=time.time())
         self._last_at = event.at
+        self._decision = event if isinstance(event, ev.DecisionUpdated) else self._decision
         self.sent += 1
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._send.send_nowait(event)
@@ -141,11 +142,14 @@ class ReplayEngine:
     def raise_cap(self, name: str, new_cap: int) -> None:
         self.commands.append(("raise_cap", name, new_cap))
 
-    def stop_decided(self, decision: Any, saved: dict[str, int]) -> None:
+    def stop_decided(self) -> None:
         self.commands.append(("stop_decided",))
-        self.emit(
-            ev.LogMessage(self.run_id, level="info", text=f"{decision.line}: stopping both arms", at=self._last_at)
-        )
+        decision = self._decision
+        if decision is not None and decision.decided and not decision.stopped:
+            self.emit(replace(decision, stopping=True, stopped=True, at=self._last_at))
+            self.emit(
+                ev.LogMessage(self.run_id, level="info", text=f"{decision.line}: stopping both arms", at=self._last_at)
+            )
 
 
 def synthetic_events(
@@ -226,7 +230,7 @@ def synthetic_events(
                 )
             )
             quota(arm)
-            tool = TOOLS[min(turn, len(TOOLS) - 1)] if turn < turns else "finish"
+            tool = TOOL_NAMES[min(turn, len(TOOL_NAMES) - 1)] if turn < turns else "finish"
             path = "src/lib.py" if tool in ("read_file", "write_file") else None
             out.append(
                 ev.ToolCalled(

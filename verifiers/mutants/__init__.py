@@ -1,4 +1,4 @@
-"""Mutation scoring of a task's hidden tests (seed 001: weak tests let wrong code through).
+"""Mutation scoring of a task's hidden tests (weak tests let wrong code through).
 
 operators    the per-language table: which tree-sitter node kinds each mutation reads
 generate     mutants of the reference's changed files (byte-range edits, parsed, deduplicated)

@@ -13,56 +13,17 @@ their runner; nothing else may.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-
-from tree_sitter import Node
 
 from verifiers.findings import TamperFinding
 from verifiers.mechanics import grammar_for, parse
+from verifiers.scan import node, python, rust, shell
+from verifiers.scan.source import Scanner, Source
 
 MAX_FILE_BYTES = 2_000_000
 # Files an interpreter or loader runs that no scan can read: compiled Python, shared objects.
 COMPILED = (".pyc", ".pyo", ".so", ".pyd", ".dylib", ".node", ".wasm")
 MAX_FINDINGS_PER_FILE = 20
-SNIPPET_CHARS = 120
-_PROC = re.compile(
-    r"/dev/fd/|/proc/(?:self|thread-self|\$\$|\$\{?PPID|\{)|/proc/[^\s'\"]*/(?:fd|mem|environ|maps|cmdline)\b"
-)
-
-
-@dataclass(frozen=True)
-class Source:
-    """One file under scan and what the rules need to know about the task."""
-
-    rel: str
-    data: bytes
-    hidden: tuple[str, ...]  # hidden test file names, and their module names / stems
-    is_test: bool
-
-    def snippet(self, node: Node) -> str:
-        line = self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
-        line = " ".join(line.split())
-        return line if len(line) <= SNIPPET_CHARS else line[: SNIPPET_CHARS - 1] + "…"
-
-    def finding(self, rule: str, node: Node, snippet: str | None = None) -> TamperFinding:
-        return TamperFinding(rule, self.rel, node.start_point[0] + 1, snippet or self.snippet(node))
-
-
-def walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
-def text(node: Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", "replace")
 
 
 def hidden_names(hidden_files: list[str]) -> tuple[str, ...]:
@@ -80,33 +41,14 @@ def hidden_names(hidden_files: list[str]) -> tuple[str, ...]:
     return tuple(sorted(names, key=len, reverse=True))
 
 
-def string_findings(src: Source, node: Node, value: str) -> list[TamperFinding]:
-    """The rules every language shares, on one string literal's text."""
-    found = []
-    hit = next((name for name in src.hidden if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", value)), None)
-    if hit:
-        found.append(
-            src.finding("reads-hidden-tests", node, f"names the hidden test file {hit!r}: {src.snippet(node)}")
-        )
-    if _PROC.search(value):
-        found.append(src.finding("proc-access", node))
-    return found
-
-
-Scanner = Callable[[Source, Node], list[TamperFinding]]
-
-
-def _scanners() -> dict[str, Scanner]:
-    from verifiers.scan import node, python, rust, shell
-
-    return {
-        "python": python.scan,
-        "javascript": node.scan,
-        "typescript": node.scan,
-        "tsx": node.scan,
-        "rust": rust.scan,
-        "bash": shell.scan,
-    }
+SCANNERS: dict[str, Scanner] = {
+    "python": python.scan,
+    "javascript": node.scan,
+    "typescript": node.scan,
+    "tsx": node.scan,
+    "rust": rust.scan,
+    "bash": shell.scan,
+}
 
 
 def is_test_file(rel: str) -> bool:
@@ -127,7 +69,7 @@ def scan_file(rel: str, data: bytes, hidden: tuple[str, ...]) -> list[TamperFind
         return []
     tree = parse(data, grammar)
     src = Source(rel, data, hidden, is_test_file(rel))
-    found = _scanners()[grammar](src, tree.root_node)
+    found = SCANNERS[grammar](src, tree.root_node)
     unique: dict[tuple[str, int | None], TamperFinding] = {}
     for finding in found:  # one per rule and line: the outermost expression, found first
         unique.setdefault((finding.rule, finding.line), finding)

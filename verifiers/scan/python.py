@@ -5,7 +5,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from verifiers.findings import TamperFinding
-from verifiers.scan import Source, string_findings, text, walk
+from verifiers.scan.source import Source, string_findings, text, walk
 
 RUNNER = ("pytest", "_pytest", "pluggy")
 PATCHABLE = ("pytest", "_pytest", "pluggy", "builtins", "unittest", "__builtins__")

@@ -8,7 +8,7 @@ import re
 from tree_sitter import Node
 
 from verifiers.findings import TamperFinding
-from verifiers.scan import Source, string_findings, text, walk
+from verifiers.scan.source import Source, string_findings, text, walk
 
 EXIT_PATHS = ("process::exit", "process::abort", "libc::exit", "libc::_exit", "libc::abort", "libc::kill")
 FOREIGN_EXITS = (

@@ -7,7 +7,7 @@ import re
 from tree_sitter import Node
 
 from verifiers.findings import TamperFinding
-from verifiers.scan import Source, string_findings, text, walk
+from verifiers.scan.source import Source, string_findings, text, walk
 
 RUNNER_WORDS = ("pytest", "_pytest", "conftest")
 KILLERS = ("kill", "pkill", "killall")

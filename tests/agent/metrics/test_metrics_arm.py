@@ -17,12 +17,12 @@ def test_seed_002_metrics(build, ledger):
     run = build.run(["t1", "t2", "t3", "t4"])
     build.arm(run, "A", ["P", "RP", "RRR", "MMP"], tokens=1000)
     m, outcomes = metrics_of(ledger, run, "A")
-    assert (m.accepted, m.n_tasks, m.acceptance) == (3, 4, 0.75)
-    assert m.total_tokens == 9000 and m.n_attempts == 9
-    assert m.qap == 3000
-    assert m.wasted_tokens == 6000 and m.retry_tax == pytest.approx(6 / 9)
-    assert (m.first_try, m.first_try_share) == (1, pytest.approx(1 / 3))
-    assert not m.censored and m.unfinished == []
+    assert (m.figures.accepted, m.figures.n_tasks, m.figures.acceptance) == (3, 4, 0.75)
+    assert m.figures.total_tokens == 9000 and m.n_attempts == 9
+    assert m.figures.qap == 3000
+    assert m.figures.wasted_tokens == 6000 and m.figures.retry_tax == pytest.approx(6 / 9)
+    assert (m.figures.first_try, m.figures.first_try_share) == (1, pytest.approx(1 / 3))
+    assert not m.censored and m.figures.unfinished == []
     assert [o.accepted_on for o in outcomes] == [1, 2, None, 3]
     assert m.taxonomy["accepted"] == 3 and m.taxonomy["reasoning"] == 1
     assert m.malformed_tool_calls == 2 and m.calls == 18
@@ -38,21 +38,21 @@ def test_taxonomy_uses_last_attempt(build, ledger):
         "environment": 2,
         "harness_error": 1,
     }
-    assert m.acceptance == 0 and m.qap is None and m.first_try_share is None
-    assert m.retry_tax == 1.0
+    assert m.figures.acceptance == 0 and m.figures.qap is None and m.figures.first_try_share is None
+    assert m.figures.retry_tax == 1.0
 
 
 def test_censored_arm_lists_unfinished_tasks(build, ledger):
     run = build.run(["t1", "t2", "t3", "t4"])
     build.arm(run, "A", ["P", "RC", "", "R"], censored=True, unfinished=["t4"])
     m, outcomes = metrics_of(ledger, run, "A")
-    assert m.censored and m.cap_hit
-    assert m.unfinished == ["t2", "t3", "t4"]
+    assert m.censored and m.figures.cap_hit
+    assert m.figures.unfinished == ["t2", "t3", "t4"]
     assert m.taxonomy["censored"] == 3
     # one function for report, live view and browser: acceptance over the decided tasks only
-    assert (m.decided, m.acceptance) == (1, 1.0)
-    assert m.not_comparable == "cap hit: 3 of 4 tasks unfinished"
-    assert (m.qap, m.retry_tax, m.first_try_share) == (None, None, None)
+    assert (m.figures.decided, m.figures.acceptance) == (1, 1.0)
+    assert m.figures.not_comparable == "cap hit: 3 of 4 tasks unfinished"
+    assert (m.figures.qap, m.figures.retry_tax, m.figures.first_try_share) == (None, None, None)
     assert [o.failure_class for o in outcomes] == ["accepted", "censored", "censored", "censored"]
 
 
@@ -60,7 +60,7 @@ def test_missing_attempts_censor_even_without_the_flag(build, ledger):
     run = build.run(["t1", "t2"])
     build.arm(run, "A", ["P", ""])
     m, _ = metrics_of(ledger, run, "A")
-    assert m.censored and not m.cap_hit and m.unfinished == ["t2"]
+    assert m.censored and not m.figures.cap_hit and m.figures.unfinished == ["t2"]
 
 
 def test_accepted_task_is_never_censored():
@@ -96,10 +96,10 @@ def test_lost_attempts_are_not_the_models(build, ledger, keep_number):
     clean, clean_outcomes = metrics_of(ledger, run, "clean")
     killed, killed_outcomes = metrics_of(ledger, run, "killed")
     for field in ("acceptance", "qap", "retry_tax", "first_try", "first_try_share", "total_tokens", "wasted_tokens"):
-        assert getattr(killed, field) == getattr(clean, field), field
+        assert getattr(killed.figures, field) == getattr(clean.figures, field), field
     assert killed.tokens_per_attempt == clean.tokens_per_attempt and killed.n_attempts == clean.n_attempts == 4
     assert [o.accepted_on for o in killed_outcomes] == [o.accepted_on for o in clean_outcomes] == [1, 2, None]
-    assert (killed.lost_attempts, killed.lost_tokens) == (4, 4000) and clean.lost_attempts == 0
+    assert (killed.figures.lost_attempts, killed.figures.lost_tokens) == (4, 4000) and clean.figures.lost_attempts == 0
     if keep_number:
         assert max(r["attempt_no"] for r in ledger.attempts(run) if r["arm"] == "killed") == 2
 

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from agent.metrics.cost import arm_cost, break_even_utilization, parse_price, token_attempt_cost
+from agent.metrics.cost import arm_cost, break_even_utilization, token_attempt_cost
 from agent.metrics.errors import PriceError
+from agent.metrics.price import parse_price
 
 RUN = {"id": "r", "created_utc": "2026-10-27T10:00:00+00:00", "finished_utc": "2026-10-27T12:00:00+00:00"}
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from agent.metrics.arm import ArmMetrics, Spread
 from agent.metrics.compare import Comparison, decide
 from agent.metrics.cost import ArmCost
+from agent.metrics.outcome import ArmFigures
 from agent.metrics.read import practical_read
 from agent.metrics.stats import mcnemar_exact, tango_interval
 
 
 def metrics(name, accepted=20, retry_tax=0.2, qap=5000.0, censored=False, flatter=None, visible_n=0):
-    return ArmMetrics(
+    figures = ArmFigures(
         name=name,
         n_tasks=40,
         decided=39 if censored else 40,
@@ -19,16 +20,19 @@ def metrics(name, accepted=20, retry_tax=0.2, qap=5000.0, censored=False, flatte
         acceptance_ci=(0.0, 1.0),
         comparable=not censored,
         not_comparable="cap hit: 1 of 40 tasks unfinished" if censored else None,
+        unfinished=["t1"] if censored else [],
+        pending=0,
         total_tokens=100_000,
-        qap=qap,
         wasted_tokens=int(100_000 * retry_tax),
+        qap=qap,
         retry_tax=retry_tax,
         first_try=accepted,
         first_try_share=1.0,
-        censored=censored,
         cap_hit=censored,
+    )
+    return ArmMetrics(
+        figures=figures,
         cap_tokens=None,
-        unfinished=["t1"] if censored else [],
         state="censored" if censored else "finished",
         max_attempts=3,
         n_attempts=60,

@@ -9,7 +9,7 @@ from agent.run.engine import RunEngine
 from tests.tuiapp.live.conftest import SIZE, wait_for, write_config
 from tuiapp.live.state import RunState
 from verifiers.grading import SandboxGrader
-from verifiers.sandbox import make_sandbox
+from verifiers.sandboxes import make_sandbox
 
 
 def test_state_flags_a_fallback_run():

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agent.run.tools import TOOL_NAMES
+from agent.tool_names import TOOL_NAMES, Tool
 
 _OPENER = re.compile(r"(?P<fence>`{3,})(?P<info>[^`]*)")
 _INLINE = re.compile(r"(?<!`)```(?P<info>[A-Za-z_]+(?: [^`\n]*)?)```")
@@ -136,9 +136,9 @@ def parse_actions(text: str) -> list[TextAction]:
                     (start, TextAction(tool, args, f"unknown action {tool!r}; actions are {', '.join(TOOL_NAMES)}"))
                 )
             continue
-        if tool == "write_file":
+        if tool == Tool.WRITE_FILE:
             args["content"] = body
-        elif tool == "edit_file":
+        elif tool == Tool.EDIT_FILE:
             pair = _split_edit(body)
             if pair is None:
                 found.append(
@@ -164,17 +164,17 @@ def parse_actions(text: str) -> list[TextAction]:
 
 def format_action(tool: str, arguments: dict[str, Any]) -> str:
     """The block a well-behaved model would write for this action (used by the scripted server)."""
-    if tool == "write_file":
+    if tool == Tool.WRITE_FILE:
         content = arguments["content"]
         fence = "`" * max(3, _longest_backtick_run(content) + 1)
         body = content if content.endswith("\n") else content + "\n"
         return f"{fence}write_file path={arguments['path']}\n{body}{fence}"
-    if tool == "edit_file":
+    if tool == Tool.EDIT_FILE:
         return (
             f"```edit_file path={arguments['path']}\n<<<<<<< OLD\n{arguments['old']}\n=======\n"
             f"{arguments['new']}\n>>>>>>> NEW\n```"
         )
-    if tool == "read_file":
+    if tool == Tool.READ_FILE:
         return f"```read_file path={arguments['path']}```"
     return f"```{tool}```"
 

@@ -1,5 +1,6 @@
-"""Test-time strategies (issue 16, seed 004 SELF-POT): what an arm does with one task, and its
-budget multiplier. One definition, read by the config, the engine, the manifest and the report.
+"""Test-time strategies: what an arm does with one task, its budget multiplier, and the stage
+each attempts row and calls row is marked with. One definition, read by the config, the engine,
+the manifest and the report.
 
     direct        one agent attempt (today's behaviour with run.max_attempts = 1); m = 1
     parallel@k    k independent agent attempts from fresh workspaces (candidate i sends the
@@ -8,8 +9,8 @@ budget multiplier. One definition, read by the config, the engine, the manifest 
                   output, then (unless the critique says PASS) a revision continuing from the
                   attempt's workspace; m = 3 (attempt <= 1x, critique <= 1x, revision the rest)
 
-Budget rule (seed 004, appendix A): a strategy at multiplier m gets m times every per-task cap
-of run.limits — tokens, turns, time. Each stage is given at most Direct's caps and never more
+Budget rule (strategies compared at equal compute): a strategy at multiplier m gets m times
+every per-task cap of run.limits — tokens, turns, time. Each stage is given at most Direct's caps and never more
 than what is left of the task's m-fold budget, checked the way Direct's caps are (before each
 model call), so a parallel@4 task never starts a call once it has spent 4x Direct's caps.
 Selection (`select`, parallel@k only): `visible` (most visible tests passed, no tokens) or
@@ -20,15 +21,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 STRATEGY_NAMES = ("direct", "parallel@k", "revise")
 SELECT_RULES = ("visible", "judge")
 MAX_K = 16
 REVISE_MULTIPLIER = 3
-# Stages recorded on attempts.stage and calls.stage; "attempt" is every row of a run without a
-# strategy (and of a Direct arm), the migration's default.
-STAGES = ("attempt", "candidate", "initial", "critique", "revision", "judge")
-CANDIDATE_STAGES = ("attempt", "candidate", "initial", "revision")  # stages that leave a gradable workspace
+
+
+class Stage(StrEnum):
+    """What an attempts row (and its calls rows) is within its task's strategy; ATTEMPT is every
+    row of a run without a strategy (and of a Direct arm), the migration's default."""
+
+    ATTEMPT = "attempt"
+    CANDIDATE = "candidate"
+    INITIAL = "initial"
+    CRITIQUE = "critique"
+    REVISION = "revision"
+    JUDGE = "judge"
+
+
+STAGES = tuple(Stage)
+# stages that leave a gradable workspace
+CANDIDATE_STAGES = (Stage.ATTEMPT, Stage.CANDIDATE, Stage.INITIAL, Stage.REVISION)
 _PARALLEL = re.compile(r"^parallel@(\d+)$")
 
 
