@@ -1,55 +1,22 @@
-"""The commands that only read a ledger — report, export, browse — and what every command says
-about a ledger's path. A read opens the ledger read-only (agent/ledger/store.py), so an
-archived ledger on a read-only filesystem reports, exports and browses."""
+"""The commands that only read a ledger, opened read-only: report, export and browse, each with
+its parser."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TextIO
 
 from agent import QuotabenchError
-from agent.ledger.liveness import RESUMABLE, run_state, state_note
-from tuiapp import ledger_memory
+from agent.ledger.liveness import run_state, state_note
+from tuiapp.cli.drive import no_terminal
+from tuiapp.cli.ledgers import DEFAULT_DB, open_ledger
+from tuiapp.cli.options import add_command, db_option
+from tuiapp.cli.outcome import resume_hint
 
-DEFAULT_DB = ledger_memory.DEFAULT_DB
-
-
-def check_ledger_path(path: str | Path, must_exist: bool = False) -> Path:
-    """`path` as a ledger file: one line naming what is wrong (a folder, a missing file to read,
-    a folder that does not exist to write in)."""
-    path = Path(path)
-    if path.is_dir():
-        raise QuotabenchError(f"ledger {path}: is a folder — pass the ledger file, e.g. --db {path / DEFAULT_DB}")
-    if must_exist and not path.is_file():
-        raise QuotabenchError(ledger_memory.missing(path))
-    if not path.exists() and not path.parent.is_dir():
-        raise QuotabenchError(
-            f"ledger {path}: the folder {path.parent} does not exist — create it, or pass another --db"
-        )
-    if not path.exists() and not os.access(path.parent, os.W_OK):
-        raise QuotabenchError(f"ledger {path}: the folder {path.parent} is not writable — pass a --db in one that is")
-    return path
-
-
-def open_ledger(path: str | Path, must_exist: bool = False, read_only: bool = False):
-    from agent.ledger import Ledger
-
-    # a file that is not a ledger (or is damaged, or from a newer quotabench) is one LedgerError line
-    return Ledger(check_ledger_path(path, must_exist), read_only=read_only)
-
-
-def resume_hint(run: dict[str, Any]) -> str | None:
-    """The Next: line for a run that did not finish and can be finished, else None."""
-    state = run_state(run)
-    if state not in RESUMABLE:
-        return None
-    force = " --force" if state == "refused" else ""
-    what = "runs it anyway" if force else "finishes it (finished attempts are kept)"
-    return f"Next: quotabench resume {run['id'][:10]}{force}   the run is {state}: this {what}"
+if TYPE_CHECKING:
+    from tuiapp.cli.options import Subparsers
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -79,6 +46,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     ledger = open_ledger(args.db or DEFAULT_DB, must_exist=True, read_only=True)
     run_id = ledger.resolve_run_id(args.run_id)
+    target: contextlib.AbstractContextManager[TextIO]
     try:
         target = open(args.output, "w", newline="") if args.output else contextlib.nullcontext(sys.stdout)
     except OSError as exc:
@@ -94,8 +62,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_browse(args: argparse.Namespace) -> int:
-    from tuiapp.commands import no_terminal
-
     why = no_terminal()
     if why is not None:
         raise QuotabenchError(
@@ -108,3 +74,71 @@ def cmd_browse(args: argparse.Namespace) -> int:
     run_id = ledger.resolve_run_id(args.run_id) if args.run_id else None
     run_browser(ledger, run_id)
     return 0
+
+
+def add_report(sub: Subparsers) -> None:
+    p = add_command(
+        sub,
+        "report",
+        "the decision table and paired comparison of one or more runs",
+        "Print the decision table (acceptance, QAP, retry tax, censoring, cost per solved problem), the "
+        "failure taxonomy and the paired comparison with its decision rule.",
+        "  quotabench report\n  quotabench report --markdown > report.md\n"
+        "  quotabench report 01M8QW2MWC 01M8QX4B7T --json | jq .runs[0].arms\n  quotabench report --list",
+        cmd_report,
+    )
+    p.add_argument(
+        "run_ids",
+        nargs="*",
+        metavar="RUN_ID",
+        help="run ids or unique prefixes, e.g. 01M8QW2MWC (default: the newest run)",
+    )
+    db_option(p)
+    p.add_argument(
+        "--markdown", action="store_true", help="Markdown tables, e.g. for a pull request: --markdown > report.md"
+    )
+    p.add_argument("--json", action="store_true", help="every figure as JSON, e.g. --json | jq .runs[0].comparisons")
+    p.add_argument(
+        "--no-cost",
+        action="store_true",
+        help="leave out the cost columns (a run whose arms have no price table is reported without them anyway)",
+    )
+    p.add_argument(
+        "--grading-cpu-hour",
+        type=float,
+        metavar="DOLLARS",
+        help="price of the grader's compute per CPU-hour, a cost line of its own, e.g. 0.10 (default 0.05)",
+    )
+    p.add_argument("--list", action="store_true", help="list the runs in the ledger (id, date, status, manifest)")
+
+
+def add_export(sub: Subparsers) -> None:
+    p = add_command(
+        sub,
+        "export",
+        "write the per-attempt table as CSV or JSONL",
+        "One row per attempt (arm, task, tokens, calls, end reason, verdict, failure class) for other tools.",
+        "  quotabench export -o attempts.csv\n  quotabench export 01M8QW2MWC --format jsonl | jq .failure_class",
+        cmd_export,
+    )
+    p.add_argument("run_id", nargs="?", help="run id or a unique prefix, e.g. 01M8QW2MWC (default: the newest run)")
+    db_option(p)
+    p.add_argument(
+        "--format", choices=("csv", "jsonl"), default="csv", help="csv (default) or jsonl, e.g. --format jsonl"
+    )
+    p.add_argument("--output", "-o", metavar="FILE", help="file to write, e.g. -o attempts.csv (default: stdout)")
+
+
+def add_browse(sub: Subparsers) -> None:
+    p = add_command(
+        sub,
+        "browse",
+        "browse runs, tasks, attempts, diffs and transcripts (needs a terminal)",
+        "A full-screen, read-only browser over a ledger, a crashed run's included: the runs, a run's "
+        "decision table and task grid, both arms of a task side by side, an attempt's evidence, diff and "
+        "transcript.",
+        "  quotabench browse\n  quotabench browse 01M8QW2MWC --db quotabench-demo.sqlite",
+        cmd_browse,
+    )
+    p.add_argument("run_id", nargs="?", help="open this run, e.g. 01M8QW2MWC (default: the list of runs)")
+    db_option(p)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent import QuotabenchError
+from agent import ExitCode, QuotabenchError
 from agent.config import RunConfig
 from tuiapp.live.app import LiveApp, Opener, make_app
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class LiveViewCrashed(QuotabenchError):
     """The live view itself failed (a bug in it, not in the run): exit 1 with the log's path."""
 
-    exit_code = 1
+    exit_code = ExitCode.FAILED
 
 
 def run_live(
