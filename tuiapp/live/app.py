@@ -1,4 +1,4 @@
-"""The live view of a paired run: `make_app(config, ledger, engine=None)` and `run_live`.
+"""The live view of a paired run: `make_app(config, ledger, engine)` over the run's controls.
 
 It displays and sends commands, nothing else. One worker reads the engine's event stream,
 folds the events into `RunState` (plain Python) and posts `RunChanged`, merged while one is
@@ -402,18 +402,16 @@ class LiveApp(RunKeys):
 def make_app(
     config: RunConfig,
     ledger: Ledger | None,
-    engine=None,
+    engine: RunControls | None = None,
     *,
     clock: Callable[[], float] = time.time,
     opener: Opener | None = None,
 ) -> LiveApp:
-    """The live view over `engine` (by default a RunEngine that pauses at each arm's auto-pause
-    choice point and waits for the user), for the CLI and tests. With `opener` instead, the
-    ledger and the engine are built by it in a thread once the first frame is on screen."""
-    if engine is None and opener is None:
-        from agent.run.engine import RunEngine
-
-        engine = RunEngine(config, ledger, auto_pause=True)
+    """The live view over a run's controls, for the CLI and tests: `engine` (the RunEngine the run
+    command built, or a stand-in), or `opener`, which builds the ledger and the controls in a
+    thread once the first frame is on screen. The view never builds an engine itself."""
+    if (engine is None) == (opener is None):
+        raise TypeError("make_app: pass one of the two: the run's controls (engine) or an opener that builds them")
     return LiveApp.for_arms([a.name for a in config.arms])(config, ledger, engine, clock=clock, opener=opener)
 
 
