@@ -8,22 +8,14 @@ import re
 from rich.text import Text
 
 from agent.classify import CLASS_LABELS, CLASS_MEANINGS
-from tuiapp.live.state import CELL_LOOK
+from tuiapp.looks import CELL_LOOKS, CLASS_LOOKS
 
 MODEL_CHARS = 28  # an arm's model name on screen; the full name (a GGUF path) stays in the ledger
 _MODEL_FILE = re.compile(r"\.(gguf|bin|safetensors|ggml)$", re.IGNORECASE)
 
-CLASS_STYLES = {
-    "accepted": "bold green",
-    "reasoning": "bold dark_orange",
-    "mechanics": "bold magenta",
-    "tampering": "bold white on red",
-    "timeout": "bold yellow",
-    "environment": "bold cyan",
-    "harness_error": "bold red",
-    "censored": "bold bright_black",
-    "aborted": "bold bright_black",
-    "running": "bold blue",
+# a class's or an attempt's badge: the UI's looks, and the browser's own states of an attempt
+# with no class (ended but never graded, never made)
+CLASS_STYLES = {status: look.style for status, look in CELL_LOOKS.items() if look.style} | {
     "ungraded": "bold blue",
     "not run": "bright_black",
 }
@@ -64,7 +56,7 @@ def class_label(failure_class: str | None) -> str:
 
 
 # The live grid's glyph, kept in the browser's cells: a gamed grader is seen before it is read.
-CLASS_GLYPHS = {"tampering": CELL_LOOK["tampering"][0] + " "}
+CLASS_GLYPHS = {"tampering": CLASS_LOOKS["tampering"].glyph + " "}
 
 
 def class_text(failure_class: str | None) -> Text:

@@ -16,7 +16,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from tuiapp.browse.labels import tokens_short
-from tuiapp.live.state import LOOKS, RunState, TaskCell
+from tuiapp.live.state import RunState, TaskCell
+from tuiapp.looks import LOOKS
 
 STATUS_CLASSES = {f"status--{status}" for status in LOOKS}
 # A cell is CELL_W wide ("✗ reasoning #2  11.1k"), or CELL_W_COMPACT ("✗ #2  11.1k") when the
@@ -29,7 +30,8 @@ Look = tuple[str, str, str]  # (status, words, tokens)
 def cell_words(cell: TaskCell, compact: bool = False) -> Look:
     """(status, words, tokens) of a cell: symbol, status word (not when compact) and attempt
     number; the tokens once the task is no longer running (they would change on every call)."""
-    symbol, short, _ = LOOKS.get(cell.status, ("?", cell.status, cell.status))
+    look = LOOKS.get(cell.status)
+    symbol, short = (look.glyph, look.short) if look else ("?", cell.status)
     if cell.staged:
         return _staged_words(cell, symbol, compact)
     if cell.status == "running":

@@ -20,7 +20,7 @@ from textual.widgets import Button, Input, Static
 
 from agent.config import MAX_CAP_TOKENS
 from tuiapp.live import figures as fig
-from tuiapp.live.state import CELL_LOOK
+from tuiapp.looks import CELL_LOOKS
 
 COMPACT_BELOW = 32  # terminal rows under which dialog buttons and fields take one line each
 CAP_CHARACTERS = frozenset("0123456789,._kKmM")  # what a new cap is typed with (parse_cap)
@@ -268,9 +268,8 @@ def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
 
 def describe_attempt(row: dict) -> str:
     cls = row.get("failure_class")
-    symbol, _, label = CELL_LOOK.get(
-        cls or ("running" if row.get("status") == "running" else "grading"), ("?", "", cls or row.get("status") or "?")
-    )
+    look = CELL_LOOKS.get(cls or ("running" if row.get("status") == "running" else "grading"))
+    symbol, label = (look.glyph, look.label) if look else ("?", cls or row.get("status") or "?")
     stage = row.get("stage") or "attempt"  # a strategy's stage (issue 16), ★ the submitted one
     if stage != "attempt":
         label = (

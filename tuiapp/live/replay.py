@@ -19,21 +19,10 @@ from typing import Any
 import anyio
 
 from agent import events as ev
+from tuiapp.looks import CLASS_OF_LETTER
 
 SNAPSHOT_RUN_ID = "01KSNAPSHOT0RUN00000000000"
 SNAPSHOT_START = 1_764_460_800.0  # 2025-11-30 00:00:00 UTC
-# outcome letters: one per attempt. P accepted, R reasoning, M mechanics, X tampering, T timeout,
-# E environment, H harness error, C censored (the arm's cap runs out during the attempt)
-LETTERS = {
-    "P": "accepted",
-    "R": "reasoning",
-    "M": "mechanics",
-    "X": "tampering",
-    "T": "timeout",
-    "E": "environment",
-    "H": "harness_error",
-    "C": "censored",
-}
 TOOLS = ("list_files", "read_file", "write_file", "run_tests", "finish")
 PROSE = (
     "Let me look at the workspace first. ",
@@ -162,7 +151,7 @@ def synthetic_events(
     finish: bool = False,
 ) -> list[ev.Event]:
     """A deterministic paired run: `outcomes[arm][i]` spells task i's attempts on that arm
-    ("P", "RP", "MM", "C", ...; "" = not reached). The first `running` tasks after the spelled
+    ("P", "RP", "MM", "C", ...: tuiapp/looks.py's letters; "" = not reached). The first `running` tasks after the spelled
     ones are left mid-attempt. A "C" censors its arm: the remaining tasks become unfinished.
     """
     arms = list(outcomes)
@@ -240,7 +229,7 @@ def synthetic_events(
                     at=at(0.2),
                 )
             )
-        cls = LETTERS[letter]
+        cls = CLASS_OF_LETTER[letter]
         end = "censored" if letter == "C" else "finished"
         out.append(ev.AttemptFinished(run_id, arm=arm, task_id=task, attempt=no, end_reason=end, tokens=spent, at=at()))
         verdict = {"accepted": "pass", "timeout": "timeout", "environment": "error", "tampering": "tampering"}.get(

@@ -27,25 +27,8 @@ BUCKET_S = 10  # burn-rate buckets: tokens charged per 10 seconds of event time
 TEXT_TAIL = 600  # characters of streamed model text kept per arm
 LOG_LINES = 2000
 
-# status -> (symbol, short label for a grid cell, label for the legend): readable without colour.
-CELL_LOOK: dict[str, tuple[str, str, str]] = {
-    "pending": ("·", "pending", "pending"),
-    "running": ("▶", "attempt", "running (attempt n)"),
-    "grading": ("…", "grading", "grading"),
-    "accepted": ("✓", "accepted", "accepted"),
-    "reasoning": ("✗", "reasoning", "failed: reasoning"),
-    "mechanics": ("M", "mechanics", "failed: mechanics"),
-    "tampering": ("!", "tampering", "tampering (grader gamed)"),
-    "timeout": ("T", "timeout", "timeout"),
-    "environment": ("E", "environment", "environment"),
-    "harness_error": ("H", "harness err", "harness error"),
-    "censored": ("C", "censored", "censored"),
-    "aborted": ("–", "not run", "not run (stopped)"),
-}
 # A running arm's panel says what the whole run is doing while it pauses, checks or aborts.
 ENGINE_OVER_ARM = {"paused": "paused", "preflight": "preflight…", "aborting": "aborting"}
-# A strategy arm's task that submitted nothing (issue 16); kept out of the legend of other runs.
-LOOKS = CELL_LOOK | {"no_submission": ("∅", "no submit", "nothing submitted (strategy)")}
 
 
 @dataclass

@@ -22,7 +22,8 @@ from agent.config import ArmConfig
 from tuiapp.browse.labels import short_model
 from tuiapp.live import figures as fig
 from tuiapp.live.grid import STATUS_CLASSES
-from tuiapp.live.state import CELL_LOOK, ArmState, RunState, clock
+from tuiapp.live.state import ArmState, RunState, clock
+from tuiapp.looks import CELL_LOOKS
 
 Line = str | Text
 Wording = Line | Sequence[Line]  # one line, or the lines of a multi-line wording
@@ -362,7 +363,7 @@ class Legend(Widget):
 
     def render(self) -> Text:
         text = Text(no_wrap=False)
-        for status, (symbol, _, label) in CELL_LOOK.items():
-            text.append(f" {symbol} ", self.get_component_rich_style(f"status--{status}", partial=True))
-            text.append(f"{label}  ")
+        for status, look in CELL_LOOKS.items():
+            text.append(f" {look.glyph} ", self.get_component_rich_style(f"status--{status}", partial=True))
+            text.append(f"{look.label}  ")
         return text
