@@ -4,6 +4,7 @@ so text from the ledger is never parsed as markup)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rich.text import Text
 
@@ -107,7 +108,7 @@ def rate(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
 
-def run_status(run: dict, short: bool = False) -> Text:
+def run_status(run: dict[str, Any], short: bool = False) -> Text:
     """A run row's status as agent.ledger.liveness reads it: `running` only while its process
     lives, `interrupted` once it is gone; 'never finished' when this host cannot tell."""
     from agent.ledger.liveness import run_state

@@ -43,7 +43,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_ledger_path(db)
     guard_harness()
     if replicates > 1:
-        from agent.run.engine import check_before_run
+        from agent.run.prepare import check_before_run
 
         check_before_run(config)
         return _run_replicates(config, open_ledger(db), db, replicates)
@@ -53,7 +53,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from tuiapp.live.run import run_live
 
         def open_run() -> tuple[Ledger, RunEngine]:  # in the live view's thread, after its first frame:
-            from agent.run.engine import RunEngine, check_before_run  # these imports take a while
+            from agent.run.engine import RunEngine  # these imports take a while
+            from agent.run.prepare import check_before_run
 
             check_before_run(config)
             ledger = open_ledger(db)
@@ -61,7 +62,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         run_id, ledger = run_live(config, open_run, crash_log=write_crash_log)
     else:
-        from agent.run.engine import RunEngine, check_before_run
+        from agent.run.engine import RunEngine
+        from agent.run.prepare import check_before_run
 
         check_before_run(config)
         ledger = open_ledger(db)

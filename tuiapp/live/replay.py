@@ -54,7 +54,7 @@ class ReplayEngine:
         self.hold, self.rate, self.restamp = hold, rate, restamp
         self._send, self.events = anyio.create_memory_object_stream[ev.Event](math.inf)
         self.state = "running"
-        self.commands: list[tuple] = []
+        self.commands: list[tuple[str | int, ...]] = []  # (command, its arguments)
         self.sent = 0
         self._ended: anyio.Event | None = None
         self._last_at = self.recorded[0].at if self.recorded else SNAPSHOT_START
@@ -229,6 +229,8 @@ def synthetic_events(
                     at=at(0.2),
                 )
             )
+        if letter is None:  # no turns at all: nothing was finished
+            return
         cls = CLASS_OF_LETTER[letter]
         end = "censored" if letter == "C" else "finished"
         out.append(ev.AttemptFinished(run_id, arm=arm, task_id=task, attempt=no, end_reason=end, tokens=spent, at=at()))

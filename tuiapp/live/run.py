@@ -57,7 +57,8 @@ def run_app(app: LiveApp, crash_log: Callable[[str], Path] | None = None, *, hea
         ) from None
     if app.return_code:
         text = errors.getvalue() or "no traceback was printed"
-        text = app.engine.mask(text) if hasattr(app.engine, "mask") else text
+        mask = getattr(app.engine, "mask", None)  # a RunEngine masks its arms' api keys
+        text = mask(text) if mask else text
         where = crash_log(text) if crash_log else None
         run = f"; `quotabench resume {app.run_id[:10]}` finishes the run" if app.run_id else ""
         raise LiveViewCrashed(
