@@ -213,7 +213,7 @@ def cell_of(arm: str, attempts: list[dict[str, Any]], arm_row: dict[str, Any] | 
     tokens = sum(a["total_tokens"] or 0 for a in attempts)
     if not attempts:
         return Cell(arm, 0, NOT_RUN, NOT_RUN, None, 0)
-    if (attempts[0].get("stage") or "attempt") != "attempt":  # a strategy task: its submission decides (issue 16)
+    if (attempts[0].get("stage") or "attempt") != "attempt":  # a strategy task: its submission decides
         return _staged_cell(arm, attempts, tokens)
     hit = next((a for a in attempts if a["accepted"]), None)
     last = hit or attempts[-1]

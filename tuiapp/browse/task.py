@@ -17,6 +17,9 @@ from agent.classify import is_lost
 from tuiapp.browse import labels
 from tuiapp.browse.base import BrowseScreen, cursor_key
 from tuiapp.browse.data import UNFINISHED_STATUS, Cell, Reader, TaskView, load_task
+from tuiapp.looks import CLASS_LOOKS
+
+ACCEPTED = CLASS_LOOKS["accepted"]
 
 ATTEMPT_COLUMNS = ("#", "verdict", "class", "tokens in/out", "retries", "time", "ended")
 PROMPT_LINES = 4
@@ -34,7 +37,7 @@ def outcome_text(arm: dict[str, Any], cell: Cell, submission: dict[str, Any] | N
     out.append(
         f"  {labels.short_model(arm.get('model'))} · {arm.get('protocol') or ''}{strategy}\n", style="bright_black"
     )
-    if submission is not None:  # a strategy arm (issue 16): what was submitted and why
+    if submission is not None:  # a strategy arm: what was submitted and why
         out.append(f"submitted ({submission['route']}): {submission['reason']}\n", style="italic")
     if cell.accepted_on:
         out.append(f"accepted on attempt {cell.accepted_on}", style="bold green")
@@ -63,7 +66,9 @@ def attempt_number(a: dict[str, Any]) -> str:
 def attempt_row(a: dict[str, Any]) -> list[str | Text]:
     state = UNFINISHED_STATUS.get(a["status"]) or a["failure_class"]
     verdict = a["verdict"] or (state if state in ("running", "ungraded") else None)
-    klass = Text("✓ accepted", style="bold green") if a["accepted"] else labels.class_text(state)
+    klass = (
+        Text(f"{ACCEPTED.glyph} {ACCEPTED.short}", style=ACCEPTED.style) if a["accepted"] else labels.class_text(state)
+    )
     return [
         attempt_number(a),
         labels.verdict_text(verdict),

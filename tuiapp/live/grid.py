@@ -45,7 +45,7 @@ def cell_words(cell: TaskCell, compact: bool = False) -> Look:
 
 
 def _staged_words(cell: TaskCell, symbol: str, compact: bool) -> Look:
-    """A strategy task (issue 16): `2/3 ✓ → ✓` — candidates passing the hidden tests / graded
+    """A strategy task: `2/3 ✓ → ✓` — candidates passing the hidden tests / graded
     candidates, whether any does, then the submitted one's result; tokens when not compact."""
     pool = f"{sum(cell.pool)}/{len(cell.pool)}"
     if cell.submitted is None:

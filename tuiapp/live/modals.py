@@ -272,7 +272,7 @@ def describe_attempt(row: dict[str, Any]) -> str:
     cls = row.get("failure_class")
     look = CELL_LOOKS.get(cls or ("running" if row.get("status") == "running" else "grading"))
     symbol, label = (look.glyph, look.label) if look else ("?", cls or row.get("status") or "?")
-    stage = row.get("stage") or "attempt"  # a strategy's stage (issue 16), ★ the submitted one
+    stage = row.get("stage") or "attempt"  # a strategy's stage, ★ the submitted one
     if stage != "attempt":
         label = (
             f"{label} [{stage}{' ' + str(row['candidate']) if row.get('candidate') else ''}"

@@ -40,7 +40,7 @@ class TaskCell:
     attempt: int = 0
     tokens: int = 0  # every call of every attempt, the one in progress included
     attempts: list[tuple[int, str, int]] = field(default_factory=list)  # (attempt, failure class, tokens)
-    # A strategy arm's task (issue 16): its stages' hidden grades, and the submission once made
+    # A strategy arm's task: its stages' hidden grades, and the submission once made
     # (the submitted stage's class, or "no_submission"); the cell shows `2/3 ✓ → ✓`.
     staged: bool = False
     pool: list[bool] = field(default_factory=list)
@@ -112,7 +112,7 @@ class RunState:
         self.status: str | None = None  # the run's final status once RunFinished arrived
         self.sandbox_warning: str | None = None  # set when grades run without bubblewrap
         self.forced_warning: str | None = None  # set when the run goes on past an invalidating preflight
-        self.decision: ev.DecisionUpdated | None = None  # the always-valid paired test (issue 20)
+        self.decision: ev.DecisionUpdated | None = None  # the always-valid paired test
         self.task_ids: list[str] = []
         self.controls: set[str] = set()  # impossible controls (RunStarted): in the grid, not in the figures
         self.arms: dict[str, ArmState] = {name: ArmState(name, caps.get(name, 0)) for name in arms}
