@@ -84,11 +84,10 @@ def _table(header: str, rule: str, rows: list[str], width: int) -> list[str]:
             for head, cell in zip(heads[1:], row[1:]):
                 out += _wrap(f"  {head}: {cell}", width)
         return out
-    console = Console(
-        file=io.StringIO(), width=width, color_system=None, force_terminal=False, highlight=False, emoji=False
-    )
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False, emoji=False)
     console.print(fitted_table(heads, body, width))
-    return [line.rstrip() for line in console.file.getvalue().splitlines()]
+    return [line.rstrip() for line in buffer.getvalue().splitlines()]
 
 
 def _wrap(line: str, width: int) -> list[str]:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ulid import ULID
 
-from agent import QuotabenchError
+from agent import ExitCode, QuotabenchError
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -42,7 +42,7 @@ ROW_TEXT_CHARS = 64_000  # per text cell of calls/tool_calls/grades; longer text
 class LedgerError(QuotabenchError):
     """The ledger file cannot be read or written (disk full, damaged, locked)."""
 
-    exit_code = 1
+    exit_code = ExitCode.FAILED
 
 
 def new_id() -> str:

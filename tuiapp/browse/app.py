@@ -16,7 +16,7 @@ from tuiapp.browse.run import RunScreen
 from tuiapp.browse.runs import RunsScreen
 
 
-class BrowserApp(App):
+class BrowserApp(App[None]):
     TITLE = "quotabench browse"
     ENABLE_COMMAND_PALETTE = False  # its footer entry would push the screens' own keys off an 80-column footer
     BINDINGS = [Binding("q", "quit", "Quit", id="browse.app_quit")]
@@ -26,7 +26,7 @@ class BrowserApp(App):
         self.reader = Reader(ledger)
         self.start_run_id = run_id
 
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[None]:
         return RunsScreen(self.reader, defer=bool(self.start_run_id))
 
     def on_mount(self) -> None:
@@ -39,7 +39,7 @@ def make_app(ledger: Ledger, run_id: str | None = None) -> BrowserApp:
     return BrowserApp(ledger, run_id)
 
 
-def browse_screen(ledger: Ledger, run_id: str) -> Screen:
+def browse_screen(ledger: Ledger, run_id: str) -> Screen[None]:
     """The run screen of `run_id`, for another app (the live view) to push when the run ends."""
     return RunScreen(Reader(ledger), run_id)
 

@@ -3,6 +3,8 @@ unified / side by side) and the transcript, in three tabs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -57,7 +59,9 @@ class AttemptScreen(BrowseScreen):
         Binding("p", "sibling(-1)", "Prev", tooltip="the previous attempt of this arm", id="browse.previous_attempt"),
     ]
 
-    def __init__(self, reader: Reader, attempt_id: str, *, side_by_side: bool = False, tab: str = "evidence", **kwargs):
+    def __init__(
+        self, reader: Reader, attempt_id: str, *, side_by_side: bool = False, tab: str = "evidence", **kwargs: Any
+    ) -> None:
         super().__init__(reader, **kwargs)
         self.attempt_id = attempt_id
         self.side_by_side = side_by_side

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.screen import Screen
+from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
 from tuiapp.browse.data import Reader
@@ -17,7 +19,7 @@ from tuiapp.browse.data import Reader
 CSS = Path(__file__).with_name("browse.tcss")
 
 
-class BrowseScreen(Screen):
+class BrowseScreen(Screen[None]):
     """A screen that reads the ledger in workers and shows what they return."""
 
     CSS_PATH = CSS
@@ -28,13 +30,13 @@ class BrowseScreen(Screen):
         Binding("q", "app.quit", "Quit", id="browse.quit"),
     ]
 
-    def __init__(self, reader: Reader, **kwargs):
+    def __init__(self, reader: Reader, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.reader = reader
 
     def load(
         self, read: Callable[..., Any], *args: Any, show: Callable[[Any], None], group: str, description: str
-    ) -> Worker:
+    ) -> Worker[None]:
         """Run `read(ledger, *args)` in a thread; `show(result)` then runs on the event loop.
 
         The worker is exclusive in its group (a newer load replaces an older one) and belongs to
@@ -64,3 +66,8 @@ class BrowseScreen(Screen):
             self.app.pop_screen()
         else:
             self.notify("This is the first screen: press q to quit.", timeout=3)
+
+
+def cursor_key(table: DataTable[Any]) -> str:
+    """The key of the row under the cursor: every table here keys its rows by the id they show."""
+    return str(table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value)

@@ -45,13 +45,13 @@ class Reader:
     def __init__(self, ledger: Ledger):
         self.ledger = ledger
         self._lock = threading.Lock()
-        self._reports: dict[tuple, dict] = {}
+        self._reports: dict[tuple[Any, ...], dict[str, Any]] = {}  # (run id, its status, finished, attempts) -> report
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         with self._lock:
             return fn(self.ledger, *args)
 
-    def report(self, ledger: Ledger, run_id: str) -> dict:
+    def report(self, ledger: Ledger, run_id: str) -> dict[str, Any]:
         """`load_report` of `run_id`, kept while the run does not change (call it through `call`)."""
         state = ledger.query(
             "select status, finished_utc, (select count(*) from attempts a where a.run_id = r.id) "
@@ -144,7 +144,7 @@ def headlines(ledger: Ledger, run_id: str) -> list[ArmHeadline]:
     from agent.metrics.report import ATTEMPT_COLUMNS
 
     tasks = ledger.tasks(run_id)
-    by_arm: dict[str, list[dict]] = {}
+    by_arm: dict[str, list[dict[str, Any]]] = {}
     for row in ledger.query(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ?", [run_id]):
         by_arm.setdefault(row["arm"], []).append(row)
     out = []
@@ -198,13 +198,13 @@ class GridRow:
 
 @dataclass(frozen=True)
 class RunView:
-    run: dict
-    arms: list[dict]
+    run: dict[str, Any]
+    arms: list[dict[str, Any]]
     rows: list[GridRow]
     forced: str | None = None  # the banner of a run forced past an invalidating preflight
 
 
-def cell_of(arm: str, attempts: list[dict], arm_row: dict | None = None) -> Cell:
+def cell_of(arm: str, attempts: list[dict[str, Any]], arm_row: dict[str, Any] | None = None) -> Cell:
     """The grid cell of one task on one arm. Its class is agent.metrics.outcome's task_outcome,
     the report's own (given the arms row: its state, cap and unfinished list); an attempt still
     running or not yet graded shows as such."""
@@ -214,7 +214,7 @@ def cell_of(arm: str, attempts: list[dict], arm_row: dict | None = None) -> Cell
     tokens = sum(a["total_tokens"] or 0 for a in attempts)
     if not attempts:
         return Cell(arm, 0, NOT_RUN, NOT_RUN, None, 0)
-    if (attempts[0].get("stage") or "attempt") != "attempt":  # a strategy task: its submission decides (issue 16)
+    if (attempts[0].get("stage") or "attempt") != "attempt":  # a strategy task: its submission decides
         return _staged_cell(arm, attempts, tokens)
     hit = next((a for a in attempts if a["accepted"]), None)
     last = hit or attempts[-1]
@@ -239,7 +239,7 @@ def cell_of(arm: str, attempts: list[dict], arm_row: dict | None = None) -> Cell
     return Cell(arm, len(attempts), last["verdict"] or "—", cls, outcome.accepted_on, tokens)
 
 
-def _staged_cell(arm: str, attempts: list[dict], tokens: int) -> Cell:
+def _staged_cell(arm: str, attempts: list[dict[str, Any]], tokens: int) -> Cell:
     sub = next((a for a in attempts if a.get("submitted") == 1), None)
     if sub is not None:
         return Cell(
@@ -267,7 +267,7 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
         [run_id],
     )
     arm_rows = {a["name"]: a for a in arms}
-    by_cell: dict[tuple[str, str], list[dict]] = {}
+    by_cell: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         by_cell.setdefault((row["task_id"], row["arm"]), []).append(row)
     names = [a["name"] for a in arms] or sorted({r["arm"] for r in rows})
@@ -286,7 +286,7 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
     return RunView(run, arms, grid, forced_banner({"preflight": preflight}))
 
 
-def load_report(ledger: Ledger, run_id: str) -> dict:
+def load_report(ledger: Ledger, run_id: str) -> dict[str, Any]:
     """The report dict of one run; without cost columns (and saying why) when an arm has no price."""
     from agent.metrics import build_report
 
@@ -320,7 +320,7 @@ class Filters:
 def filter_choices(rows: list[GridRow]) -> dict[str, list[str]]:
     """The values each filter cycles through: those present in the run (classes in taxonomy order)."""
     classes = {c.failure_class for r in rows for c in r.cells}
-    order = {name: i for i, name in enumerate(CLASSES)}
+    order: dict[str, int] = {name: i for i, name in enumerate(CLASSES)}
     return {
         "verdict": sorted({c.verdict for r in rows for c in r.cells}),
         "failure_class": sorted(classes, key=lambda c: (order.get(c, len(order)), c)),
@@ -332,12 +332,14 @@ def filter_choices(rows: list[GridRow]) -> dict[str, list[str]]:
 # -- one task: both arms side by side ----------------------------------------------------------
 @dataclass(frozen=True)
 class TaskView:
-    run: dict
-    task: dict
-    arms: list[dict]
-    attempts: dict[str, list[dict]]  # arm name -> its attempts in order
+    run: dict[str, Any]
+    task: dict[str, Any]
+    arms: list[dict[str, Any]]
+    attempts: dict[str, list[dict[str, Any]]]  # arm name -> its attempts in order
     cells: dict[str, Cell]
-    submissions: dict[str, dict] = field(default_factory=dict)  # strategy arms: arm name -> submissions row
+    submissions: dict[str, dict[str, Any]] = field(
+        default_factory=dict[str, Any]
+    )  # strategy arms: arm name -> submissions row
 
 
 def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
@@ -369,24 +371,25 @@ def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
 # -- one attempt: diff, evidence, transcript ---------------------------------------------------
 @dataclass(frozen=True)
 class AttemptView:
-    attempt: dict
-    task: dict
-    arm: dict
-    run: dict
-    grade: dict | None
-    calls: list[dict]
-    tool_calls: list[dict]
+    attempt: dict[str, Any]
+    task: dict[str, Any]
+    arm: dict[str, Any]
+    run: dict[str, Any]
+    grade: dict[str, Any] | None
+    calls: list[dict[str, Any]]
+    tool_calls: list[dict[str, Any]]
     files: dict[str, str | None]  # files_json: path -> final text, None if deleted
     fixture: dict[str, str] = field(default_factory=dict)  # path -> fixture text, where readable
     siblings: list[str] = field(default_factory=list)  # attempt ids of this arm and task, in order
-    task_toml: dict = field(default_factory=dict)  # the task folder's task.toml, where readable
+    task_toml: dict[str, Any] = field(default_factory=dict[str, Any])  # the task folder's task.toml, where readable
 
     @property
-    def limits(self) -> dict:
+    def limits(self) -> dict[str, Any]:
         """[run.limits] from the run's config TOML (empty if it cannot be read)."""
         config = loads(self.run.get("config_json"), {})
         try:
-            return tomllib.loads(config.get("toml") or "").get("run", {}).get("limits", {})
+            limits: dict[str, Any] = tomllib.loads(config.get("toml") or "").get("run", {}).get("limits", {})
+            return limits
         except (tomllib.TOMLDecodeError, AttributeError):
             return {}
 
@@ -404,7 +407,7 @@ def _read_fixture(task_path: str | None, paths: list[str]) -> dict[str, str]:
     return out
 
 
-def _read_task_toml(task_path: str | None) -> dict:
+def _read_task_toml(task_path: str | None) -> dict[str, Any]:
     if not task_path:
         return {}
     try:

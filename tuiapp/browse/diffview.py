@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
+from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
 from pygments.util import ClassNotFound
 from rich.console import Group, RenderableType
@@ -92,6 +93,7 @@ def parse_unified(diff: str) -> list[FileDiff]:
 
 def highlighter(path: str) -> Callable[[str], list[Text]]:
     """A function turning source text into highlighted lines, lexer picked by file name."""
+    lexer: Lexer | str
     try:
         lexer = get_lexer_for_filename(path, stripnl=False, ensurenl=False)
     except ClassNotFound:
@@ -101,7 +103,7 @@ def highlighter(path: str) -> Callable[[str], list[Text]]:
     def highlight(code: str) -> list[Text]:
         text = syntax.highlight(code)
         text.rstrip()
-        return text.split("\n", allow_blank=True)
+        return list(text.split("\n", allow_blank=True))
 
     return highlight
 

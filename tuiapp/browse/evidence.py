@@ -13,6 +13,8 @@ aborted, running, ungraded: what the ledger holds of an attempt that never finis
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -50,7 +52,8 @@ def attempt_state(view: AttemptView) -> str:
     a = view.attempt
     if a["status"] in UNFINISHED_STATUS or not a["failure_class"]:
         return UNFINISHED_STATUS.get(a["status"], "ungraded")
-    return a["failure_class"]
+    failure_class: str = a["failure_class"]
+    return failure_class
 
 
 def summary(view: AttemptView) -> Text:
@@ -76,7 +79,7 @@ def summary(view: AttemptView) -> Text:
     return out
 
 
-def finding_snippet(finding: dict, view: AttemptView) -> RenderableType:
+def finding_snippet(finding: dict[str, Any], view: AttemptView) -> RenderableType:
     """The lines around a tree-sitter finding, highlighted, the error line marked."""
     path, line = finding.get("file") or "?", int(finding.get("line") or 0)
     text = view.files.get(path)

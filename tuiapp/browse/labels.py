@@ -4,26 +4,19 @@ so text from the ledger is never parsed as markup)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rich.text import Text
 
 from agent.classify import CLASS_LABELS, CLASS_MEANINGS
-from tuiapp.live.state import CELL_LOOK
+from tuiapp.looks import CELL_LOOKS, CLASS_LOOKS
 
 MODEL_CHARS = 28  # an arm's model name on screen; the full name (a GGUF path) stays in the ledger
 _MODEL_FILE = re.compile(r"\.(gguf|bin|safetensors|ggml)$", re.IGNORECASE)
 
-CLASS_STYLES = {
-    "accepted": "bold green",
-    "reasoning": "bold dark_orange",
-    "mechanics": "bold magenta",
-    "tampering": "bold white on red",
-    "timeout": "bold yellow",
-    "environment": "bold cyan",
-    "harness_error": "bold red",
-    "censored": "bold bright_black",
-    "aborted": "bold bright_black",
-    "running": "bold blue",
+# a class's or an attempt's badge: the UI's looks, and the browser's own states of an attempt
+# with no class (ended but never graded, never made)
+CLASS_STYLES = {status: look.style for status, look in CELL_LOOKS.items() if look.style} | {
     "ungraded": "bold blue",
     "not run": "bright_black",
 }
@@ -64,7 +57,7 @@ def class_label(failure_class: str | None) -> str:
 
 
 # The live grid's glyph, kept in the browser's cells: a gamed grader is seen before it is read.
-CLASS_GLYPHS = {"tampering": CELL_LOOK["tampering"][0] + " "}
+CLASS_GLYPHS = {"tampering": CLASS_LOOKS["tampering"].glyph + " "}
 
 
 def class_text(failure_class: str | None) -> Text:
@@ -115,7 +108,7 @@ def rate(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
 
-def run_status(run: dict, short: bool = False) -> Text:
+def run_status(run: dict[str, Any], short: bool = False) -> Text:
     """A run row's status as agent.ledger.liveness reads it: `running` only while its process
     lives, `interrupted` once it is gone; 'never finished' when this host cannot tell."""
     from agent.ledger.liveness import run_state

@@ -3,6 +3,8 @@ grid below (verdict and failure class of each cell), with filters and a task-id 
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on
@@ -12,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from tuiapp.browse import labels
-from tuiapp.browse.base import BrowseScreen
+from tuiapp.browse.base import BrowseScreen, cursor_key
 from tuiapp.browse.data import (
     NOT_RUN,
     UNFINISHED_STATUS,
@@ -35,7 +37,7 @@ FILTERS = (
 )
 
 
-class GridTable(DataTable):
+class GridTable(DataTable[Any]):
     """DataTable hides its enter binding; this one shows in the footer what enter opens."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Open task", id="browse.open_task")]
@@ -67,7 +69,7 @@ def cell_text(cell: Cell, compact: bool = False) -> Text:
     return out
 
 
-def report_renderable(report: dict, width: int = 160) -> RenderableType:
+def report_renderable(report: dict[str, Any], width: int = 160) -> RenderableType:
     # The report's own cell formatting, so the browser and `quotabench report` print the same
     # numbers. Imported here: agent.metrics is loaded by the worker that built `report`.
     from agent.metrics.render import (
@@ -110,13 +112,13 @@ class RunScreen(BrowseScreen):
         Binding("x", "clear_filters", "Clear filters", id="browse.clear_filters"),
     ]
 
-    def __init__(self, reader: Reader, run_id: str, **kwargs):
+    def __init__(self, reader: Reader, run_id: str, **kwargs: Any) -> None:
         super().__init__(reader, **kwargs)
         self.run_id = run_id
         self.filters = Filters()
         self.rows: list[GridRow] = []
         self.choices: dict[str, list[str]] = {}
-        self.report: dict | None = None
+        self.report: dict[str, Any] | None = None
         self.compact: bool | None = None  # grid cells laid out for the screen's width
 
     def compose(self) -> ComposeResult:
@@ -169,7 +171,7 @@ class RunScreen(BrowseScreen):
             description=f"computing the report of run {self.run_id}",
         )
 
-    def show_report(self, report: dict) -> None:
+    def show_report(self, report: dict[str, Any]) -> None:
         self.report = report
         self.query_one("#report", Static).update(report_renderable(report, self._width()))
 
@@ -195,7 +197,7 @@ class RunScreen(BrowseScreen):
         language and kind after them; wider than the screen, it scrolls sideways."""
         table = self.query_one("#grid", DataTable)
         compact = self.size.width < FULL_CELLS_FROM
-        cursor = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value if table.row_count else None
+        cursor = cursor_key(table) if table.row_count else None
         if compact != self.compact:
             self.compact = compact
             table.clear(columns=True)
@@ -276,7 +278,7 @@ class RunScreen(BrowseScreen):
         table = self.query_one("#grid", DataTable)
         if table.row_count == 0:
             return
-        task_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        task_id = cursor_key(table)
         from tuiapp.browse.task import TaskScreen  # its screens (pygments) load when first opened
 
         self.app.push_screen(TaskScreen(self.reader, self.run_id, task_id))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from tuiapp.browse import labels
-from tuiapp.browse.base import BrowseScreen
+from tuiapp.browse.base import BrowseScreen, cursor_key
 from tuiapp.browse.data import ArmHeadline, Reader, RunRow, all_headlines, list_runs
 from tuiapp.browse.run import RunScreen
 
@@ -30,13 +33,13 @@ COLUMNS = (
 )
 
 
-class RunsTable(DataTable):
+class RunsTable(DataTable[Any]):
     """DataTable hides its enter binding; this one shows in the footer what enter opens."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Open run", id="browse.open_run")]
 
 
-def _lines(values: list[str | Text]) -> Text:
+def _lines(values: Sequence[str | Text]) -> Text:
     return Text("\n").join(v if isinstance(v, Text) else Text(v) for v in values)
 
 
@@ -71,7 +74,7 @@ def headline_cells(arms: list[ArmHeadline]) -> list[Text]:
 class RunsScreen(BrowseScreen):
     """Pick a run. The headline numbers fill in once the metrics are computed."""
 
-    def __init__(self, reader: Reader, *, defer: bool = False, **kwargs):
+    def __init__(self, reader: Reader, *, defer: bool = False, **kwargs: Any) -> None:
         super().__init__(reader, **kwargs)
         self.defer = defer
 
@@ -118,7 +121,7 @@ class RunsScreen(BrowseScreen):
     def fill_table(self, headlines: dict[str, list[ArmHeadline]]) -> None:
         """(Re)build the rows, with headline numbers where computed, keeping the cursor's run."""
         table = self.query_one("#runs", DataTable)
-        current = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value if table.row_count else None
+        current = cursor_key(table) if table.row_count else None
         table.clear()
         for run in self.runs:
             arm_names = _lines([Text(name, style="bold") for name, _ in run.arms] or ["—"])
@@ -162,7 +165,7 @@ class RunsScreen(BrowseScreen):
         table = self.query_one("#runs", DataTable)
         if not self.runs or table.cursor_row is None:
             return
-        run_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        run_id = cursor_key(table)
         self.app.push_screen(RunScreen(self.reader, run_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

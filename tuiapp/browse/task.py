@@ -4,35 +4,40 @@ which attempt was accepted. Enter opens an attempt."""
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Static
 
 from agent.classify import is_lost
 from tuiapp.browse import labels
-from tuiapp.browse.base import BrowseScreen
+from tuiapp.browse.base import BrowseScreen, cursor_key
 from tuiapp.browse.data import UNFINISHED_STATUS, Cell, Reader, TaskView, load_task
+from tuiapp.looks import CLASS_LOOKS
+
+ACCEPTED = CLASS_LOOKS["accepted"]
 
 ATTEMPT_COLUMNS = ("#", "verdict", "class", "tokens in/out", "retries", "time", "ended")
 PROMPT_LINES = 4
 
 
-class AttemptsTable(DataTable):
+class AttemptsTable(DataTable[Any]):
     """DataTable hides its enter binding; this one shows in the footer what enter opens."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Open attempt", id="browse.open_attempt")]
 
 
-def outcome_text(arm: dict, cell: Cell, submission: dict | None = None) -> Text:
+def outcome_text(arm: dict[str, Any], cell: Cell, submission: dict[str, Any] | None = None) -> Text:
     out = Text(f"Arm {arm['name']}", style="bold")
     strategy = f" · {arm['strategy']}" if arm.get("strategy") else ""
     out.append(
         f"  {labels.short_model(arm.get('model'))} · {arm.get('protocol') or ''}{strategy}\n", style="bright_black"
     )
-    if submission is not None:  # a strategy arm (issue 16): what was submitted and why
+    if submission is not None:  # a strategy arm: what was submitted and why
         out.append(f"submitted ({submission['route']}): {submission['reason']}\n", style="italic")
     if cell.accepted_on:
         out.append(f"accepted on attempt {cell.accepted_on}", style="bold green")
@@ -48,7 +53,7 @@ def outcome_text(arm: dict, cell: Cell, submission: dict | None = None) -> Text:
     return out
 
 
-def attempt_number(a: dict) -> str:
+def attempt_number(a: dict[str, Any]) -> str:
     """`2`, `1 lost` (cut off by the run: its retry has the same number), or for a strategy's
     stage `2 cand 2 ★` (★: the submitted one)."""
     stage = a.get("stage") or "attempt"
@@ -58,10 +63,12 @@ def attempt_number(a: dict) -> str:
     return f"{a['attempt_no']} {name}" + (" ★" if a.get("submitted") == 1 else "")
 
 
-def attempt_row(a: dict) -> list:
+def attempt_row(a: dict[str, Any]) -> list[str | Text]:
     state = UNFINISHED_STATUS.get(a["status"]) or a["failure_class"]
     verdict = a["verdict"] or (state if state in ("running", "ungraded") else None)
-    klass = Text("✓ accepted", style="bold green") if a["accepted"] else labels.class_text(state)
+    klass = (
+        Text(f"{ACCEPTED.glyph} {ACCEPTED.short}", style=ACCEPTED.style) if a["accepted"] else labels.class_text(state)
+    )
     return [
         attempt_number(a),
         labels.verdict_text(verdict),
@@ -76,7 +83,7 @@ def attempt_row(a: dict) -> list:
 class TaskScreen(BrowseScreen):
     BINDINGS = [Binding("tab", "app.focus_next", "Other arm", id="browse.next_arm")]
 
-    def __init__(self, reader: Reader, run_id: str, task_id: str, **kwargs):
+    def __init__(self, reader: Reader, run_id: str, task_id: str, **kwargs: Any) -> None:
         super().__init__(reader, **kwargs)
         self.run_id, self.task_id = run_id, task_id
 
@@ -109,7 +116,7 @@ class TaskScreen(BrowseScreen):
         prompt = textwrap.wrap("  ".join(paragraphs), max(20, self.size.width - 2))
         title.append("\n".join(prompt[:PROMPT_LINES]) + (" …" if len(prompt) > PROMPT_LINES else ""), style="italic")
         self.query_one("#task-title", Static).update(title)
-        panes = []
+        panes: list[Widget] = []
         for arm in view.arms:
             table = AttemptsTable(cursor_type="row", zebra_stripes=True, id=f"arm-{arm['name']}", classes="attempts")
             for name in ATTEMPT_COLUMNS:
@@ -142,7 +149,7 @@ class TaskScreen(BrowseScreen):
         table = self.focused if isinstance(self.focused, DataTable) else None
         if table is None or table.row_count == 0:
             return
-        attempt_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        attempt_id = cursor_key(table)
         from tuiapp.browse.attempt import AttemptScreen  # pygments and the evidence renderers: loaded here
 
         self.app.push_screen(AttemptScreen(self.reader, attempt_id))

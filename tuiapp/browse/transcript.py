@@ -4,6 +4,7 @@ executed tool call (arguments and result) in a Collapsible, collapsed by default
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -19,7 +20,7 @@ from tuiapp.browse.diffview import highlighter
 MAX_ARGUMENT_CHARS = 20_000
 
 
-def turn_header(turn: int, calls: list[dict]) -> Text:
+def turn_header(turn: int, calls: list[dict[str, Any]]) -> Text:
     prompt = sum(c["prompt_tokens"] or 0 for c in calls)
     completion = sum(c["completion_tokens"] or 0 for c in calls)
     out = Text(f"Turn {turn}", style="bold")
@@ -45,7 +46,7 @@ def turn_header(turn: int, calls: list[dict]) -> Text:
     return out
 
 
-def model_text(calls: list[dict]) -> Text | None:
+def model_text(calls: list[dict[str, Any]]) -> Text | None:
     """The model's text of the turn; None when the turn never got an answer (its header says why)."""
     answered = [c for c in calls if c["status"] == "ok"]
     if not answered and calls and all(c["status"] in ("in_flight", "lost") for c in calls):
@@ -58,14 +59,14 @@ def model_text(calls: list[dict]) -> Text | None:
     return Text(text.rstrip())
 
 
-def tool_title(call: dict) -> str:
+def tool_title(call: dict[str, Any]) -> str:
     mark = "✓" if call["ok"] else "✗ malformed:"
     path = f" {call['path']}" if call["path"] else ""
     error = f" — {call['error'][:80]}" if not call["ok"] and call["error"] else ""
     return escape(f"{mark} {call['tool']}{path}{error}")
 
 
-def tool_body(call: dict) -> RenderableType:
+def tool_body(call: dict[str, Any]) -> RenderableType:
     raw = call["arguments_json"] or ""
     parts: list[RenderableType] = [Text("arguments", style="bold")]
     try:
@@ -97,15 +98,15 @@ def tool_body(call: dict) -> RenderableType:
 class Transcript(VerticalScroll):
     """The whole conversation of one attempt, turn by turn."""
 
-    def __init__(self, view: AttemptView, **kwargs):
+    def __init__(self, view: AttemptView, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.view = view
 
     def compose(self) -> ComposeResult:
-        calls: dict[int, list[dict]] = {}
+        calls: dict[int, list[dict[str, Any]]] = {}
         for c in self.view.calls:
             calls.setdefault(c["turn"] or 0, []).append(c)
-        tools: dict[int, list[dict]] = {}
+        tools: dict[int, list[dict[str, Any]]] = {}
         for t in self.view.tool_calls:
             tools.setdefault(t["turn"] or 0, []).append(t)
         turns = sorted(set(calls) | set(tools))

@@ -1,4 +1,4 @@
-"""The live view of a paired run: `make_app(config, ledger, engine=None)` and `run_live`.
+"""The live view of a paired run: `make_app(config, ledger, engine)` over the run's controls.
 
 It displays and sends commands, nothing else. One worker reads the engine's event stream,
 folds the events into `RunState` (plain Python) and posts `RunChanged`, merged while one is
@@ -38,8 +38,9 @@ FIGURES_S = 1.0  # aggregate figures are recomputed on this timer, never per eve
 LOG_TAIL = 100  # event-log lines handed to the tail widget (it shows those that fit)
 RUN_CONTROLS = ("pause", "resume", "abort", "stop_arm", "stop_decided")
 if TYPE_CHECKING:  # agent.ledger loads sqlite-utils and numpy: not on the first frame's path
-    from agent.events import RunControls
+    from agent.events import DecisionUpdated, RunControls
     from agent.ledger import Ledger
+    from tuiapp.live.snapshot import Snapshot
 Opener = Callable[[], "tuple[Ledger, RunControls]"]  # -> (the ledger, an engine: RunEngine or a stand-in)
 
 
@@ -87,8 +88,8 @@ class LiveApp(RunKeys):
         self.figures_seen = -1  # events folded when the shown figures were computed
         self.fatal: str | None = None
         self.quit_requested = False
-        self._controls_key: tuple = ()
-        self._figures_worker: Worker | None = None
+        self._controls_key: tuple[bool | None, ...] = ()
+        self._figures_worker: Worker[None] | None = None
         self._asking: dict[str, AutoPauseModal] = {}  # arm -> its open auto-pause window
 
     @classmethod
@@ -155,11 +156,11 @@ class LiveApp(RunKeys):
         # the statistics (numpy, scipy: imported in the figures' thread) once the engine is built
         self.set_interval(FIGURES_S, self.refresh_figures, name="figures")
         self.refresh_figures()
-        return await self.engine.run()
+        return await self.controls.run()
 
     @work(exclusive=True, group="events", description="read the engine's event stream", exit_on_error=False)
     async def _read_events(self) -> None:
-        stream, ended = self.engine.events, False
+        stream, ended = self.controls.events, False
         while not ended:
             try:
                 batch = [await stream.receive()]
@@ -209,7 +210,7 @@ class LiveApp(RunKeys):
         self._figures_worker = self._compute_figures(snap, seen)
 
     @work(thread=True, group="figures", description="recompute the live figures", exit_on_error=False)
-    def _compute_figures(self, snap, seen: int) -> None:
+    def _compute_figures(self, snap: Snapshot, seen: int) -> None:
         self.post_message(FiguresReady(compute_figures(snap), seen))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -246,8 +247,8 @@ class LiveApp(RunKeys):
             if f"arm:{name}" in dirty:
                 panel.show_quota(state.arms[name], state.arm_word(name))
                 if name in self._asking:  # the window shows the meter's own numbers
-                    arm = state.arms[name]
-                    self._asking[name].show_quota(arm.used, arm.reserved, arm.cap)
+                    meter = state.arms[name]
+                    self._asking[name].show_quota(meter.used, meter.reserved, meter.cap)
             if f"activity:{name}" in dirty:
                 panel.show_activity(state.arms[name], state.arm_word(name))
         if "header" in dirty:
@@ -301,15 +302,15 @@ class LiveApp(RunKeys):
         action = choice.action if choice else "continue"
         now = self.clock()
         if action == "abort":
-            self.engine.abort()
+            self.controls.abort()
             self.state.note(f"auto-pause of arm {arm}: abort", now)
         elif action == "stop":
-            self.engine.stop_arm(arm)
+            self.controls.stop_arm(arm)
             self.state.mark_stopping(arm)
             self.state.note(f"auto-pause of arm {arm}: stop the arm, the other goes on", now)
         elif action == "raise" and choice and choice.new_cap:
             try:
-                self.engine.raise_cap(arm, choice.new_cap)
+                self.controls.raise_cap(arm, choice.new_cap)
             except QuotabenchError as exc:
                 self.notify(str(exc), title="cap not raised", severity="error")
             else:
@@ -317,14 +318,15 @@ class LiveApp(RunKeys):
         else:
             self.state.note(f"auto-pause of arm {arm}: continue", now)
         if action != "abort" and not self._asking:  # another arm's window still open: the run stays paused
-            self.engine.resume()
+            self.controls.resume()
         self._show_engine_state()
 
     def _show_engine_state(self) -> None:
         """A command changed the engine's state at once (pause, resume, abort): show it now, not
         when its event comes round the stream."""
-        if self.state.live and getattr(self.engine, "state", None) in ("running", "paused", "aborting"):
-            self.state.engine_state = self.engine.state
+        engine_state = getattr(self.engine, "state", None)
+        if self.state.live and engine_state in ("running", "paused", "aborting"):
+            self.state.engine_state = engine_state
             self.state.dirty.add("header")
         self._redraw()
 
@@ -376,7 +378,8 @@ class LiveApp(RunKeys):
         """The post-run browser's run screen, on top of the live view (b inside it goes back)."""
         from tuiapp.browse.app import browse_screen
 
-        self.push_screen(browse_screen(self.ledger, self.run_id))
+        if self.ledger is not None:  # the key shows once the run is over, when the ledger is open
+            self.push_screen(browse_screen(self.ledger, self.run_id))
 
     def action_toggle_log(self) -> None:
         """The event log: beside the grid on a wide screen, in its place on a narrow one."""
@@ -394,7 +397,7 @@ class LiveApp(RunKeys):
             self._open_attempts(self.grid.cursor_task)
 
     def _open_attempts(self, task_id: str) -> None:
-        if not self.run_id:
+        if not self.run_id or self.ledger is None:
             self.notify("the run has not started yet: no attempts to show", severity="warning")
             return
         self.push_screen(AttemptsModal(self.ledger.path, self.run_id, task_id))
@@ -403,22 +406,20 @@ class LiveApp(RunKeys):
 def make_app(
     config: RunConfig,
     ledger: Ledger | None,
-    engine=None,
+    engine: RunControls | None = None,
     *,
     clock: Callable[[], float] = time.time,
     opener: Opener | None = None,
 ) -> LiveApp:
-    """The live view over `engine` (by default a RunEngine that pauses at each arm's auto-pause
-    choice point and waits for the user), for the CLI and tests. With `opener` instead, the
-    ledger and the engine are built by it in a thread once the first frame is on screen."""
-    if engine is None and opener is None:
-        from agent.run.engine import RunEngine
-
-        engine = RunEngine(config, ledger, auto_pause=True)
+    """The live view over a run's controls, for the CLI and tests: `engine` (the RunEngine the run
+    command built, or a stand-in), or `opener`, which builds the ledger and the controls in a
+    thread once the first frame is on screen. The view never builds an engine itself."""
+    if (engine is None) == (opener is None):
+        raise TypeError("make_app: pass one of the two: the run's controls (engine) or an opener that builds them")
     return LiveApp.for_arms([a.name for a in config.arms])(config, ledger, engine, clock=clock, opener=opener)
 
 
-def with_decision(wordings: Sequence[str], decision) -> tuple[str, ...]:
+def with_decision(wordings: Sequence[str], decision: DecisionUpdated | None) -> tuple[str, ...]:
     """The paired-gap line's wordings (longest first) with the always-valid test's read after each."""
     if decision is None:
         return tuple(wordings)

@@ -6,40 +6,51 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.app import App
 
 from tuiapp.live.modals import ConfirmModal
 
 if TYPE_CHECKING:
+    from agent.events import RunControls
     from tuiapp.live.state import RunState
 
 
 class RunKeys(App[str | None]):
     """The run's controls; LiveApp supplies the engine, the state, the clock and the redraw."""
 
-    engine: Any  # RunControls, or None while the view is still starting
+    engine: RunControls | None  # None while the view is still starting
     state: RunState
     arm_names: list[str]
     quit_requested: bool
     fatal: str | None
     clock: Callable[[], float]
-    run_id: str
+
+    @property
+    def run_id(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def controls(self) -> RunControls:
+        """The engine, for a key that commands it: such keys are off until it is built."""
+        if self.engine is None:
+            raise RuntimeError("a run control was used before the engine was built")
+        return self.engine
 
     def _redraw(self) -> None: ...
     def _show_engine_state(self) -> None: ...
 
     def action_stop_decided(self) -> None:
-        self.engine.stop_decided()  # its DecisionUpdated (stopped) takes the key away
+        self.controls.stop_decided()  # its DecisionUpdated (stopped) takes the key away
 
     def action_pause(self) -> None:
-        self.engine.pause("paused by the user (p resumes)")
+        self.controls.pause("paused by the user (p resumes)")
         self.state.note("pause", self.clock())
         self._show_engine_state()
 
     def action_resume(self) -> None:
-        self.engine.resume()
+        self.controls.resume()
         self.state.note("resume", self.clock())
         self._show_engine_state()
 
@@ -55,7 +66,7 @@ class RunKeys(App[str | None]):
 
     def _abort_confirmed(self, yes: bool | None) -> None:
         if yes and self.state.live:
-            self.engine.abort()
+            self.controls.abort()
             self.state.note("abort", self.clock())
             self._show_engine_state()
 
@@ -73,7 +84,7 @@ class RunKeys(App[str | None]):
 
     def _stop_confirmed(self, name: str, yes: bool | None) -> None:
         if yes and self.state.live:
-            self.engine.stop_arm(name)
+            self.controls.stop_arm(name)
             self.state.mark_stopping(name)
             self.state.note(f"stop arm {name}", self.clock())
             self._redraw()
@@ -113,7 +124,7 @@ class RunKeys(App[str | None]):
             )
         else:
             self.quit_requested = True
-            self.engine.abort()
+            self.controls.abort()
             self.state.note("Ctrl-C: aborting, the view closes when the run has stopped", self.clock())
         self._show_engine_state()
 
@@ -124,6 +135,6 @@ class RunKeys(App[str | None]):
             self.exit(self.run_id)
             return
         self.quit_requested = True
-        self.engine.abort()  # its event says what it waits for (a notification)
+        self.controls.abort()  # its event says what it waits for (a notification)
         self.state.note("quit: aborting, the view closes when the run has stopped (q again stops now)", self.clock())
         self._redraw()

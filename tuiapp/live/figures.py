@@ -1,4 +1,4 @@
-"""Aggregate live figures (seed 002): acceptance so far with its Wilson interval, QAP, retry tax,
+"""Aggregate live figures: acceptance so far with its Wilson interval, QAP, retry tax,
 first-try share, censoring, the burn rate and the cap projection per arm; the paired gap with
 the report's decision rule; elapsed time and ETA.
 
@@ -14,13 +14,16 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tuiapp.browse.labels import tokens_short  # noqa: F401 — one definition; the widgets use it as fig.tokens_short
+from tuiapp.browse.labels import tokens_short
 from tuiapp.live.snapshot import ArmSnapshot, Snapshot
 from tuiapp.live.state import BUCKET_S
 
 if TYPE_CHECKING:
     from agent.metrics.compare import Comparison
     from agent.metrics.outcome import ArmFigures as CoreFigures
+    from agent.metrics.outcome import TaskOutcome
+
+Outcomes = dict[str, list["TaskOutcome"]]  # arm name -> one outcome per task, in grid order
 
 MIN_PAIRED = 5  # tasks decided on both arms before the paired gap is shown (or every task, in a smaller suite)
 MIN_PROJECTION = 3  # decided tasks before a cap projection is stated firmly (below: marked as a rough guess)
@@ -100,7 +103,7 @@ def compute_figures(snap: Snapshot) -> Figures:
     return Figures(arms, wordings[0], gap, elapsed, eta, done, total, wordings[-1], censored, wordings)
 
 
-def eta_seconds(arms: tuple[ArmSnapshot, ...], outcomes: dict, elapsed: float | None) -> float | None:
+def eta_seconds(arms: tuple[ArmSnapshot, ...], outcomes: Outcomes, elapsed: float | None) -> float | None:
     """Time until the last arm still running has decided its remaining tasks, each arm at its own
     pace so far (`elapsed`: the run's time not paused). A censored, stopped or finished arm has
     nothing left to do; None until every running arm has decided a task."""
@@ -119,7 +122,9 @@ def eta_seconds(arms: tuple[ArmSnapshot, ...], outcomes: dict, elapsed: float | 
     return eta
 
 
-def _arm_figures(arm: ArmSnapshot, outcomes, n: int, now: float, started: float | None) -> ArmFigures:
+def _arm_figures(
+    arm: ArmSnapshot, outcomes: list[TaskOutcome], n: int, now: float, started: float | None
+) -> ArmFigures:
     from agent.metrics.outcome import arm_figures
 
     core = arm_figures(arm.name, outcomes, arm.records(), arm_state=arm.state, cap_hit=arm.state == "censored")
@@ -137,7 +142,7 @@ def burn_rate(buckets: tuple[tuple[int, int], ...], now: float, started: float |
     """Tokens per minute over the last minute (or since the start, if that is shorter)."""
     last = int(now // BUCKET_S)
     first = last - 60 // BUCKET_S + 1
-    window_start = first * BUCKET_S
+    window_start: float = first * BUCKET_S
     if started is not None:
         window_start = max(window_start, started)
     tokens = sum(t for b, t in buckets if first <= b <= last)
@@ -154,7 +159,7 @@ def spark_values(buckets: tuple[tuple[int, int], ...], now: float, started: floa
     return tuple(by_bucket.get(b, 0) * 60 / BUCKET_S for b in range(first, last + 1))
 
 
-def project(arm: ArmSnapshot, n: int, outcomes=None) -> Projection:
+def project(arm: ArmSnapshot, n: int, outcomes: list[TaskOutcome] | None = None) -> Projection:
     """Where the cap will be hit at the current tokens per decided task, or what will be left; the
     verdict (censored, fits, stopped, ...) comes first so a narrow panel never cuts it. From fewer
     than MIN_PROJECTION decided tasks it is marked as a rough guess."""
@@ -227,7 +232,7 @@ STOPPED_WORDS = {"censored": "censored", "stopped": "stopped", "aborted": "abort
 
 
 def _gap(
-    arms: tuple[ArmSnapshot, ...], outcomes: dict, n: int, over: bool, not_comparable: dict[str, str] | None = None
+    arms: tuple[ArmSnapshot, ...], outcomes: Outcomes, n: int, over: bool, not_comparable: dict[str, str] | None = None
 ) -> tuple[tuple[str, ...], Comparison | None]:
     """The report's paired comparison and decision rule on the tasks decided on both arms so far:
     from MIN_PAIRED such tasks (all of them in a smaller suite), and at the end of the run. Its
@@ -240,13 +245,21 @@ def _gap(
     label = f"paired gap {second.name} − {first.name}"
     paired = sum(a.decided and b.decided for a, b in zip(outcomes[first.name], outcomes[second.name]))
     needed = max(1, min(MIN_PAIRED, n))
-    if paired < needed and not (over and paired):
+    out = not_comparable or {}
+    c: Comparison | None = None
+    if paired >= needed or (over and paired):
+        c = compare_arms(
+            first.name,
+            outcomes[first.name],
+            second.name,
+            outcomes[second.name],
+            seed=0,
+            resamples=0,
+            not_comparable=out,
+        )
+    if c is None:  # too few tasks decided on both arms (none pair: the same)
         text = f"{label}: shown once {needed} task{'s are' if needed > 1 else ' is'} decided on both arms ({paired} so far)"
         return (text, f"gap {second.name}−{first.name}: after {needed} paired tasks ({paired} so far)"), None
-    out = not_comparable or {}
-    c = compare_arms(
-        first.name, outcomes[first.name], second.name, outcomes[second.name], seed=0, resamples=0, not_comparable=out
-    )
     iv, v = c.interval, c.verdict
     interval = f"{iv.gap:+.2f}, {iv.level:.0%} CI [{iv.lo:+.2f}, {iv.hi:+.2f}], n={c.n_paired}"
     gap = f"gap {second.name}−{first.name} {iv.gap:+.2f}"

@@ -7,16 +7,19 @@ once per change and kept as a Strip; moving the cursor repaints two lines.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
 from tuiapp.browse.labels import tokens_short
-from tuiapp.live.state import LOOKS, RunState, TaskCell
+from tuiapp.live.state import RunState, TaskCell
+from tuiapp.looks import LOOKS
 
 STATUS_CLASSES = {f"status--{status}" for status in LOOKS}
 # A cell is CELL_W wide ("✗ reasoning #2  11.1k"), or CELL_W_COMPACT ("✗ #2  11.1k") when the
@@ -29,7 +32,8 @@ Look = tuple[str, str, str]  # (status, words, tokens)
 def cell_words(cell: TaskCell, compact: bool = False) -> Look:
     """(status, words, tokens) of a cell: symbol, status word (not when compact) and attempt
     number; the tokens once the task is no longer running (they would change on every call)."""
-    symbol, short, _ = LOOKS.get(cell.status, ("?", cell.status, cell.status))
+    look = LOOKS.get(cell.status)
+    symbol, short = (look.glyph, look.short) if look else ("?", cell.status)
     if cell.staged:
         return _staged_words(cell, symbol, compact)
     if cell.status == "running":
@@ -41,7 +45,7 @@ def cell_words(cell: TaskCell, compact: bool = False) -> Look:
 
 
 def _staged_words(cell: TaskCell, symbol: str, compact: bool) -> Look:
-    """A strategy task (issue 16): `2/3 ✓ → ✓` — candidates passing the hidden tests / graded
+    """A strategy task: `2/3 ✓ → ✓` — candidates passing the hidden tests / graded
     candidates, whether any does, then the submitted one's result; tokens when not compact."""
     pool = f"{sum(cell.pool)}/{len(cell.pool)}"
     if cell.submitted is None:
@@ -76,7 +80,7 @@ class TaskGrid(Widget, can_focus=True):
             super().__init__()
             self.task_id = task_id
 
-    def __init__(self, arms: list[str], labels: dict[str, str] | None = None, **kwargs) -> None:
+    def __init__(self, arms: list[str], labels: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.arms = arms
         self.labels = labels or {}  # arm -> "A · gpt-4.1-mini", shown in the header row when it fits
@@ -85,7 +89,7 @@ class TaskGrid(Widget, can_focus=True):
         self.cells: dict[tuple[str, str], tuple[Look, Look]] = {}  # (full, compact)
         self.cursor = self.top = 0
         self.longest_task = 4
-        self._strips: dict[str, tuple[tuple, Strip]] = {}
+        self._strips: dict[str, tuple[tuple[bool, int, tuple[Look, ...]], Strip]] = {}
 
     # -- data in ---------------------------------------------------------------------------------
     def sync_rows(self, state: RunState) -> None:
@@ -123,7 +127,7 @@ class TaskGrid(Widget, can_focus=True):
         return max(4, min(longest, room)), CELL_W_COMPACT, True
 
     # -- rendering ---------------------------------------------------------------------------------
-    def get_content_width(self, container, viewport) -> int:
+    def get_content_width(self, container: Size, viewport: Size) -> int:
         return min(TASK_W_MAX, self.longest_task) + len(self.arms) * (GAP + CELL_W)
 
     def render_line(self, y: int) -> Strip:
@@ -221,7 +225,7 @@ class EventTail(Widget):
     re-lays-out the screen on every line. The full history is in the ledger (browse).
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lines: list[str] = []
         self._strips: dict[tuple[str, int], Strip] = {}

@@ -8,6 +8,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import events, on, work
@@ -19,14 +20,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from agent.config import MAX_CAP_TOKENS
+from tuiapp.browse.labels import tokens_short
 from tuiapp.live import figures as fig
-from tuiapp.live.state import CELL_LOOK
+from tuiapp.looks import CELL_LOOKS
 
 COMPACT_BELOW = 32  # terminal rows under which dialog buttons and fields take one line each
 CAP_CHARACTERS = frozenset("0123456789,._kKmM")  # what a new cap is typed with (parse_cap)
 
 
-def _compact(screen: ModalScreen) -> bool:
+def _compact(screen: ModalScreen[Any]) -> bool:
     return screen.app.size.height < COMPACT_BELOW
 
 
@@ -79,7 +81,7 @@ def suggested_cap(used: int, reserved: int, next_call: int, cap: int, pause_shar
     """A cap that lets the next call through below the auto-pause share, and at least 1.5x the
     current one, rounded up to a readable number."""
     need = max(cap * 3 // 2, math.ceil((used + reserved + next_call) / pause_share) + 1)
-    step = 10 ** max(0, len(str(need)) - 2)
+    step: int = 10 ** max(0, len(str(need)) - 2)
     return -(-need // step) * step
 
 
@@ -148,7 +150,7 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
             yield Static(Text(self.body()), classes="body")
             with Horizontal(classes="cap-row"):
                 yield Input(
-                    placeholder=f"new cap above {self.cap:,}, e.g. {example:,} or {fig.tokens_short(example)}",
+                    placeholder=f"new cap above {self.cap:,}, e.g. {example:,} or {tokens_short(example)}",
                     id="new-cap",
                     compact=compact,
                 )
@@ -173,12 +175,12 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
 
     TYPING = "typing the new cap: enter raises it, escape goes back to the keys"
 
-    def on_descendant_focus(self, event) -> None:
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """While the field has the keys, say so (c / s / a type into it then)."""
         if isinstance(event.widget, Input):
             self.query_one("#cap-error", Static).update(Text(self.TYPING, style="italic"))
 
-    def on_descendant_blur(self, event) -> None:
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
         error = self.query_one("#cap-error", Static)
         if isinstance(event.widget, Input) and str(error.render()) == self.TYPING:
             error.update("")
@@ -248,7 +250,7 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
             self.action_choose(event.button.id or "continue")
 
 
-def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
+def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict[str, Any]]:
     """The task's attempts on every arm with their tool calls and grade (own connection: threads)."""
     from agent.ledger import Ledger  # sqlite-utils and numpy: loaded in this thread, not at start-up
 
@@ -266,12 +268,11 @@ def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict]:
         ledger.close()
 
 
-def describe_attempt(row: dict) -> str:
+def describe_attempt(row: dict[str, Any]) -> str:
     cls = row.get("failure_class")
-    symbol, _, label = CELL_LOOK.get(
-        cls or ("running" if row.get("status") == "running" else "grading"), ("?", "", cls or row.get("status") or "?")
-    )
-    stage = row.get("stage") or "attempt"  # a strategy's stage (issue 16), ★ the submitted one
+    look = CELL_LOOKS.get(cls or ("running" if row.get("status") == "running" else "grading"))
+    symbol, label = (look.glyph, look.label) if look else ("?", cls or row.get("status") or "?")
+    stage = row.get("stage") or "attempt"  # a strategy's stage, ★ the submitted one
     if stage != "attempt":
         label = (
             f"{label} [{stage}{' ' + str(row['candidate']) if row.get('candidate') else ''}"
@@ -310,7 +311,7 @@ class AttemptsModal(ModalScreen[None]):
     ]
 
     class Loaded(Message):
-        def __init__(self, rows: list[dict]) -> None:
+        def __init__(self, rows: list[dict[str, Any]]) -> None:
             super().__init__()
             self.rows = rows
 

@@ -18,22 +18,12 @@ from dataclasses import replace
 import anyio
 
 from agent import events as ev
+from agent.states import ArmState, EndReason, EngineState, RunStatus
 from agent.tool_names import TOOL_NAMES
+from tuiapp.looks import CLASS_OF_LETTER
 
 SNAPSHOT_RUN_ID = "01KSNAPSHOT0RUN00000000000"
 SNAPSHOT_START = 1_764_460_800.0  # 2025-11-30 00:00:00 UTC
-# outcome letters: one per attempt. P accepted, R reasoning, M mechanics, X tampering, T timeout,
-# E environment, H harness error, C censored (the arm's cap runs out during the attempt)
-LETTERS = {
-    "P": "accepted",
-    "R": "reasoning",
-    "M": "mechanics",
-    "X": "tampering",
-    "T": "timeout",
-    "E": "environment",
-    "H": "harness_error",
-    "C": "censored",
-}
 PROSE = (
     "Let me look at the workspace first. ",
     "The function ignores the empty case; ",
@@ -64,7 +54,7 @@ class ReplayEngine:
         self.hold, self.rate, self.restamp = hold, rate, restamp
         self._send, self.events = anyio.create_memory_object_stream[ev.Event](math.inf)
         self.state = "running"
-        self.commands: list[tuple] = []
+        self.commands: list[tuple[str | int, ...]] = []  # (command, its arguments)
         self.sent = 0
         self._ended: anyio.Event | None = None
         self._last_at = self.recorded[0].at if self.recorded else SNAPSHOT_START
@@ -85,7 +75,7 @@ class ReplayEngine:
             await self._play()
             if self.hold and self.state != "aborting":
                 await self._ended.wait()
-            status = "aborted" if self.state == "aborting" else "finished"
+            status = RunStatus.ABORTED if self.state == "aborting" else RunStatus.FINISHED
             if not any(isinstance(e, ev.RunFinished) for e in self.recorded) or self.state == "aborting":
                 self.emit(ev.RunFinished(self.run_id, status=status, at=self._last_at))
         finally:
@@ -109,7 +99,7 @@ class ReplayEngine:
     # -- the engine's commands --------------------------------------------------------------
     def _state(self, state: str) -> None:
         self.state = state
-        self.emit(ev.EngineStateChanged(self.run_id, state=state, at=self._last_at))
+        self.emit(ev.EngineStateChanged(self.run_id, state=EngineState(state), at=self._last_at))
 
     def pause(self, reason: str = "paused") -> None:
         self.commands.append(("pause",))
@@ -166,7 +156,7 @@ def synthetic_events(
     finish: bool = False,
 ) -> list[ev.Event]:
     """A deterministic paired run: `outcomes[arm][i]` spells task i's attempts on that arm
-    ("P", "RP", "MM", "C", ...; "" = not reached). The first `running` tasks after the spelled
+    ("P", "RP", "MM", "C", ...: tuiapp/looks.py's letters; "" = not reached). The first `running` tasks after the spelled
     ones are left mid-attempt. A "C" censors its arm: the remaining tasks become unfinished.
     """
     arms = list(outcomes)
@@ -244,8 +234,10 @@ def synthetic_events(
                     at=at(0.2),
                 )
             )
-        cls = LETTERS[letter]
-        end = "censored" if letter == "C" else "finished"
+        if letter is None:  # no turns at all: nothing was finished
+            return
+        cls = CLASS_OF_LETTER[letter]
+        end = EndReason.CENSORED if letter == "C" else EndReason.FINISHED
         out.append(ev.AttemptFinished(run_id, arm=arm, task_id=task, attempt=no, end_reason=end, tokens=spent, at=at()))
         verdict = {"accepted": "pass", "timeout": "timeout", "environment": "error", "tampering": "tampering"}.get(
             cls, "fail"
@@ -286,13 +278,13 @@ def synthetic_events(
                 if "C" in spelled:
                     censored.add(arm)
                     out.append(
-                        ev.ArmStateChanged(run_id, arm=arm, state="censored", unfinished=tuple(ids[i:]), at=at())
+                        ev.ArmStateChanged(run_id, arm=arm, state=ArmState.CENSORED, unfinished=tuple(ids[i:]), at=at())
                     )
             elif i < n_spelled + running and spelled is None:
                 attempt(arm, task, 1, None)
     if finish:
         for arm in arms:
             if arm not in censored:
-                out.append(ev.ArmStateChanged(run_id, arm=arm, state="finished", at=at()))
-        out.append(ev.RunFinished(run_id, status="finished", at=at()))
+                out.append(ev.ArmStateChanged(run_id, arm=arm, state=ArmState.FINISHED, at=at()))
+        out.append(ev.RunFinished(run_id, status=RunStatus.FINISHED, at=at()))
     return out

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent import QuotabenchError
+from agent import ExitCode, QuotabenchError
 from agent.config import RunConfig
 from tuiapp.live.app import LiveApp, Opener, make_app
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class LiveViewCrashed(QuotabenchError):
     """The live view itself failed (a bug in it, not in the run): exit 1 with the log's path."""
 
-    exit_code = 1
+    exit_code = ExitCode.FAILED
 
 
 def run_live(
@@ -57,7 +57,8 @@ def run_app(app: LiveApp, crash_log: Callable[[str], Path] | None = None, *, hea
         ) from None
     if app.return_code:
         text = errors.getvalue() or "no traceback was printed"
-        text = app.engine.mask(text) if hasattr(app.engine, "mask") else text
+        mask = getattr(app.engine, "mask", None)  # a RunEngine masks its arms' api keys
+        text = mask(text) if mask else text
         where = crash_log(text) if crash_log else None
         run = f"; `quotabench resume {app.run_id[:10]}` finishes the run" if app.run_id else ""
         raise LiveViewCrashed(

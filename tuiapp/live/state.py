@@ -27,25 +27,8 @@ BUCKET_S = 10  # burn-rate buckets: tokens charged per 10 seconds of event time
 TEXT_TAIL = 600  # characters of streamed model text kept per arm
 LOG_LINES = 2000
 
-# status -> (symbol, short label for a grid cell, label for the legend): readable without colour.
-CELL_LOOK: dict[str, tuple[str, str, str]] = {
-    "pending": ("·", "pending", "pending"),
-    "running": ("▶", "attempt", "running (attempt n)"),
-    "grading": ("…", "grading", "grading"),
-    "accepted": ("✓", "accepted", "accepted"),
-    "reasoning": ("✗", "reasoning", "failed: reasoning"),
-    "mechanics": ("M", "mechanics", "failed: mechanics"),
-    "tampering": ("!", "tampering", "tampering (grader gamed)"),
-    "timeout": ("T", "timeout", "timeout"),
-    "environment": ("E", "environment", "environment"),
-    "harness_error": ("H", "harness err", "harness error"),
-    "censored": ("C", "censored", "censored"),
-    "aborted": ("–", "not run", "not run (stopped)"),
-}
 # A running arm's panel says what the whole run is doing while it pauses, checks or aborts.
 ENGINE_OVER_ARM = {"paused": "paused", "preflight": "preflight…", "aborting": "aborting"}
-# A strategy arm's task that submitted nothing (issue 16); kept out of the legend of other runs.
-LOOKS = CELL_LOOK | {"no_submission": ("∅", "no submit", "nothing submitted (strategy)")}
 
 
 @dataclass
@@ -57,7 +40,7 @@ class TaskCell:
     attempt: int = 0
     tokens: int = 0  # every call of every attempt, the one in progress included
     attempts: list[tuple[int, str, int]] = field(default_factory=list)  # (attempt, failure class, tokens)
-    # A strategy arm's task (issue 16): its stages' hidden grades, and the submission once made
+    # A strategy arm's task: its stages' hidden grades, and the submission once made
     # (the submitted stage's class, or "no_submission"); the cell shows `2/3 ✓ → ✓`.
     staged: bool = False
     pool: list[bool] = field(default_factory=list)
@@ -129,7 +112,7 @@ class RunState:
         self.status: str | None = None  # the run's final status once RunFinished arrived
         self.sandbox_warning: str | None = None  # set when grades run without bubblewrap
         self.forced_warning: str | None = None  # set when the run goes on past an invalidating preflight
-        self.decision: ev.DecisionUpdated | None = None  # the always-valid paired test (issue 20)
+        self.decision: ev.DecisionUpdated | None = None  # the always-valid paired test
         self.task_ids: list[str] = []
         self.controls: set[str] = set()  # impossible controls (RunStarted): in the grid, not in the figures
         self.arms: dict[str, ArmState] = {name: ArmState(name, caps.get(name, 0)) for name in arms}

@@ -10,6 +10,7 @@ ends in an ellipsis (`Fit`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -19,10 +20,11 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.config import ArmConfig
-from tuiapp.browse.labels import short_model
+from tuiapp.browse.labels import short_model, tokens_short
 from tuiapp.live import figures as fig
 from tuiapp.live.grid import STATUS_CLASSES
-from tuiapp.live.state import CELL_LOOK, ArmState, RunState, clock
+from tuiapp.live.state import ArmState, RunState, clock
+from tuiapp.looks import CELL_LOOKS
 
 Line = str | Text
 Wording = Line | Sequence[Line]  # one line, or the lines of a multi-line wording
@@ -54,7 +56,7 @@ def fit(wordings: Sequence[Wording], width: int) -> Text:
 class Fit(Widget):
     """Text in several wordings; shows the longest that fits the widget's width (see `fit`)."""
 
-    def __init__(self, *wordings: Wording, **kwargs) -> None:
+    def __init__(self, *wordings: Wording, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.wordings: tuple[Wording, ...] = wordings
 
@@ -75,7 +77,7 @@ class Fit(Widget):
 def quota_wordings(used: int, reserved: int, cap: int) -> list[str]:
     """The meter's numbers, longest first: each keeps used, the cap and the share."""
     pct = fig.percent(fig.share(used, reserved, cap))
-    t, s = fig.tokens, fig.tokens_short
+    t, s = fig.tokens, tokens_short
     return [
         f"{t(used)} used + {t(reserved)} in flight / cap {t(cap)} ({pct})",
         f"{t(used)} + {t(reserved)} in flight / cap {t(cap)} ({pct})",
@@ -95,7 +97,7 @@ class QuotaMeter(Widget):
 
     COMPONENT_CLASSES = {"quota-meter--used", "quota-meter--reserved", "quota-meter--free"}
 
-    def __init__(self, danger_share: float, cap: int = 0, **kwargs) -> None:
+    def __init__(self, danger_share: float, cap: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.danger_share = danger_share
         self.used = self.reserved = 0
@@ -131,7 +133,7 @@ def provider_wordings(arm: ArmState) -> list[str]:
     side = arm.provider
     if side.quota:
         return [f"provider: {side.quota} — top up, then resume (p)", side.quota]
-    lim, s = side.limits, fig.tokens_short
+    lim, s = side.limits, tokens_short
     parts: list[list[str]] = []  # each part's wordings, longest first
     if lim is not None and lim.remaining_tokens is not None:
         reset = f", resets in {lim.reset_tokens_s:.0f} s" if lim.reset_tokens_s is not None else ""
@@ -153,7 +155,7 @@ def provider_wordings(arm: ArmState) -> list[str]:
 class BurnLine(Widget):
     """ "burn 4,210 tok/min" and a sparkline of the last five minutes (10 s per character)."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rate: float | None = None
         self.spark: tuple[float, ...] = ()
@@ -167,7 +169,7 @@ class BurnLine(Widget):
         room = max(0, min(fig.SPARK_BUCKETS, self.size.width - len(head) - 12))
         tail = " last 5 min" if self.spark else ""
         return fit(
-            [head + fig.sparkline(self.spark, room) + tail, f"burn {fig.tokens_short(self.rate)}/min"],
+            [head + fig.sparkline(self.spark, room) + tail, f"burn {tokens_short(self.rate)}/min"],
             max(1, self.size.width),
         )
 
@@ -175,7 +177,7 @@ class BurnLine(Widget):
 class StreamTail(Widget):
     """The last lines of the model's streamed text, newest at the bottom."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.text = ""
 
@@ -215,7 +217,7 @@ def metrics_wordings(f: fig.ArmFigures) -> list[tuple[str, str]]:
         accept = mid = "accept — (none decided yet)" if f.comparable else "accept not comparable (none finished)"
         short = "accept — (none decided)" if f.comparable else "not comparable (none finished)"
     qap, tax, first = fig.tokens(f.qap), fig.ratio(f.retry_tax), fig.ratio(f.first_try_share)
-    qap_s = fig.tokens_short(f.qap)
+    qap_s = tokens_short(f.qap)
     # the report's figures: None (shown —) for QAP, retry tax and first try once not comparable
     return [
         (f"{accept} · QAP {qap} tok/patch", f"retry tax {tax} · first try {first} · censored: {f.censoring}"),
@@ -229,7 +231,7 @@ def metrics_wordings(f: fig.ArmFigures) -> list[tuple[str, str]]:
 class ArmPanel(Vertical):
     """One arm: quota meter, burn rate, projection, live metrics, activity, streamed text."""
 
-    def __init__(self, arm: ArmConfig, danger_share: float, **kwargs) -> None:
+    def __init__(self, arm: ArmConfig, danger_share: float, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.arm_name = arm.name
         self.border_title = f"{arm.name} · {arm_label(arm)} ({arm.kind}, {arm.protocol})"
@@ -362,7 +364,7 @@ class Legend(Widget):
 
     def render(self) -> Text:
         text = Text(no_wrap=False)
-        for status, (symbol, _, label) in CELL_LOOK.items():
-            text.append(f" {symbol} ", self.get_component_rich_style(f"status--{status}", partial=True))
-            text.append(f"{label}  ")
+        for status, look in CELL_LOOKS.items():
+            text.append(f" {look.glyph} ", self.get_component_rich_style(f"status--{status}", partial=True))
+            text.append(f"{look.label}  ")
         return text

@@ -9,5 +9,5 @@ runner       grade every mutant through the executor, in parallel, with the cach
 cache        one small JSON file per task version
 
 The text (per-task rows, survivors as diffs, the suite's score with its interval) is
-agent/metrics/mutation.py's; the command is tuiapp/mutants_cmd.py.
+agent/metrics/mutation.py's; the command is tuiapp/cli/mutants.py.
 """

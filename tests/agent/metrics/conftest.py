@@ -1,8 +1,9 @@
 """Small real ledgers for the metrics tests: rows inserted directly through agent.ledger.Ledger.
 
-An arm's tasks are written as attempt strings, one letter per attempt: P accepted, R reasoning,
-M mechanics, T timeout, E environment, H harness_error, C censored, A aborted (or lost),
-"" no attempts at all. Calls and grades are written per attempt when asked for.
+An arm's tasks are written as attempt strings, one letter per attempt (tuiapp/looks.py's, as the
+live view's replay spells them): P accepted, R reasoning, M mechanics, T timeout, E environment,
+H harness_error, C censored, A aborted (or lost), "" no attempts at all. Calls and grades are
+written per attempt when asked for.
 """
 
 from __future__ import annotations
@@ -12,17 +13,8 @@ import json
 import pytest
 
 from agent.ledger import Ledger, new_id
+from tuiapp.looks import CLASS_OF_LETTER as CLASSES
 
-CLASSES = {
-    "P": "accepted",
-    "R": "reasoning",
-    "M": "mechanics",
-    "T": "timeout",
-    "E": "environment",
-    "H": "harness_error",
-    "C": "censored",
-    "A": "aborted",
-}
 VERDICTS = {"P": "pass", "R": "fail", "M": "fail", "T": "timeout", "E": "error", "H": None, "C": None, "A": None}
 END_REASONS = {"C": "censored", "A": "aborted"}
 TOKEN_PRICE = {"input_per_mtok": 1.0, "output_per_mtok": 2.0}

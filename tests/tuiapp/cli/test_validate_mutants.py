@@ -11,7 +11,7 @@ import pytest
 
 from tests.verifiers.helpers import ONE_CASE, planted_clamp_task
 from tuiapp.cli import main
-from tuiapp.mutants_cmd import ProgressLine
+from tuiapp.cli.mutants import ProgressLine
 from verifiers.mutants.runner import Progress
 
 

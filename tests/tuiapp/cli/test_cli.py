@@ -17,13 +17,13 @@ import pytest
 
 from agent.config import ArmConfig, RunConfig
 from agent.ledger import Ledger
+from tests.conftest import ROOT
 from tuiapp.cli import build_parser, main
 from tuiapp.live.app import LiveApp
 from tuiapp.live.replay import ReplayEngine
 from tuiapp.live.run import LiveViewCrashed, run_app
 from tuiapp.report_fit import fit_text
 
-ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ("validate", "run", "resume", "report", "export", "browse", "import", "demo")
 
 

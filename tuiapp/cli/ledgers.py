@@ -1,9 +1,12 @@
-"""Which ledger a bare `quotabench report` / `browse` / `export` / `resume` opens.
+"""Which ledger a command opens, and what is wrong with a ledger path given to it.
 
-A run (or the demo) remembers its ledger for the folder it was started in, in
+A bare `quotabench report` / `browse` / `export` / `resume` opens the ledger of the last run
+started in this folder. A run (or the demo) remembers its ledger for the folder it was started in, in
 $XDG_STATE_HOME/quotabench/ledgers.json (~/.local/state/...; beside the crash logs). Without
 --db, a command started in that folder opens the remembered ledger, else ./quotabench.sqlite;
-when neither exists the error names the ledgers it can see.
+when neither exists the error names the ledgers it can see. A read opens the ledger read-only
+(agent/ledger/store.py), so an archived ledger on a read-only filesystem reports, exports and
+browses.
 """
 
 from __future__ import annotations
@@ -11,7 +14,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent import QuotabenchError
+
+if TYPE_CHECKING:  # sqlite-utils: loaded when a ledger is opened, not for --help
+    from agent.ledger import Ledger
 
 DEFAULT_DB = "quotabench.sqlite"
 MAX_FOLDERS = 200  # folders remembered; the oldest are forgotten first
@@ -56,7 +66,7 @@ def recall(folder: Path | None = None) -> Path | None:
     return Path(path) if path and Path(path).is_file() else None
 
 
-def default_ledger(folder: Path | None = None, say=None) -> str:
+def default_ledger(folder: Path | None = None, say: Callable[[str], None] | None = None) -> str:
     """The ledger to read when no --db is given (see the module docstring)."""
     folder = folder or Path.cwd()
     remembered = recall(folder)
@@ -83,3 +93,27 @@ def missing(path: Path) -> str:
         f"ledger {path}: no such file — a run writes one (`quotabench run CONFIG.toml`, `quotabench demo`); "
         "from another folder, pass --db FILE"
     )
+
+
+def check_ledger_path(path: str | Path, must_exist: bool = False) -> Path:
+    """`path` as a ledger file: one line naming what is wrong (a folder, a missing file to read,
+    a folder that does not exist to write in)."""
+    path = Path(path)
+    if path.is_dir():
+        raise QuotabenchError(f"ledger {path}: is a folder — pass the ledger file, e.g. --db {path / DEFAULT_DB}")
+    if must_exist and not path.is_file():
+        raise QuotabenchError(missing(path))
+    if not path.exists() and not path.parent.is_dir():
+        raise QuotabenchError(
+            f"ledger {path}: the folder {path.parent} does not exist — create it, or pass another --db"
+        )
+    if not path.exists() and not os.access(path.parent, os.W_OK):
+        raise QuotabenchError(f"ledger {path}: the folder {path.parent} is not writable — pass a --db in one that is")
+    return path
+
+
+def open_ledger(path: str | Path, must_exist: bool = False, read_only: bool = False) -> Ledger:
+    from agent.ledger import Ledger
+
+    # a file that is not a ledger (or is damaged, or from a newer quotabench) is one LedgerError line
+    return Ledger(check_ledger_path(path, must_exist), read_only=read_only)
