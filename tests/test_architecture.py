@@ -2,13 +2,31 @@
 
 import subprocess
 import sys
-import tokenize
 
 from tests.conftest import ROOT
 
-MAX_STATEMENTS = 350  # about 450 lines of the code's style before the formatter
+MAX_LINES = 450
 PACKAGES = ("agent", "verifiers", "tuiapp")
-
+# Temporary: modules being split on branch wt-29l (helper 29l), which removes each entry as it
+# splits the module. The lead deletes this allowlist when merging; it must not grow.
+SPLIT_PENDING_29L = frozenset(
+    {
+        "agent/run/attempt.py",
+        "agent/run/engine.py",
+        "agent/ledger/schema.py",
+        "agent/metrics/report.py",
+    }
+)
+# Temporary: split on this branch, one commit each; empty before merge.
+SPLIT_PENDING_HERE = frozenset(
+    {
+        "agent/metrics/render.py",
+        "agent/endpoints/scripted_server.py",
+        "agent/config.py",
+        "agent/endpoints/endpoint.py",
+        "agent/preflight/checks.py",
+    }
+)
 
 
 def test_import_contracts_hold():
@@ -43,15 +61,15 @@ def test_headless_engine_loads_without_textual():
 
 
 def test_modules_stay_small():
-    """STYLE.md: modules under ~400 lines. Counted in statements (logical lines), which the
-    formatter does not change: ruff format wraps one statement over as many lines as it likes."""
+    """STYLE.md: small modules with one job, at most MAX_LINES physical lines each (the code is
+    ruff-formatted, so a line count is stable)."""
     big = []
-    for pkg in ("agent", "verifiers", "tuiapp"):
+    for pkg in PACKAGES:
         for path in (ROOT / pkg).rglob("*.py"):
-            with path.open("rb") as f:
-                n = sum(1 for t in tokenize.tokenize(f.readline) if t.type == tokenize.NEWLINE)
-            if n > MAX_STATEMENTS:
-                big.append(f"{path.relative_to(ROOT)}: {n} statements")
+            name = path.relative_to(ROOT).as_posix()
+            n = len(path.read_text(encoding="utf-8").splitlines())
+            if n > MAX_LINES and name not in SPLIT_PENDING_29L | SPLIT_PENDING_HERE:
+                big.append(f"{name}: {n} lines")
     assert not big, big
 
 
