@@ -72,13 +72,8 @@ def cell_text(cell: Cell, compact: bool = False) -> Text:
 def report_renderable(report: dict[str, Any], width: int = 160) -> RenderableType:
     # The report's own cell formatting, so the browser and `quotabench report` print the same
     # numbers. Imported here: agent.metrics is loaded by the worker that built `report`.
-    from agent.metrics.render import (
-        comparison_lines,
-        cost_left_out_line,
-        decision_headers,
-        decision_rows,
-        published_lines,
-    )
+    from agent.metrics.decision_table import cost_left_out_line, decision_headers, decision_rows, published_lines
+    from agent.metrics.run_lines import comparison_lines
 
     section = report["runs"][0]
     table = fitted_table(

@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from agent.metrics.render import CLASS_LABELS
+from agent.classify import CLASS_LABELS
 from agent.run.workspace_diff import unified_diff
 from tuiapp.browse import data, labels
 from tuiapp.browse.data import Cell, Filters, GridRow, cell_of, filter_choices
