@@ -9,6 +9,7 @@ provider.py         what a hosted provider says beyond the chat: usage details, 
 pacing.py           the client-side token bucket that keeps calls under the provider's announced limits
 llamacpp.py         the local llama.cpp server: command line, start, health, GGUF file
 scripted_server.py  an OpenAI-compatible server on loopback that plays scripted models
+scripted_http.py    its HTTP side: routes, faults on the wire, streaming
 scripted_models.py  the scripts: solver, unparseable, coin, second-passes, ...
 provider_model.py   a hosted provider's billing and limits, played by the scripted server (cache, quota, ...)
 """

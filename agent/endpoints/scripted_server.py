@@ -39,19 +39,16 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import hashlib
-import json
 import random
 import sys
 import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from agent import QuotabenchError
 from agent.endpoints.provider_model import ProviderModel
+from agent.endpoints.scripted_http import ScriptedHandler, ScriptedHTTPServer, error_body
 from agent.endpoints.scripted_models import (
     SCRIPTS,
     TASK_ID,
@@ -63,39 +60,19 @@ from agent.endpoints.scripted_models import (
     render,
     stage_of,
 )
-from agent.endpoints.tokens import estimate_messages_tokens, estimate_reply_tokens
 from agent.shipped import data_root
 from verifiers import VerifierError
 from verifiers.tasks import load_suite
 
 FAULTS = ("429", "500", "overflow", "401", "cut", "malformed", "slow", "empty", "no_choices", "no_usage", "drop")
-FINGERPRINT = "fp_scripted_1"
 REQUEST_LOG = 256
 TASK_FILES = 64
-
-
-def _overflow(limit: int = 8192, prompt: int = 9100) -> dict[str, Any]:
-    return {
-        "message": f"This model's maximum context length is {limit} tokens. However, your messages resulted "
-        f"in {prompt} tokens. Please reduce the length of the messages.",
-        "type": "invalid_request_error",
-        "param": "messages",
-        "code": "context_length_exceeded",
-    }
 
 
 def default_suites() -> list[Path]:
     """Every suite folder of the shipped fixtures/."""
     root = data_root() / "fixtures"
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
-
-
-def _error(message: str, kind: str = "invalid_request_error", code: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
-def _pieces(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 class ScriptedServer:
@@ -139,11 +116,11 @@ class ScriptedServer:
         self.tasks = TaskFilesByID(TASK_FILES)
         self.problems: list[str] = []
         self._faults: collections.deque[str] = collections.deque()
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         self._stopping = threading.Event()
         self._in_flight = 0
         self._served = self._workload = 0
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: ScriptedHTTPServer | None = None
         self._thread: threading.Thread | None = None
         for suite in self.suites:
             try:
@@ -168,7 +145,7 @@ class ScriptedServer:
         if self.session_policy == "random":  # a new session: what a restarted real server is
             self.session_seed = random.SystemRandom().randrange(2**32)
         self._stopping.clear()
-        self._httpd = _HTTPServer((self.host, self.port), _Handler)
+        self._httpd = ScriptedHTTPServer((self.host, self.port), ScriptedHandler)
         self._httpd.scripted = self
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(
@@ -201,16 +178,16 @@ class ScriptedServer:
         for fault in faults:
             if fault.partition(":")[0] not in FAULTS:
                 raise QuotabenchError(f"scripted server: unknown fault {fault!r} — use one of {', '.join(FAULTS)}")
-        with self._lock:
+        with self.lock:
             self._faults.extend(faults)
 
     def models(self) -> list[str]:
         return sorted(SCRIPTS)
 
-    # -- used by the handler threads -------------------------------------------------------
+    # -- used by the handler threads (scripted_http.ScriptedBackend) -------------------------------------------------------
 
-    def _record(self, body: dict[str, Any], headers: dict[str, str], probe: bool) -> tuple[str | None, int]:
-        with self._lock:
+    def record(self, body: dict[str, Any], headers: dict[str, str], probe: bool) -> tuple[str | None, int]:
+        with self.lock:
             if probe:
                 self.probes.append(body)
             else:
@@ -221,7 +198,7 @@ class ScriptedServer:
             return (self._faults.popleft() if self._faults and not probe else None), self._served
 
     @contextlib.contextmanager
-    def _busy(self) -> Iterator[None]:
+    def busy(self) -> Iterator[None]:
         if self._slots is not None:
             self._slots.acquire()  # serial slots: the request queues here, as on a one-slot server
         try:
@@ -233,30 +210,30 @@ class ScriptedServer:
 
     @contextlib.contextmanager
     def _in_flight_count(self) -> Iterator[None]:
-        with self._lock:
+        with self.lock:
             self._in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self._in_flight)
         try:
             yield
         finally:
-            with self._lock:
+            with self.lock:
                 self._in_flight -= 1
 
-    def _wait(self, seconds: float) -> None:
+    def wait(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
 
-    def _log_usage(self, prompt: int, completion: int, probe: bool = False) -> None:
-        with self._lock:
+    def log_usage(self, prompt: int, completion: int, probe: bool = False) -> None:
+        with self.lock:
             (self.probe_log if probe else self.usage_log).append((prompt, completion))
 
-    def _turn(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, str, list[tuple[str, str]]]:
+    def turn(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, str, list[tuple[str, str]]]:
         """(status, error body, reply text, tool calls) for a chat request."""
         model = body.get("model")
         if model not in SCRIPTS:
             return (
                 404,
-                _error(
+                error_body(
                     f"model {model!r} does not exist; scripted models: {', '.join(self.models())}",
                     code="model_not_found",
                 ),
@@ -272,12 +249,12 @@ class ScriptedServer:
             )
         match = TASK_ID.search(first_user_text(body))
         if match is None:
-            return 400, _error("the first user message has no `Task id: <id>` line"), "", []
+            return 400, error_body("the first user message has no `Task id: <id>` line"), "", []
         task = self.tasks.get(match.group(1))
         if task is None:
             return (
                 400,
-                _error(
+                error_body(
                     f"task id {match.group(1)!r} is in none of the suites ({', '.join(str(s) for s in self.suites)})"
                 ),
                 "",
@@ -286,220 +263,6 @@ class ScriptedServer:
         turn = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
         reply = play(model, task, turn, self.session_seed, request_seed=body.get("seed"), stage=stage_of(body))
         return (200, None, *render(reply, native))
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    scripted: ScriptedServer
-    daemon_threads = True
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.scripted._lock:  # every accepted TCP connection (reuse shows as few)
-            self.scripted.connections += 1
-        super().process_request(request, client_address)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client hanging up is not news
-            super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "quotabench-scripted/1"
-    disable_nagle_algorithm = True  # TCP_NODELAY, as uvicorn and llama.cpp set: no 40 ms per reused reply
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — quiet; the tests read .requests
-        pass
-
-    @property
-    def scripted(self) -> ScriptedServer:
-        return cast(_HTTPServer, self.server).scripted
-
-    def do_GET(self) -> None:
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "quotabench"} for m in self.scripted.models()
-            ]
-            self._json(200, {"object": "list", "data": data})
-        else:
-            self._json(404, _error(f"no route GET {self.path}"))
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            return self._json(404, _error(f"no route POST {self.path}"))
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return self._json(400, _error("the request body is not JSON"))
-        probe = isinstance(body, dict) and is_probe(body)
-        fault, number = self.scripted._record(body, dict(self.headers.items()), probe)
-        try:
-            with self.scripted._busy():
-                self._chat(body, fault or "", number, probe)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout, abort)
-            self.close_connection = True
-
-    def _chat(self, body: dict[str, Any], fault: str, number: int, probe: bool = False) -> None:
-        name, _, arg = fault.partition(":")
-        server, stream = self.scripted, bool(body.get("stream"))
-        server._wait(server.delay_s)
-        if name == "slow":
-            server._wait(server.slow_s)
-        if name == "drop":
-            self.close_connection = True
-            return
-        if name == "429":
-            return self._json(
-                429,
-                _error("Rate limit reached; try again later.", "rate_limit_error", "rate_limit_exceeded"),
-                {} if arg == "none" else {"Retry-After": arg or "1"},
-            )
-        if name == "500":
-            return self._json(500, _error("The server had an error processing your request.", "server_error"))
-        if name == "overflow":
-            return self._json(400, {"error": _overflow()})
-        if name == "401":
-            key = self.headers.get("Authorization", "").removeprefix("Bearer ")
-            return self._json(401, _error(f"Incorrect API key provided: {key}.", code="invalid_api_key"))
-        if name == "empty":
-            return self._send(200, b"", "text/event-stream" if stream else "application/json")
-        prompt = estimate_messages_tokens(body.get("messages") or [], body.get("tools"))
-        if server.context_limit is not None and prompt >= server.context_limit:
-            return self._json(400, {"error": _overflow(server.context_limit, prompt)})
-        if server.provider is not None and not probe and (refused := server.provider.admit(body, prompt)):
-            return self._json(*refused)
-        status, error, text, calls = server._turn(body)
-        if error is not None:
-            return self._json(status, error)
-        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": estimate_reply_tokens(text, calls)}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        headers = {}
-        if server.provider is not None:
-            usage, headers = server.provider.bill(body, usage), server.provider.headers()
-        reports = name not in ("no_usage", "cut", "malformed", "no_choices") and (
-            not stream or (server.stream_usage and bool((body.get("stream_options") or {}).get("include_usage")))
-        )
-        if reports:
-            server._log_usage(usage["prompt_tokens"], usage["completion_tokens"], probe)
-        base = {
-            "id": f"chatcmpl-scripted-{number}",
-            "created": int(time.time()),
-            "model": server.report_model or body["model"],
-            "system_fingerprint": FINGERPRINT,
-        }
-        finish = "tool_calls" if calls else "stop"
-        # tool-call ids from the request, not the server's count: the same request gets the same
-        # reply, byte for byte, whatever came before it (a resumed run's retry is the clean run's)
-        tag = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).hexdigest()[:12]
-        if stream:
-            self._stream(base, text, calls, finish, usage if reports else None, name, tag, headers)
-        else:
-            self._whole(base, text, calls, finish, usage if reports else None, name, tag, headers)
-
-    def _whole(
-        self,
-        base: dict[str, Any],
-        text: str,
-        calls: list[Any],
-        finish: str,
-        usage: dict[str, Any] | None,
-        fault: str,
-        tag: str,
-        headers: dict[str, str],
-    ) -> None:
-        message: dict[str, Any] = {"role": "assistant", "content": text or None}
-        if calls:
-            message["tool_calls"] = [
-                {"id": f"call_{tag}_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-                for i, (n, a) in enumerate(calls)
-            ]
-        choices = [] if fault == "no_choices" else [{"index": 0, "message": message, "finish_reason": finish}]
-        data = {**base, "object": "chat.completion", "choices": choices}
-        if usage is not None:
-            data["usage"] = usage
-        payload = json.dumps(data).encode()
-        if fault == "malformed":
-            return self._send(200, payload[: len(payload) // 2] + b"<<garbage", "application/json", headers)
-        if fault == "cut":
-            self._send_headers(200, "application/json", {"Content-Length": str(len(payload)), **headers})
-            self.wfile.write(payload[: len(payload) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            return
-        self._send(200, payload, "application/json", headers)
-
-    def _stream(
-        self,
-        base: dict[str, Any],
-        text: str,
-        calls: list[Any],
-        finish: str,
-        usage: dict[str, Any] | None,
-        fault: str,
-        tag: str,
-        headers: dict[str, str],
-    ) -> None:
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-            return {
-                **base,
-                "object": "chat.completion.chunk",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-            }
-
-        events = [chunk({"role": "assistant", "content": ""})] + [chunk({"content": p}) for p in _pieces(text, 24)]
-        for i, (name, arguments) in enumerate(calls):
-            events.append(
-                chunk(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": i,
-                                "id": f"call_{tag}_{i}",
-                                "type": "function",
-                                "function": {"name": name, "arguments": ""},
-                            }
-                        ]
-                    }
-                )
-            )
-            events += [
-                chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in _pieces(arguments, 40)
-            ]
-        events.append(chunk({}, finish))
-        if fault == "no_choices":
-            events = []
-        if usage is not None:
-            events.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
-        lines = [f"data: {json.dumps(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]
-        half = max(2, len(lines) // 2)
-        if fault == "malformed":
-            lines.insert(half, b'data: {"choices": [{"delta": {"content": "tru<<garbage\n\n')
-        self._send_headers(
-            200, "text/event-stream", {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache", **headers}
-        )
-        for i, line in enumerate(lines):
-            if fault == "cut" and i == half:
-                self.close_connection = True  # no terminating chunk: the client sees the body cut short
-                return
-            self.wfile.write(b"%X\r\n%s\r\n" % (len(line), line))
-            self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _send_headers(self, status: int, content_type: str, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-
-    def _send(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
-        self._send_headers(status, content_type, {"Content-Length": str(len(payload)), **(headers or {})})
-        self.wfile.write(payload)
-        self.wfile.flush()
-
-    def _json(self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        self._send(status, json.dumps(data).encode(), "application/json", headers)
 
 
 def _seed(text: str) -> int | str:

@@ -14,6 +14,7 @@ import pytest
 
 from agent import QuotabenchError
 from agent.endpoints.endpoint import ChatClient, EndpointSettings
+from agent.endpoints.scripted_http import FINGERPRINT
 from agent.endpoints.scripted_models import (
     SCRIPTS,
     TaskFiles,
@@ -23,7 +24,7 @@ from agent.endpoints.scripted_models import (
     unparseable,
     wrong,
 )
-from agent.endpoints.scripted_server import FINGERPRINT, ScriptedServer, default_suites
+from agent.endpoints.scripted_server import ScriptedServer, default_suites
 from agent.endpoints.tokens import estimate_messages_tokens, estimate_reply_tokens
 from agent.run.text_protocol import parse_actions
 from verifiers.mechanics import grammar_for, parses_clean
