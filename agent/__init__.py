@@ -4,7 +4,7 @@ the SQLite ledger and the metrics computed from it. Never imports textual or tui
 The words every floor shares live at the top, importing nothing of the floors above:
 states.py (run, engine and arm states, end reasons), classify.py (failure classes),
 strategy_spec.py (strategies and stages), tool_names.py (the tools), events.py (what the
-engine publishes), config.py (the run's configuration, arm kinds included).
+engine publishes), config/ (the run's configuration, arm kinds included).
 """
 
 from enum import IntEnum
