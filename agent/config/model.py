@@ -113,7 +113,7 @@ class ScriptedSettings:
 @dataclass(frozen=True, kw_only=True)
 class EndpointKnobs:
     """How an arm talks to its endpoint, defined once: the config reads and bounds them here, the
-    HTTP client takes them as agent.endpoints.endpoint.EndpointSettings (this plus where to send), and the
+    HTTP client takes them as agent.endpoints.chat.EndpointSettings (this plus where to send), and the
     ledger's arms.sampling_json holds the ones marked SAMPLING. docs/config.md lists each (a test
     checks). A new knob is one field here and one row there."""
 

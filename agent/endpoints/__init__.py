@@ -2,7 +2,8 @@
 estimates, the llama.cpp server quotabench starts, and the scripted server and models the tests
 and demos drive.
 
-endpoint.py         ChatClient (the ChatEndpoint seam): one call, its HTTP tries, retries, usage
+chat.py             the ChatEndpoint seam and what a call is made of: settings, tries, completion, errors
+endpoint.py         ChatClient (fills ChatEndpoint): one call, its HTTP tries, retries, usage
 response.py         a reply body or SSE stream taken apart; what a malformed one becomes
 tokens.py           token estimates when an endpoint reports no usage
 provider.py         what a hosted provider says beyond the chat: usage details, rate-limit headers, quota errors

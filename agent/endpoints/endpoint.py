@@ -22,24 +22,33 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import random
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, overload, runtime_checkable
+from typing import Any, overload
 
 import anyio
 import httpx
 
 from agent import QuotabenchError
-from agent.config import EndpointKnobs
+from agent.endpoints.chat import (
+    CallTry,
+    ChatEndpoint,
+    Completion,
+    ContextOverflow,
+    DeadlinePassed,
+    EndpointError,
+    EndpointSettings,
+    ProviderQuotaExhausted,
+    request_sha256,
+    response_sha256,
+)
 from agent.endpoints.pacing import Pacer
-from agent.endpoints.provider import NO_DETAILS, RateLimits, UsageDetails, rate_limits
+from agent.endpoints.provider import NO_DETAILS, rate_limits
 from agent.endpoints.response import (
     Reply,
     ToolCallRequest,
@@ -55,6 +64,21 @@ from agent.endpoints.response import (
 )
 from agent.endpoints.tokens import estimate_messages_tokens, estimate_reply_tokens
 
+# The call's types are chat.py's; the client's importers may take them from here too.
+__all__ = [
+    "ChatClient",
+    "CallTry",
+    "ChatEndpoint",
+    "Completion",
+    "ContextOverflow",
+    "DeadlinePassed",
+    "EndpointError",
+    "EndpointSettings",
+    "ProviderQuotaExhausted",
+    "request_sha256",
+    "response_sha256",
+]
+
 RETRIED_STATUSES = frozenset(
     {"http_429", "http_5xx", "connect_error", "read_timeout", "stream_cut", "malformed_json", "empty_response"}
 )
@@ -67,115 +91,6 @@ MIN_MASKED_KEY = 8
 DRAIN_AFTER_DONE_S = 0.05
 # What a malformed body can raise while it is taken apart: a try that fails, never the run.
 _SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, OverflowError)
-
-
-@dataclass(frozen=True)
-class EndpointSettings(EndpointKnobs):
-    """Where one arm's requests go, and how (the knobs are agent.config.EndpointKnobs)."""
-
-    base_url: str
-    model: str
-
-
-@dataclass(frozen=True)
-class CallTry:
-    """One HTTP try: one ledger row. status: ok, http_4xx, context_overflow, quota_exhausted or one
-    of RETRIED_STATUSES."""
-
-    retry_index: int
-    started_utc: str
-    latency_ms: int
-    status: str
-    http_status: int | None
-    prompt_tokens: int
-    completion_tokens: int
-    usage_source: str  # reported | estimated | none
-    model_reported: str | None
-    system_fingerprint: str | None
-    finish_reason: str | None
-    error: str | None  # one line, never containing the api key
-    text: str  # assistant text received (possibly partial)
-    tool_calls: tuple[ToolCallRequest, ...]
-    request_sha256: str | None = None  # the request body: the same for every try of one call
-    response_sha256: str | None = None  # what came back (text and tool calls, not ids), for ok tries
-    details: UsageDetails = NO_DETAILS  # cached, cache-write and reasoning tokens, cost, as reported
-    limits: RateLimits | None = None  # the provider's rate limits, from this try's response headers
-    paced_ms: int = 0  # waited before the try for the provider's limit (not in latency_ms)
-
-
-def request_sha256(body: dict[str, Any]) -> str:
-    """The hash of a request body: equal hashes = the same conversation at the same settings."""
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
-
-
-def response_sha256(text: str, tool_calls: tuple[ToolCallRequest, ...]) -> str:
-    """The hash of a reply's content: its text and each tool call's name and raw arguments (call
-    ids are left out: servers number them per request, which is not a different answer)."""
-    content = [text, [[c.name, c.arguments] for c in tool_calls]]
-    return hashlib.sha256(json.dumps(content, ensure_ascii=True).encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class Completion:
-    """The successful result of `complete`, with every try it took."""
-
-    text: str
-    tool_calls: tuple[ToolCallRequest, ...]
-    finish_reason: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    usage_source: str
-    model_reported: str | None
-    system_fingerprint: str | None
-    tries: tuple[CallTry, ...]
-
-
-class EndpointError(QuotabenchError):
-    """The call failed for good (retry limit or a non-retried 4xx); `.tries` holds every try."""
-
-    def __init__(self, message: str, tries: tuple[CallTry, ...] = ()):
-        super().__init__(message)
-        self.tries = tuple(tries)
-
-
-class ContextOverflow(EndpointError):
-    """HTTP 400 saying the prompt is longer than the model's context (never retried)."""
-
-
-class DeadlinePassed(EndpointError):
-    """The caller's deadline (the attempt's time limit) passed before a reply arrived."""
-
-
-class ProviderQuotaExhausted(EndpointError):
-    """The provider's own quota or credits are spent (HTTP 402, insufficient_quota): never retried,
-    it ends the arm until the user tops up. `.reason` is the provider's message in one line."""
-
-    def __init__(self, message: str, reason: str, tries: tuple[CallTry, ...] = ()):
-        super().__init__(message, tries)
-        self.reason = reason
-
-
-@runtime_checkable
-class ChatEndpoint(Protocol):
-    """The seam an arm talks through; ChatClient is the HTTP implementation."""
-
-    settings: EndpointSettings
-
-    async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        *,
-        on_try: Callable[[CallTry], Awaitable[None]] | None = None,
-        on_delta: Callable[[str], None] | None = None,
-        deadline: float | None = None,
-        seed: int | None = None,
-        temperature: float | None = None,
-    ) -> Completion: ...
-
-    async def aclose(self) -> None: ...
-    async def list_models(self) -> list[str]: ...
-    def mask(self, text: str | None) -> str | None: ...
 
 
 class ChatClient:

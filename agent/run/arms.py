@@ -18,7 +18,8 @@ import anyio
 
 from agent import QuotabenchError
 from agent.config import ARM_KINDS, ArmConfig, ArmKind, EndpointKnobs, LlamaCppSettings, ScriptedSettings
-from agent.endpoints.endpoint import ChatClient, ChatEndpoint, EndpointSettings
+from agent.endpoints.chat import ChatEndpoint, EndpointSettings
+from agent.endpoints.endpoint import ChatClient
 from agent.ledger.store import new_id
 from agent.run.quota import Quota
 from agent.states import ArmState

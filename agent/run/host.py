@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from agent import events as ev
     from agent.config import RunConfig
-    from agent.endpoints.endpoint import Completion
+    from agent.endpoints.chat import Completion
     from agent.endpoints.provider import RateLimits
     from agent.ledger.store import Ledger
     from agent.ledger.writer import AsyncLedger

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.config import Limits
-from agent.endpoints.endpoint import Completion
+from agent.endpoints.chat import Completion
 from agent.run.text_protocol import INSTRUCTIONS, parse_actions
 from agent.run.tools import MAX_ARGUMENT_CHARS, TOOL_SCHEMAS, ToolError, ToolOutcome, Workspace, parse_arguments
 from agent.states import EndReason
