@@ -3,6 +3,7 @@ endpoint says it is and what it runs can differ, and integrity failures look lik
 runs).
 
 checks.py  Check (ok / differs / unknown, what to change, invalidating?) from what was observed
+server_checks.py  the server itself: parallel slots, the GGUF file, llama.cpp's flags
 probes.py  the tiny requests: reply, calibration, context near/over the limit and at the
            suite's largest first request, tool calls per tool_choice, two calls at once
 run.py     every arm of a run: probe, conclude, record (calls of kind 'preflight'), table,

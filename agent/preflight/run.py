@@ -27,16 +27,13 @@ from agent.preflight.checks import (
     Check,
     Observed,
     context_check,
-    effective_flags,
-    flags_check,
-    gguf_check,
     model_check,
-    slots_check,
     tools_check,
     usage_check,
 )
 from agent.preflight.probes import Prober, observe
 from agent.preflight.provider_check import provider_check
+from agent.preflight.server_checks import effective_flags, flags_check, gguf_check, slots_check
 from agent.run.arms import ArmRuntime, open_arm
 from agent.run.attempt import call_columns
 from agent.run.first_request import largest

@@ -12,16 +12,12 @@ from agent.preflight.checks import (
     Observed,
     Outcome,
     context_check,
-    effective_flags,
-    flags_check,
-    gguf_check,
     model_check,
     same_model,
-    slots_check,
-    slots_verdict,
     tools_check,
     usage_check,
 )
+from agent.preflight.server_checks import effective_flags, flags_check, gguf_check, slots_check, slots_verdict
 
 OK = Outcome("ok", model="m", usage="reported", prompt_tokens=10, tool_calls=1)
 OVERFLOW = Outcome("context_overflow", "maximum context length is 2000 tokens")
