@@ -15,8 +15,8 @@ import pytest
 from agent.export import COLUMNS, export_attempts
 from agent.ledger import Ledger
 from agent.metrics.report import build_report
-from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import ROOT
+from tests.support.engine_helpers import arm_toml, run_sync, write_config
 
 DOC = ROOT / "docs" / "ledger.md"
 

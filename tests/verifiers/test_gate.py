@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.verifiers.helpers import python_task
+from tests.support.verifier_tasks import python_task
 from verifiers.gate import gate_task
 from verifiers.tasks import load_task
 
@@ -94,7 +94,7 @@ def test_shipped_smoke_and_controls_gate_cleanly():
 
 def test_the_docs_single_script_verifier_example_works(tmp_path):
     # docs/tasks.md: hidden/verify.sh lands at the workspace root, so the command is `bash verify.sh`
-    from tests.verifiers.helpers import make_task
+    from tests.support.verifier_tasks import make_task
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "tasks.md").read_text()
     assert 'hidden_cmd = "bash verify.sh"' in docs and 'hidden_cmd = "bash hidden/verify.sh"' not in docs

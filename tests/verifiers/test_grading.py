@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from tests.verifiers.helpers import PYTEST, make_task
+from tests.support.verifier_tasks import PYTEST, make_task
 from verifiers.grading import SandboxGrader
 from verifiers.tasks import load_task
 

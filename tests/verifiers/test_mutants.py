@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.verifiers.helpers import ONE_CASE, THOROUGH, planted_clamp_task
+from tests.support.verifier_tasks import ONE_CASE, THOROUGH, planted_clamp_task
 from verifiers.mechanics import grammar_for, parses_clean
 from verifiers.mutants.cache import ScoreCache
 from verifiers.mutants.generate import changed_files, mutants_of_source, mutants_of_task

@@ -4,7 +4,7 @@ its finding; runner configuration the model wrote is put back before grading."""
 
 import pytest
 
-from tests.verifiers.helpers import PYTEST, make_task, write
+from tests.support.verifier_tasks import PYTEST, make_task, write
 from verifiers.grading import SandboxGrader, task_key
 from verifiers.tasks import load_task
 

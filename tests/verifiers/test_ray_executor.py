@@ -74,7 +74,7 @@ def test_a_command_runs_in_the_sandbox_on_a_worker(executor, tmp_path):
 
 @pytest.mark.slow
 def test_a_missing_runtime_is_environment_naming_the_node(executor, tmp_path):
-    from tests.verifiers.helpers import make_task, python_task
+    from tests.support.verifier_tasks import make_task, python_task
     from verifiers.grading import SandboxGrader
     from verifiers.tasks import load_task
 
@@ -130,7 +130,7 @@ def test_a_worker_lost_mid_command_is_retried_once_and_recorded(executor, tmp_pa
 @pytest.mark.slow
 def test_a_paired_run_on_ray_equals_the_local_one(local_ray, tmp_path):
     from agent.ledger import Ledger
-    from tests.agent.engine_helpers import arm_toml, run_sync, write_config
+    from tests.support.engine_helpers import arm_toml, run_sync, write_config
 
     outcomes = {}
     for executor in ("local", "ray"):

@@ -13,7 +13,7 @@ import pytest
 
 from agent.classify import classify
 from tests.conftest import FIXTURES
-from tests.verifiers.helpers import python_task
+from tests.support.verifier_tasks import python_task
 from verifiers.grading import SandboxGrader
 from verifiers.mechanics import check_workspace
 from verifiers.runners import environment_fault

@@ -1,6 +1,6 @@
 """Loading tasks and suites: every valid task loads, every broken one is one clear line."""
 
-from tests.verifiers.helpers import python_task, write
+from tests.support.verifier_tasks import python_task, write
 from verifiers.tasks import load_suite, load_task
 
 HIDDEN_OK = "import mod\n\ndef test_add():\n    assert mod.add(2, 3) == 5\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tuiapp.browse.fixed_ledger import RUN, build_fixed_ledger
+from tests.support.fixed_ledger import RUN, build_fixed_ledger
 
 GOLDEN = Path(__file__).parent / "golden"
 FORMATS = {"json": ["--json"], "text": [], "markdown": ["--markdown"]}

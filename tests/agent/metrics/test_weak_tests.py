@@ -14,8 +14,8 @@ from agent.metrics.grader_view import gap_under_graders, grader_pair
 from agent.metrics.mutation import TaskMutation, mutation_section, suite_mutation
 from agent.metrics.outcome import TaskOutcome
 from agent.metrics.report import build_report, render_report
-from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import FIXTURES
+from tests.support.engine_helpers import arm_toml, run_sync, write_config
 from verifiers.mutants.cache import ScoreCache, cache_key
 from verifiers.mutants.outcome import MutantResult, TaskScore
 from verifiers.tasks import load_suite

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent.ledger import Ledger
+from tests.support.fixed_ledger import build_fixed_ledger
 
-from .fixed_ledger import build_fixed_ledger
 from .scripted_ledger import build_scripted_ledger
 
 

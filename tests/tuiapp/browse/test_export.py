@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from .fixed_ledger import CRASHED, RUN
+from tests.support.fixed_ledger import CRASHED, RUN
 
 REQUIRED = (
     "run_id",

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable
 
+from tests.support.fixed_ledger import CRASHED, FAILING_TEST, MECHANICS_LINE, RUN
 from tuiapp.browse.app import browse_screen, make_app
 from tuiapp.browse.run import RunScreen
 
-from .fixed_ledger import CRASHED, FAILING_TEST, MECHANICS_LINE, RUN
 from .helpers import open_attempt, open_task, settle, shown
 
 pytestmark = pytest.mark.anyio

@@ -10,8 +10,8 @@ from textual.widgets import DataTable
 
 from agent.endpoints.scripted_server import ScriptedServer
 from agent.ledger import Ledger
-from tests.agent.engine_helpers import arm_toml, drive, write_config
 from tests.conftest import FIXTURES
+from tests.support.engine_helpers import arm_toml, drive, write_config
 from tuiapp.browse.app import make_app
 from tuiapp.browse.data import load_run
 

@@ -184,7 +184,7 @@ def test_the_shipped_examples_and_fixtures_are_found_from_any_folder(tmp_path):
 
 def test_the_after_run_report_fits_the_terminal(tmp_path):
     from agent.metrics.report import build_report, render_report
-    from tests.tuiapp.browse.fixed_ledger import build_fixed_ledger  # a finished two-arm run
+    from tests.support.fixed_ledger import build_fixed_ledger  # a finished two-arm run
 
     ledger = build_fixed_ledger(tmp_path / "fixed.sqlite")
     runs = [r["id"] for r in ledger.runs() if r["status"] == "finished"]

@@ -16,8 +16,8 @@ from sqlite_utils import Database
 
 from agent.ledger import Ledger
 from agent.ledger.schema import migrations
-from tests.agent.engine_helpers import arm_toml, run_sync, write_config
 from tests.conftest import ROOT
+from tests.support.engine_helpers import arm_toml, run_sync, write_config
 from tuiapp.cli import main
 
 

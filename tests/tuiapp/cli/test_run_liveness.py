@@ -15,8 +15,8 @@ import time
 
 from agent.ledger.liveness import process_alive, process_identity, run_state
 from agent.ledger.store import to_json
-from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import ROOT
+from tests.support.engine_helpers import arm_toml, write_config
 
 
 def cli(*args: object, **kw) -> subprocess.CompletedProcess:

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 import sys
 
-from tests.agent.engine_helpers import arm_toml, write_config
 from tests.conftest import FIXTURES, ROOT
+from tests.support.engine_helpers import arm_toml, write_config
 from verifiers.runtimes import tools_of
 from verifiers.tasks import Task, load_suite
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.verifiers.helpers import ONE_CASE, planted_clamp_task
+from tests.support.verifier_tasks import ONE_CASE, planted_clamp_task
 from tuiapp.cli import main
 from tuiapp.cli.mutants import ProgressLine
 from verifiers.mutants.runner import Progress

@@ -6,7 +6,7 @@ import pytest
 from agent.config import load_config
 from agent.ledger import Ledger
 from agent.run.engine import RunEngine
-from tests.agent.engine_helpers import arm_toml, write_config
+from tests.support.engine_helpers import arm_toml, write_config
 from tests.tuiapp.live.conftest import SIZE, wait_for
 
 pytestmark = pytest.mark.slow

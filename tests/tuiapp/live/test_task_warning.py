@@ -7,8 +7,8 @@ from agent import events as ev
 from agent.config import load_config
 from agent.ledger import Ledger
 from agent.run.engine import RunEngine
-from tests.agent.engine_helpers import arm_toml
-from tests.agent.test_task_folders_in_a_run import mixed_suite
+from tests.agent.run.test_task_folders_in_a_run import mixed_suite
+from tests.support.engine_helpers import arm_toml
 from tests.tuiapp.live.conftest import wait_for
 from tuiapp.live.state import RunState
 
