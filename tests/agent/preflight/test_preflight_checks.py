@@ -1,4 +1,4 @@
-"""Preflight's conclusions from observations: each rule, without a server (agent/preflight/checks.py)."""
+"""Preflight's conclusions from observations: each rule, without a server (agent/preflight/checks.py and server_checks.py)."""
 
 from __future__ import annotations
 

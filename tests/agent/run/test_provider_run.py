@@ -80,7 +80,7 @@ def test_headless_run_records_the_bill_paces_censors_at_the_quota_and_resumes(tm
         ]
         assert all(c["reasoning_tokens"] == 5 and c["ratelimit_limit_tokens"] == 4000 for c in ok)
         # never limited (whether it had to wait depends on how fast the machine ran the calls;
-        # tests/agent/test_provider.py shows the same load unpaced meeting 429s)
+        # tests/agent/endpoints/test_provider.py shows the same load unpaced meeting 429s)
         assert model.rate_limited == 0 and all(c["paced_ms"] is not None for c in calls)
         # censored at the first quota reply: one try, no retry storm
         assert [c["status"] for c in calls].count("quota_exhausted") == 1 and model.quota_refused == 1
