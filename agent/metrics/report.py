@@ -30,7 +30,7 @@ from agent.metrics.kinds import broken_tasks, by_kind
 from agent.metrics.mutation import mutation_section
 from agent.metrics.outcome import NOT_RUN, TaskOutcome
 from agent.metrics.price import parse_price
-from agent.metrics.read import practical_read
+from agent.metrics.read import practical_read, with_integrity
 from agent.metrics.render import render_report
 from agent.metrics.repeats import repeated_retries
 from agent.metrics.replicate_stats import replicate_statistics
@@ -293,7 +293,12 @@ def _run_section(
     note = budget_note(setup["arms"])
     if note:  # a max of k candidates is not a mean of one: the verdict says what was compared
         comparisons = [replace(c, verdict=replace(c.verdict, text=f"{c.verdict.text} — {note}")) for c in comparisons]
-    reads = _reads(metrics, costs, comparisons, same, intervals)
+    integrity = _integrity(ledger, run_id, [a["name"] for a in arm_rows], all_tasks, controls)
+    flags = {arm["arm"]: arm for arm in integrity["arms"]}
+    reads = [
+        with_integrity(r, flags.get(m.name))
+        for m, r in zip(metrics, _reads(metrics, costs, comparisons, same, intervals))
+    ]
     setups = {s["arm"]: s for s in setup["arms"]}
     section: dict[str, Any] = {
         "run": {k: run.get(k) for k in ("id", "created_utc", "finished_utc", "session_id", "manifest_sha256")}
@@ -334,7 +339,7 @@ def _run_section(
         ],
         "comparisons": [_comparison_dict(c, costs, censored, same, intervals) for c in comparisons],
         "decision": decision_section(run, arm_rows, outcomes),
-        "integrity": _integrity(ledger, run_id, [a["name"] for a in arm_rows], all_tasks, controls),
+        "integrity": integrity,
         "strategies": strategy_section(ledger, run_id, arm_rows, attempts, outcomes, costs),
         "cost_relative": _relative(intervals, [m.name for m in metrics]),
         "repeated_retries": repeated_retries(ledger, run_id, arm_rows),
