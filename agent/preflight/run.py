@@ -21,6 +21,7 @@ import anyio
 from agent.config import DEFAULT_PREFLIGHT_BUDGET, RunConfig
 from agent.endpoints.endpoint import CallTry
 from agent.endpoints.llamacpp import configured_flags, process_argv
+from agent.ledger.attempt_rows import call_columns
 from agent.ledger.store import new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.preflight.checks import (
@@ -38,7 +39,6 @@ from agent.preflight.checks import (
 from agent.preflight.probes import Prober, observe
 from agent.preflight.provider_check import provider_check
 from agent.run.arms import ArmRuntime, open_arm
-from agent.run.attempt import call_columns
 from agent.run.first_request import largest
 from verifiers.tasks import Task
 

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 from agent import events as ev
 from agent.classify import NOT_COUNTED, classify
 from agent.config import ArmConfig, Limits
-from agent.ledger.store import LedgerError, capped, new_id, utc_now
+from agent.ledger.ops import Op
+from agent.ledger.rows import submission, submitted
+from agent.ledger.store import LedgerError, capped, utc_now
 from agent.run.attempt import AttemptRunner, StagePlan
 from agent.run.loop import AttemptEnded
 from agent.run.selection import (
@@ -327,29 +329,21 @@ class StrategyTask:
                 route = "none"
         chosen = candidates[choice - 1] if choice is not None else None
         reason = _reason(route, choice, parse_route, scores)
-        ops: list[tuple[Any, ...]] = [
-            ("update", "attempts", c.attempt_id, {"submitted": int(c is chosen)}) for c in candidates
-        ]
+        ops: list[Op] = [submitted(c.attempt_id, c is chosen) for c in candidates]
         ops.append(
-            (
-                "insert",
-                "submissions",
-                {
-                    "id": new_id(),
-                    "run_id": self.host.run_id,
-                    "arm": self.arm.name,
-                    "task_id": self.task.id,
-                    "created_utc": utc_now(),
-                    "strategy": self.strategy.name,
-                    "select_rule": rule,
-                    "candidates": len(candidates),
-                    "submitted_attempt_id": chosen.attempt_id if chosen else None,
-                    "route": route,
-                    "reason": reason,
-                    "parse_route": parse_route,
-                    "fallback": fallback,
-                    "scores_json": scores_json(scores),
-                },
+            submission(
+                self.host.run_id,
+                self.arm.name,
+                self.task.id,
+                strategy=self.strategy.name,
+                select_rule=rule,
+                candidates=len(candidates),
+                submitted_attempt_id=chosen.attempt_id if chosen else None,
+                route=route,
+                reason=reason,
+                parse_route=parse_route,
+                fallback=fallback,
+                scores_json=scores_json(scores),
             )
         )
         await self.host.ledger.batch(ops)
