@@ -1,5 +1,5 @@
-"""The rows of one attempt: the attempt itself, its model calls (in flight, finished, lost),
-its tool calls and its grade, as typed writes (agent/ledger/ops.py). The attempt runner
+"""The rows of one attempt: the attempt itself, its model calls (in flight, finished, lost; a
+preflight probe's calls too), its tool calls and its grade, as typed writes (agent/ledger/ops.py). The attempt runner
 (agent/run/attempt.py) decides when each is written; this module knows the columns.
 """
 
@@ -188,6 +188,28 @@ def call_finished(
         **call_columns(t),
     }
     return Update("calls", call_id, row) if in_flight_row else Insert("calls", {"id": call_id, **row})
+
+
+def preflight_call(
+    run_id: str | None, arm: str, preflight_id: str, probe: str, server_session_id: str | None, t: CallTry
+) -> Insert:
+    """One HTTP try of a preflight probe: a calls row of no attempt (and of no run, for
+    `quotabench preflight` alone)."""
+    return Insert(
+        "calls",
+        {
+            "id": new_id(),
+            "attempt_id": None,
+            "run_id": run_id,
+            "arm": arm,
+            "kind": "preflight",
+            "preflight_id": preflight_id,
+            "probe": probe,
+            "reserved_tokens": 0,
+            "server_session_id": server_session_id,
+            **call_columns(t),
+        },
+    )
 
 
 def call_lost(call_id: str, reserved: int) -> Update:

@@ -113,3 +113,30 @@ def submission(run_id: str, arm: str, task_id: str, **columns: Any) -> Insert:
         "submissions",
         {"id": new_id(), "run_id": run_id, "arm": arm, "task_id": task_id, "created_utc": utc_now(), **columns},
     )
+
+
+def preflight_started(
+    preflight_id: str, run_id: str | None, arm: str, endpoint_url: str, model: str, forced: bool
+) -> Insert:
+    """An arm's preflight as it starts: running, nothing spent."""
+    return Insert(
+        "preflights",
+        {
+            "id": preflight_id,
+            "run_id": run_id,
+            "arm": arm,
+            "created_utc": utc_now(),
+            "endpoint_url": endpoint_url,
+            "model": model,
+            "verdict": "running",
+            "forced": int(forced),
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "calls": 0,
+        },
+    )
+
+
+def preflight_ended(preflight_id: str, verdict: str, checks_json: str, **spent: int) -> Update:
+    """The preflight's verdict, its checks and what its probes spent (tokens, calls, duration_ms)."""
+    return Update("preflights", preflight_id, {"verdict": verdict, "checks_json": checks_json, **spent})

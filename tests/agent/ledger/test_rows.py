@@ -101,6 +101,17 @@ def test_every_builder_writes_columns_the_schema_has_and_they_read_back(tmp_path
             rows.run_ended(run_id, "finished", 0.5),
         ]
     )
+    preflight = new_id()
+    ledger.batch(
+        [
+            rows.preflight_started(preflight, run_id, "A", "http://127.0.0.1:1", "m", forced=False),
+            ar.preflight_call(run_id, "A", preflight, "tools", None, _try(0, 7, 3)),
+            rows.preflight_ended(preflight, "ok", "[]", prompt_tokens=7, completion_tokens=3, calls=1, duration_ms=5),
+        ]
+    )
+    assert ledger.query("select verdict, calls from preflights where id = ?", [preflight]) == [
+        {"verdict": "ok", "calls": 1}
+    ]
     skip = ar.AttemptKey(new_id(), run_id, arm_ids["B"], "B", "t1", 3)
     ledger.batch(ar.environment_skip(skip, "runtime_missing", "environment", "no cargo"))
     assert ledger.run(run_id)["status"] == "finished"
