@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
+from agent.classify import NOT_COUNTED
 from agent.ledger.store import Ledger, Row
 
 # Only the columns the metrics read: `a.*` (diffs included) took half the report's time at 5,000
@@ -128,3 +129,66 @@ def server_sessions(ledger: Ledger, run_ids: list[str]) -> dict[str, set[str]]:
     ):
         out[row["run_id"]].add(row["server_session_id"])
     return dict(out)
+
+
+# One row per arm; `priced_*` sum the calls without a reported cost (those the table prices).
+SPEND_SQL = """
+select arm,
+  coalesce(sum(prompt_tokens), 0) as prompt,
+  coalesce(sum(completion_tokens), 0) as completion,
+  coalesce(sum(cached_tokens), 0) as cached,
+  coalesce(sum(cache_write_tokens), 0) as cache_write,
+  coalesce(sum(reasoning_tokens), 0) as reasoning,
+  coalesce(sum(case when cost_usd is null then prompt_tokens end), 0) as priced_prompt,
+  coalesce(sum(case when cost_usd is null then completion_tokens end), 0) as priced_completion,
+  coalesce(sum(case when cost_usd is null then cached_tokens end), 0) as priced_cached,
+  coalesce(sum(case when cost_usd is null then cache_write_tokens end), 0) as priced_cache_write,
+  coalesce(sum(cost_usd), 0.0) as reported_usd,
+  count(cost_usd) as reported_calls,
+  sum(case when cost_usd is null and coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0) > 0
+      then 1 else 0 end) as priced_calls,
+  count(cached_tokens) + count(cache_write_tokens) + count(reasoning_tokens) + count(cost_usd) as detailed,
+  coalesce(sum(paced_ms), 0) as paced_ms
+from calls where run_id = ? and kind = 'attempt' {lost} group by arm
+"""
+# The calls of lost attempts (agent.classify.is_lost): billed, but not the model's (lost spend).
+LOST_CALLS = "and attempt_id not in (select id from attempts where run_id = ? and failure_class in ({}))".format(
+    ", ".join(f"'{c}'" for c in NOT_COUNTED)
+)
+
+
+def spend_sums(ledger: Ledger, run_id: str, *, model_only: bool = False) -> list[dict[str, Any]]:
+    """Per arm, its attempt calls' token and cost sums as billed (SPEND_SQL's columns); `model_only`
+    leaves out the calls of lost attempts."""
+    sql, params = SPEND_SQL.format(lost=LOST_CALLS if model_only else ""), [run_id] * (2 if model_only else 1)
+    return ledger.query(sql, params)
+
+
+_REPEATS_SQL = """
+select a.arm as arm, count(*) as repeated,
+       sum(case when ca.response_sha256 is not null and ca.response_sha256 = cp.response_sha256 then 1 else 0 end)
+           as same_reply
+from attempts a
+join attempts p on p.run_id = a.run_id and p.arm = a.arm and p.task_id = a.task_id
+     and p.stage = a.stage and p.attempt_no = a.attempt_no - 1
+join calls ca on ca.attempt_id = a.id and ca.turn = 1 and ca.retry_index = 0
+join calls cp on cp.attempt_id = p.id and cp.turn = 1 and cp.retry_index = 0
+where a.run_id = ? and a.attempt_no > 1 and ca.request_sha256 is not null and ca.request_sha256 = cp.request_sha256
+group by a.arm
+"""
+
+
+def repeated_first_requests(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """Per arm: how many later attempts sent the previous attempt's first request byte for byte
+    ("repeated"), and how many of those got its first reply back ("same_reply")."""
+    return ledger.query(_REPEATS_SQL, [run_id])
+
+
+def ok_call_hashes(ledger: Ledger, run_ids: list[str]) -> list[dict[str, Any]]:
+    """The runs' successful attempt calls with a request hash: arm, run, server session, hashes."""
+    marks = ", ".join("?" * len(run_ids))
+    return ledger.query(
+        f"select arm, run_id, server_session_id, request_sha256, response_sha256 from calls where run_id in ({marks}) "
+        "and kind = 'attempt' and status = 'ok' and request_sha256 is not null",
+        run_ids,
+    )
