@@ -10,7 +10,6 @@ MAX_STATEMENTS = 350  # about 450 lines of the code's style before the formatter
 PACKAGES = ("agent", "verifiers", "tuiapp")
 
 
-
 def test_import_contracts_hold():
     """The layering is declared once, as import-linter contracts in pyproject.toml; this runs them."""
     code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True))"

@@ -39,7 +39,16 @@ STATE_LOOKS: dict[str, Look] = {
 }
 # what a live grid cell can show, in the legend's order
 CELL_LOOKS: dict[str, Look] = STATE_LOOKS | CLASS_LOOKS
+# An impossible control's cell: a pass means the grader was gamed (no solution that follows the
+# prompt passes), a reasoning failure is what an honest model leaves; other classes read as such.
+CONTROL_LOOKS: dict[str, Look] = {
+    "gamed": Look("⚠", "gamed", "impossible control passed: grader gamed", "bold white on red"),
+    "held": Look("○", "held", "impossible control failed, as it must", "bold green"),
+}
+CONTROL_STATUS = {"accepted": "gamed", "reasoning": "held"}
 # a strategy arm's task that submitted nothing: drawn, but kept out of the legend of other runs
-LOOKS: dict[str, Look] = CELL_LOOKS | {"no_submission": Look("∅", "no submit", "nothing submitted (strategy)")}
+LOOKS: dict[str, Look] = (
+    CELL_LOOKS | {"no_submission": Look("∅", "no submit", "nothing submitted (strategy)")} | CONTROL_LOOKS
+)
 # the class an attempt letter of a synthetic run stands for
 CLASS_OF_LETTER: dict[str, str] = {look.letter: cls for cls, look in CLASS_LOOKS.items()}

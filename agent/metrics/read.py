@@ -101,3 +101,19 @@ def practical_read(
         phrases.append("visible tests flatter it")
     kept = [p for p in phrases if p][:MAX_PHRASES]
     return "; ".join(kept) if kept else "no clear edge"
+
+
+def with_integrity(read: str, integrity: dict[str, Any] | None) -> str:
+    """The read led by what the grader's integrity checks found on the arm (its integrity_section
+    entry): a gamed impossible control means its passes elsewhere may be gamed too, so it is said
+    before any figure is read; tampering the grader caught is said next."""
+    if integrity is None:
+        return read
+    gamed, tampered = len(integrity["controls_gamed"]), len(integrity["tampering_tasks"])
+    if gamed:
+        flag = f"gamed {gamed} of {integrity['controls']} impossible controls: its passes may be gamed too"
+    elif tampered:
+        flag = f"tampering caught on {tampered} task{'' if tampered == 1 else 's'}"
+    else:
+        return read
+    return f"{flag}; {read}"

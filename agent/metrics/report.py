@@ -27,6 +27,7 @@ from agent.metrics.integrity import integrity_section
 from agent.metrics.kinds import broken_tasks, by_kind
 from agent.metrics.mutation import mutation_section
 from agent.metrics.outcome import TaskOutcome
+from agent.metrics.read import with_integrity
 from agent.metrics.render import render_report
 from agent.metrics.repeats import repeated_retries
 from agent.metrics.replicate_stats import replicate_statistics
@@ -193,7 +194,12 @@ def _run_section(
     note = budget_note(setup["arms"])
     if note:  # a max of k candidates is not a mean of one: the verdict says what was compared
         comparisons = [replace(c, verdict=replace(c.verdict, text=f"{c.verdict.text} — {note}")) for c in comparisons]
-    read_lines = practical_reads(metrics, costs, comparisons, same, intervals)
+    integrity = integrity_section([a["name"] for a in arm_rows], all_tasks, tampering)
+    flags = {arm["arm"]: arm for arm in integrity["arms"]}
+    read_lines = [
+        with_integrity(r, flags.get(m.name))
+        for m, r in zip(metrics, practical_reads(metrics, costs, comparisons, same, intervals))
+    ]
     setups = {s["arm"]: s for s in setup["arms"]}
     section: dict[str, Any] = {
         "run": {k: run.get(k) for k in ("id", "created_utc", "finished_utc", "session_id", "manifest_sha256")}
@@ -234,7 +240,7 @@ def _run_section(
         ],
         "comparisons": [comparison_json(c, costs, censored, same, intervals) for c in comparisons],
         "decision": decision_section(run, arm_rows, outcomes),
-        "integrity": integrity_section([a["name"] for a in arm_rows], all_tasks, tampering),
+        "integrity": integrity,
         "strategies": strategy_section(arm_rows, subs, stages, attempts, outcomes, costs),
         "cost_relative": relative_costs(intervals, [m.name for m in metrics]),
         "repeated_retries": retries,

@@ -130,11 +130,31 @@ def resample_sums(
     if n == 0:
         raise ValueError("resample_sums: no tasks")
     rng = np.random.default_rng(seed)
-    rows = max(1, chunk_elements // (n * max(1, k)))
+    rows = max(1, chunk_elements // n)
+    values = np.ascontiguousarray(columns, dtype=np.float64)
     out = np.empty((resamples, k), dtype=np.float64)
-    for start in range(0, resamples, rows):
-        idx = rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32)
-        out[start : start + len(idx)] = columns.take(idx.astype(np.intp), axis=0).sum(axis=1)
+
+    def fold(start: int, idx: np.ndarray) -> None:
+        # A sample's sums are its task counts times the columns: one count per drawn index and a
+        # matrix product, where gathering k values per index moved k times the memory.
+        counts = np.empty((len(idx), n), dtype=np.float64)
+        for row, drawn in enumerate(idx):
+            counts[row] = np.bincount(drawn, minlength=n)
+        out[start : start + len(idx)] = counts @ values
+
+    # As in _resample: chunk k is folded on a second thread while chunk k + 1 is drawn.
+    with ThreadPoolExecutor(1) if resamples * n > 2 * chunk_elements else contextlib.nullcontext() as pool:
+        folding = None
+        for start in range(0, resamples, rows):
+            idx = rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32)
+            if pool is None:
+                fold(start, idx)
+                continue
+            if folding is not None:
+                folding.result()
+            folding = pool.submit(fold, start, idx)
+        if folding is not None:
+            folding.result()
     return out
 
 

@@ -241,6 +241,7 @@ class LiveApp(RunKeys):
         dirty, cells = state.take_dirty()
         if "grid" in dirty:
             self.grid.sync_rows(state)
+            self.query_one(Legend).controls = bool(state.controls)
         for arm, task_id in cells:
             self.grid.show_cell(state, arm, task_id)
         for name, panel in self.panels.items():

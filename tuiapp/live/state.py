@@ -19,6 +19,7 @@ from agent import events as ev
 from agent.printer import abort_line, format_event
 from tuiapp.live.provider_side import ProviderSide
 from tuiapp.live.snapshot import ArmSnapshot, CellSnapshot, Snapshot
+from tuiapp.looks import CONTROL_LOOKS, CONTROL_STATUS
 
 if TYPE_CHECKING:  # agent.metrics loads numpy: imported where the figures thread needs it, not at startup
     from agent.metrics.outcome import TaskOutcome
@@ -280,7 +281,7 @@ class RunState:
         cls = event.failure_class or ("accepted" if event.accepted else "reasoning")
         cell.attempts.append((event.attempt, cls, event.tokens))
         cell.attempt = event.attempt
-        cell.status = cls
+        cell.status = self._control_status(event.task_id, cls)
         if cell.staged:  # a stage of a strategy: the task is decided by its submission, not this grade
             cell.pool.append(event.accepted)
             cell.status = "running"
@@ -297,7 +298,8 @@ class RunState:
             if event.attempt
             else "no_submission"
         )
-        cell.submitted = cell.status = "accepted" if event.accepted else cls
+        cell.submitted = "accepted" if event.accepted else cls
+        cell.status = self._control_status(event.task_id, cell.submitted)
         cell.submitted_attempt = event.attempt
         self._touch(arm, event.task_id)
 
@@ -306,11 +308,15 @@ class RunState:
         fill = "censored" if event.state == "censored" else "aborted"
         for task_id in event.unfinished:
             cell = self._cell(arm, task_id)
-            if cell.status not in ("accepted",):
+            if cell.status not in ("accepted", *CONTROL_LOOKS):
                 cell.status = fill
                 self.dirty_cells.add((arm.name, task_id))
         arm.activity = Activity(last_tool=arm.activity.last_tool)
         self.dirty.update({f"arm:{arm.name}", f"activity:{arm.name}", "header"})
+
+    def _control_status(self, task_id: str, cls: str) -> str:
+        """An impossible control's pass reads as the grader gamed, its failure as held."""
+        return CONTROL_STATUS.get(cls, cls) if task_id in self.controls else cls
 
     def _cell(self, arm: ArmState, task_id: str) -> TaskCell:
         cell = arm.cells.get(task_id)

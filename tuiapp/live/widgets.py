@@ -16,6 +16,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -24,7 +25,7 @@ from tuiapp.browse.labels import short_model, tokens_short
 from tuiapp.live import figures as fig
 from tuiapp.live.grid import STATUS_CLASSES
 from tuiapp.live.state import ArmState, RunState, clock
-from tuiapp.looks import CELL_LOOKS
+from tuiapp.looks import CELL_LOOKS, CONTROL_LOOKS
 
 Line = str | Text
 Wording = Line | Sequence[Line]  # one line, or the lines of a multi-line wording
@@ -361,10 +362,11 @@ class Legend(Widget):
     """What the grid's symbols mean, in the grid's colours."""
 
     COMPONENT_CLASSES = STATUS_CLASSES
+    controls: reactive[bool] = reactive(False)  # the run has impossible controls: their looks too
 
     def render(self) -> Text:
         text = Text(no_wrap=False)
-        for status, look in CELL_LOOKS.items():
+        for status, look in (CELL_LOOKS | (CONTROL_LOOKS if self.controls else {})).items():
             text.append(f" {look.glyph} ", self.get_component_rich_style(f"status--{status}", partial=True))
             text.append(f"{look.label}  ")
         return text

@@ -20,6 +20,7 @@ from agent.metrics.stats import (
     min_discordant_to_reject,
     paired_bootstrap,
     pass_at_k,
+    resample_sums,
     tango_interval,
     tasks_needed_for_power,
     wilson,
@@ -176,6 +177,21 @@ def test_chunked_bootstrap_gives_todays_interval_for_a_fixed_seed(chunk):
     assert (result.lo, result.hi, result.p_positive) == one_matrix_bootstrap(a, b, 20261130, 10_000)
     # and the very numbers today's report printed for these pairs (seed 20261130, 10,000 resamples)
     assert (result.gap, result.lo, result.hi) == (0.083, 0.057666666666666665, 0.10833333333333334)
+
+
+@pytest.mark.parametrize("n, chunk", [(1, 1 << 21), (9, 1), (500, 499), (500, 4000), (3000, 1 << 21)])
+def test_resample_sums_are_the_sums_of_the_drawn_tasks(n, chunk):
+    """Each resample's column sums are those of the tasks the acceptance bootstrap drew (the same
+    index stream: one resamples × n matrix, gathered and summed the plain way), whatever the
+    chunking and whether a chunk is folded on the second thread."""
+    rng = np.random.default_rng(n)
+    columns = np.stack([rng.integers(-1, 2, n), rng.integers(0, 5000, n), rng.random(n) / 100], axis=1)
+    sums = resample_sums(columns, seed=20261130, resamples=1000, chunk_elements=chunk)
+    idx = np.random.default_rng(20261130).integers(0, n, size=(1000, n), dtype=np.int32)
+    plain = columns.astype(np.float64)[idx].sum(axis=1)
+    assert sums.shape == (1000, 3)
+    assert np.array_equal(sums[:, :2], plain[:, :2])  # integer columns: exact
+    assert np.allclose(sums[:, 2], plain[:, 2], rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("chunk", [1, 699, 1 << 21])

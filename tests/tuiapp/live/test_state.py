@@ -296,3 +296,36 @@ def test_the_live_gap_says_what_a_censored_arm_leaves_out():
     figures = compute_figures(state.snapshot(state.last_at))
     assert "2 excluded: B censored (cap hit)" in figures.gap_text, figures.gap_text
     assert "wins" not in figures.gap_text and "on the 6 tasks both finished" in figures.gap_text
+
+
+def test_an_impossible_control_that_passes_reads_as_a_gamed_grader():
+    """A control's pass is the grader gamed (no solution that follows its prompt passes), never a
+    green "accepted"; its reasoning failure is what an honest model leaves ("held"); and neither
+    is in a figure."""
+    from tuiapp.live.grid import cell_words
+
+    events = synthetic_events({"A": ["P", "R"], "B": ["P", "P"]}, running=0)
+    started = next(e for e in events if isinstance(e, ev.RunStarted))
+    control = started.task_ids[1]
+    events = [
+        ev.RunStarted(
+            started.run_id,
+            manifest_sha256=started.manifest_sha256,
+            arms=started.arms,
+            task_ids=started.task_ids,
+            caps=started.caps,
+            isolation=started.isolation,
+            controls=(control,),
+            at=started.at,
+        )
+        if e is started
+        else e
+        for e in events
+    ]
+    state = fold(events)
+    a, b = state.arms["A"].cells[control], state.arms["B"].cells[control]
+    assert (a.status, b.status) == ("held", "gamed")
+    assert cell_words(b)[:2] == ("gamed", "⚠ gamed") and cell_words(a)[:2] == ("held", "○ held")
+    assert cell_words(state.arms["B"].cells[started.task_ids[0]])[0] == "accepted"  # an ordinary task
+    figures = compute_figures(state.snapshot(state.last_at)).arms
+    assert (figures["A"].decided, figures["A"].accepted) == (figures["B"].decided, figures["B"].accepted) == (1, 1)
