@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent.endpoints.endpoint import ChatClient  # noqa: E402
 from agent.ledger import Ledger, new_id, utc_now  # noqa: E402
+from agent.ledger.ops import Insert, Op, Update  # noqa: E402
 from agent.ledger.writer import AsyncLedger  # noqa: E402
 from agent.run import arms as arm_kinds  # noqa: E402
 from benchmarks import canned, whole_run  # noqa: E402
@@ -81,13 +82,12 @@ async def bare_client_per_call(bodies: list[bytes], calls: int) -> dict:
     return {"wall_median": statistics.median(walls) * 1000, "wall_min": min(walls) * 1000, "cpu": cpu / calls * 1000}
 
 
-def _call_ops(attempt: str, turn: int) -> tuple[list[tuple], str, list[tuple]]:
-    """The rows one real call writes (agent/run/attempt.py): before the request, the pending tool row
+def _call_ops(attempt: str, turn: int) -> tuple[list[Op], str, list[Op]]:
+    """The rows one real call writes (agent/run/calls.py): before the request, the pending tool row
     and the in-flight call row; after it, the call's final row and the attempt's totals."""
     call_id = new_id()
     before = [
-        (
-            "insert",
+        Insert(
             "tool_calls",
             {
                 "id": new_id(),
@@ -101,8 +101,7 @@ def _call_ops(attempt: str, turn: int) -> tuple[list[tuple], str, list[tuple]]:
                 "result": "README.md\nwordcount.py",
             },
         ),
-        (
-            "insert",
+        Insert(
             "calls",
             {
                 "id": call_id,
@@ -121,8 +120,7 @@ def _call_ops(attempt: str, turn: int) -> tuple[list[tuple], str, list[tuple]]:
         ),
     ]
     after = [
-        (
-            "update",
+        Update(
             "calls",
             call_id,
             {
@@ -147,8 +145,7 @@ def _call_ops(attempt: str, turn: int) -> tuple[list[tuple], str, list[tuple]]:
                 "tool_calls_json": '[{"arguments": "{}", "id": "c1", "name": "list_files"}]',
             },
         ),
-        (
-            "update",
+        Update(
             "attempts",
             attempt,
             {
@@ -164,7 +161,7 @@ def _call_ops(attempt: str, turn: int) -> tuple[list[tuple], str, list[tuple]]:
 
 
 async def ledger_calls_per_second(db: Path, calls: int, in_flight: int = 1) -> float:
-    """Calls written per second through AsyncLedger as agent/run/attempt.py writes them, by
+    """Calls written per second through AsyncLedger as agent/run/calls.py writes them, by
     `in_flight` attempts at once (a run has two arms, each maybe several attempts at a time)."""
     ledger = AsyncLedger(Ledger(db))
     attempt = ledger.ledger.query("select id from attempts limit 1")[0]["id"]

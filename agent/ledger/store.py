@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ulid import ULID
 
 from agent import ExitCode, QuotabenchError
+from agent.ledger.ops import Insert, InsertAll, Op, Update
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -81,10 +82,12 @@ def _clean_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: clean_text(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
-def _clean_op(op: tuple[Any, ...]) -> tuple[Any, ...]:
-    if op[0] == "insert":
-        return (op[0], op[1], _clean_row(op[2]))
-    return (*op[:3], _clean_row(op[3]))
+def _clean_op(op: Op) -> Op:
+    if isinstance(op, Insert):
+        return Insert(op.table, _clean_row(op.row))
+    if isinstance(op, InsertAll):
+        return InsertAll(op.table, [_clean_row(row) for row in op.rows])
+    return Update(op.table, op.id, _clean_row(op.fields), op.must_exist)
 
 
 # Plain sqlite3 on the write path: sqlite-utils introspected the table on every insert and
@@ -124,11 +127,16 @@ _MIGRATION = re.compile(r"^@migrations\(\)\ndef (m\d{3}_\w+)\(", re.M)
 
 @functools.cache
 def _migration_names() -> frozenset[str]:
-    """The migrations schema.py defines, read from its text: opening an up-to-date ledger then
-    needs no sqlite-utils (with click, pluggy and dateutil, ~0.1 s of every command's start).
-    tests/agent/test_ledger_writes.py checks the names against the registered migrations."""
+    """The migrations schema_base.py and schema.py define, read from their text: opening an
+    up-to-date ledger then needs no sqlite-utils (with click, pluggy and dateutil, ~0.1 s of every
+    command's start). tests/agent/test_ledger_writes.py checks the names against the registered
+    migrations."""
     try:
-        return frozenset(_MIGRATION.findall(Path(__file__).with_name("schema.py").read_text(encoding="utf-8")))
+        return frozenset(
+            name
+            for module in ("schema_base.py", "schema.py")
+            for name in _MIGRATION.findall(Path(__file__).with_name(module).read_text(encoding="utf-8"))
+        )
     except OSError:
         return frozenset()
 
@@ -304,49 +312,47 @@ class Ledger:
                 raise
             conn.execute("COMMIT")
 
-    def _write(self, ops: list[tuple[Any, ...]]) -> None:
+    def _write(self, ops: list[Op]) -> None:
         try:
             self._apply(ops)
         except UnicodeEncodeError:  # a lone surrogate from a model: store it replaced, once
             self._apply([_clean_op(op) for op in ops])
 
-    def _apply(self, ops: list[tuple[Any, ...]]) -> None:
+    def _apply(self, ops: list[Op]) -> None:
         with self._transaction():
             conn = self.conn
             for op in ops:
-                kind, table = op[0], op[1]
-                if kind == "insert":
-                    conn.execute(_insert_sql(table, tuple(op[2])), _values(op[2].values()))
-                elif kind == "insert_all":
-                    rows = op[2]
-                    columns = tuple(dict.fromkeys(k for row in rows for k in row))
-                    if rows:
+                if isinstance(op, Insert):
+                    conn.execute(_insert_sql(op.table, tuple(op.row)), _values(op.row.values()))
+                elif isinstance(op, InsertAll):
+                    columns = tuple(dict.fromkeys(k for row in op.rows for k in row))
+                    if op.rows:
                         conn.executemany(
-                            _insert_sql(table, columns), [_values(row.get(c) for c in columns) for row in rows]
+                            _insert_sql(op.table, columns), [_values(row.get(c) for c in columns) for row in op.rows]
                         )
-                elif kind in ("update", "update_if"):  # update_if: no error when the row is not there
-                    fields = op[3]
-                    if not fields:
+                elif isinstance(op, Update):
+                    if not op.fields:
                         continue
-                    cursor = conn.execute(_update_sql(table, tuple(fields)), [*_values(fields.values()), op[2]])
-                    if kind == "update" and cursor.rowcount == 0:
-                        raise LookupError(f"ledger {self.path}: no {table} row with id {op[2]!r} to update")
+                    cursor = conn.execute(
+                        _update_sql(op.table, tuple(op.fields)), [*_values(op.fields.values()), op.id]
+                    )
+                    if op.must_exist and cursor.rowcount == 0:
+                        raise LookupError(f"ledger {self.path}: no {op.table} row with id {op.id!r} to update")
                 else:
-                    raise ValueError(f"unknown ledger op {kind!r}")
+                    raise TypeError(f"not a ledger write: {op!r} — build it with agent.ledger.ops")
 
     # -- writes ----------------------------------------------------------------------------
     def insert(self, table: str, row: dict[str, Any]) -> None:
-        self._write([("insert", table, row)])
+        self._write([Insert(table, row)])
 
     def insert_many(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
-        self._write([("insert_all", table, list(rows))])
+        self._write([InsertAll(table, list(rows))])
 
     def update(self, table: str, pk: Any, fields: dict[str, Any]) -> None:
-        self._write([("update", table, pk, fields)])
+        self._write([Update(table, pk, fields)])
 
-    def batch(self, ops: Iterable[tuple[Any, ...]]) -> None:
-        """Several ("insert", table, row) / ("insert_all", table, rows) / ("update", table, pk, fields)
-        / ("update_if", table, id, fields) ops in one transaction."""
+    def batch(self, ops: Iterable[Op]) -> None:
+        """Several typed writes (agent/ledger/ops.py) in one transaction."""
         self._write(list(ops))
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> None:

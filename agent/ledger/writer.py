@@ -19,11 +19,12 @@ import contextlib
 import queue
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
 
+from agent.ledger.ops import Insert, Op, Update
 from agent.ledger.store import Ledger
 
 IDLE_S = 2.0  # an idle writer thread ends after this long; the next write starts a new one
@@ -146,12 +147,16 @@ class AsyncLedger:
         return await self._wait("call", (fn, args))
 
     async def insert(self, table: str, row: dict[str, Any]) -> None:
-        await self._wait("ops", [("insert", table, row)])
+        await self._wait("ops", [Insert(table, row)])
 
     async def update(self, table: str, pk: Any, fields: dict[str, Any]) -> None:
-        await self._wait("ops", [("update", table, pk, fields)])
+        await self._wait("ops", [Update(table, pk, fields)])
 
-    async def batch(self, ops: list[tuple[Any, ...]]) -> None:
+    async def write(self, *ops: Op) -> None:
+        """These writes, committed together (as `batch`)."""
+        await self._wait("ops", list(ops))
+
+    async def batch(self, ops: Sequence[Op]) -> None:
         """Ledger.batch's ops, committed together (and maybe with writes waiting beside them)."""
         await self._wait("ops", list(ops))
 
@@ -160,7 +165,7 @@ class AsyncLedger:
         await self.run(lambda: None)
 
     # -- queued -----------------------------------------------------------------------------
-    def batch_queued(self, ops: list[tuple[Any, ...]]) -> None:
+    def batch_queued(self, ops: Sequence[Op]) -> None:
         """Commit `ops` in one transaction on the writer thread, without waiting for it."""
         self._submit(("ops", list(ops), None))
 

@@ -17,36 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agent.classify import NOT_COUNTED
-
 if TYPE_CHECKING:
     from agent.ledger import Ledger
     from agent.metrics.price import Price
-
-# One row per arm; `priced_*` sum the calls without a reported cost (those the table prices).
-SPEND_SQL = """
-select arm,
-  coalesce(sum(prompt_tokens), 0) as prompt,
-  coalesce(sum(completion_tokens), 0) as completion,
-  coalesce(sum(cached_tokens), 0) as cached,
-  coalesce(sum(cache_write_tokens), 0) as cache_write,
-  coalesce(sum(reasoning_tokens), 0) as reasoning,
-  coalesce(sum(case when cost_usd is null then prompt_tokens end), 0) as priced_prompt,
-  coalesce(sum(case when cost_usd is null then completion_tokens end), 0) as priced_completion,
-  coalesce(sum(case when cost_usd is null then cached_tokens end), 0) as priced_cached,
-  coalesce(sum(case when cost_usd is null then cache_write_tokens end), 0) as priced_cache_write,
-  coalesce(sum(cost_usd), 0.0) as reported_usd,
-  count(cost_usd) as reported_calls,
-  sum(case when cost_usd is null and coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0) > 0
-      then 1 else 0 end) as priced_calls,
-  count(cached_tokens) + count(cache_write_tokens) + count(reasoning_tokens) + count(cost_usd) as detailed,
-  coalesce(sum(paced_ms), 0) as paced_ms
-from calls where run_id = ? and kind = 'attempt' {lost} group by arm
-"""
-# The calls of lost attempts (agent.classify.is_lost): billed, but not the model's (lost spend).
-LOST_CALLS = "and attempt_id not in (select id from attempts where run_id = ? and failure_class in ({}))".format(
-    ", ".join(f"'{c}'" for c in NOT_COUNTED)
-)
 
 
 @dataclass(frozen=True)
@@ -83,9 +56,12 @@ class Spend:
 def read_spend(ledger: Ledger, run_id: str, *, model_only: bool = False) -> dict[str, Spend]:
     """Each arm's Spend in one run (attempt calls only: preflight is never charged); `model_only`
     leaves out the calls of lost attempts, as the model's cost (CPSP) does."""
+    from agent.ledger.report_reads import spend_sums  # here: pricing alone needs no ledger
+
     fields = Spend.__dataclass_fields__
-    sql, params = SPEND_SQL.format(lost=LOST_CALLS if model_only else ""), [run_id] * (2 if model_only else 1)
-    return {row["arm"]: Spend(**{k: row[k] for k in fields}) for row in ledger.query(sql, params)}
+    return {
+        row["arm"]: Spend(**{k: row[k] for k in fields}) for row in spend_sums(ledger, run_id, model_only=model_only)
+    }
 
 
 def _rates(price: Price) -> tuple[float, float, float, float]:

@@ -10,19 +10,7 @@ import json
 from typing import Any
 
 from agent.ledger import Ledger
-
-_SQL = """
-select a.arm as arm, count(*) as repeated,
-       sum(case when ca.response_sha256 is not null and ca.response_sha256 = cp.response_sha256 then 1 else 0 end)
-           as same_reply
-from attempts a
-join attempts p on p.run_id = a.run_id and p.arm = a.arm and p.task_id = a.task_id
-     and p.stage = a.stage and p.attempt_no = a.attempt_no - 1
-join calls ca on ca.attempt_id = a.id and ca.turn = 1 and ca.retry_index = 0
-join calls cp on cp.attempt_id = p.id and cp.turn = 1 and cp.retry_index = 0
-where a.run_id = ? and a.attempt_no > 1 and ca.request_sha256 is not null and ca.request_sha256 = cp.request_sha256
-group by a.arm
-"""
+from agent.ledger.report_reads import repeated_first_requests
 
 
 def repeated_retries(ledger: Ledger, run_id: str, arm_rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -36,7 +24,7 @@ def repeated_retries(ledger: Ledger, run_id: str, arm_rows: list[dict[str, Any]]
             temperature[a["name"]] = None
     return {
         r["arm"]: {"repeated": r["repeated"], "same_reply": r["same_reply"], "temperature": temperature.get(r["arm"])}
-        for r in ledger.query(_SQL, [run_id])
+        for r in repeated_first_requests(ledger, run_id)
         if r["repeated"]
     }
 

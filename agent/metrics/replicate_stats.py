@@ -14,6 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from agent.ledger import Ledger
+from agent.ledger.report_reads import ok_call_hashes
 from agent.metrics.determinism import CallSample, ReplicateOutcomes, determinism, error_bar, rotation
 
 MAX_ROTATION_ROWS = 20
@@ -30,12 +31,7 @@ def _replicate_numbers(runs: list[dict[str, Any]]) -> dict[str, int]:
 
 def _samples(ledger: Ledger, run_ids: list[str]) -> tuple[dict[str, list[CallSample]], dict[str, bool]]:
     """Per arm: its successful attempt calls as samples, and whether every session was known."""
-    marks = ", ".join("?" * len(run_ids))
-    rows = ledger.query(
-        f"select arm, run_id, server_session_id, request_sha256, response_sha256 from calls where run_id in ({marks}) "
-        "and kind = 'attempt' and status = 'ok' and request_sha256 is not null",
-        run_ids,
-    )
+    rows = ok_call_hashes(ledger, run_ids)
     samples: dict[str, list[CallSample]] = defaultdict(list)
     known: dict[str, bool] = defaultdict(lambda: True)
     for r in rows:

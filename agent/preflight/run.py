@@ -21,7 +21,9 @@ import anyio
 from agent.config import DEFAULT_PREFLIGHT_BUDGET, RunConfig
 from agent.endpoints.endpoint import CallTry
 from agent.endpoints.llamacpp import configured_flags, process_argv
-from agent.ledger.store import new_id, to_json, utc_now
+from agent.ledger.attempt_rows import preflight_call
+from agent.ledger.rows import preflight_ended, preflight_started
+from agent.ledger.store import new_id, to_json
 from agent.ledger.writer import AsyncLedger
 from agent.preflight.checks import (
     Check,
@@ -35,7 +37,6 @@ from agent.preflight.probes import Prober, observe
 from agent.preflight.provider_check import provider_check
 from agent.preflight.server_checks import effective_flags, flags_check, gguf_check, slots_check
 from agent.run.arms import ArmRuntime, open_arm
-from agent.run.attempt import call_columns
 from agent.run.first_request import largest
 from verifiers.tasks import Task
 
@@ -136,42 +137,13 @@ async def _preflight_arm(
     cfg, model = arm.config, arm.client.settings.model
     result = ArmPreflight(arm.name, cfg.kind, cfg.protocol, arm.endpoint_url, model, budget=budget)
     preflight_id, started = new_id(), time.monotonic()
-    await ledger.insert(
-        "preflights",
-        {
-            "id": preflight_id,
-            "run_id": run_id,
-            "arm": arm.name,
-            "created_utc": utc_now(),
-            "endpoint_url": arm.endpoint_url,
-            "model": model,
-            "verdict": "running",
-            "forced": int(forced),
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "calls": 0,
-        },
-    )
+    await ledger.write(preflight_started(preflight_id, run_id, arm.name, arm.endpoint_url, model, forced))
 
     async def record(probe: str, t: CallTry) -> None:
         result.calls += 1
         result.prompt_tokens += t.prompt_tokens
         result.completion_tokens += t.completion_tokens
-        await ledger.insert(
-            "calls",
-            {
-                "id": new_id(),
-                "attempt_id": None,
-                "run_id": run_id,
-                "arm": arm.name,
-                "kind": "preflight",
-                "preflight_id": preflight_id,
-                "probe": probe,
-                "reserved_tokens": 0,
-                "server_session_id": arm.session_id,
-                **call_columns(t),
-            },
-        )
+        await ledger.write(preflight_call(run_id, arm.name, preflight_id, probe, arm.session_id, t))
 
     key = (arm.endpoint_url, model, cfg.context_limit)
     verdict = "stopped"  # what the row says when a stop-now cancels the probes
@@ -193,18 +165,16 @@ async def _preflight_arm(
     finally:
         result.duration_ms = int((time.monotonic() - started) * 1000)
         with anyio.CancelScope(shield=True):
-            await ledger.update(
-                "preflights",
+            ended = preflight_ended(
                 preflight_id,
-                {
-                    "verdict": verdict,
-                    "checks_json": to_json([c.to_dict() for c in result.checks]),
-                    "prompt_tokens": result.prompt_tokens,
-                    "completion_tokens": result.completion_tokens,
-                    "calls": result.calls,
-                    "duration_ms": result.duration_ms,
-                },
+                verdict,
+                to_json([c.to_dict() for c in result.checks]),
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+                calls=result.calls,
+                duration_ms=result.duration_ms,
             )
+            await ledger.write(ended)
     return result
 
 

@@ -1,10 +1,12 @@
 """An arm's ledger row: inserted when a new run opens the arm; when resuming, the recorded row is
-picked up again (tokens used, busy time, censoring) and refreshed with the server just started."""
+picked up again (tokens used, busy time, censoring) and refreshed with the server just started.
+The columns are agent/ledger/rows.py's."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agent.ledger.rows import arm_opened, arm_reopened
 from agent.ledger.store import new_id, to_json
 from agent.run.quota import CensoredBy
 from agent.run.strategies import strategy_columns
@@ -14,38 +16,32 @@ if TYPE_CHECKING:
     from agent.run.arms import ArmRuntime
     from agent.run.host import RunHost
 
-# An arm censored by its provider's quota: resuming is the user saying the account was topped up.
-UNCENSOR = {"censored": 0, "censored_utc": None, "state": ArmState.RUNNING, "state_reason": None, "censored_by": None}
-
 
 async def register_arm(host: RunHost, arm: ArmRuntime) -> None:
     """Insert the arm's row, or for a resumed run take its recorded state back into `arm`."""
     listed = await arm.client.list_models()
-    cfg = arm.config
-    row = {
-        "run_id": host.run_id,
-        "name": arm.name,
-        "kind": cfg.kind,
-        "protocol": cfg.protocol,
-        "endpoint_url": arm.endpoint_url,
-        "model": arm.client.settings.model,
-        "models_listed_json": to_json(listed),
-        "sampling_json": to_json(cfg.sampling()),
-        "price_json": to_json(cfg.price),
-        "constants_json": to_json(arm.constants),
-        "cap_tokens": arm.quota.cap,
-        "server_session_id": arm.session_id,
-        "max_attempts": host.config.max_attempts,
-        "state": ArmState.RUNNING,
-        "censored": 0,
-        "busy_ms": 0,
-        "tokens_used": 0,
-        **strategy_columns(cfg),
-    }
     existing = host.resume_state.arms.get(arm.name) if host.resume_state else None
     if existing is None:  # a new run, or one killed before this arm's row was written
+        cfg = arm.config
         arm.arm_id = new_id()
-        await host.ledger.insert("arms", {"id": arm.arm_id, **row})
+        opened = arm_opened(
+            arm.arm_id,
+            host.run_id,
+            arm.name,
+            kind=cfg.kind,
+            protocol=cfg.protocol,
+            endpoint_url=arm.endpoint_url,
+            model=arm.client.settings.model,
+            models_listed_json=to_json(listed),
+            sampling_json=to_json(cfg.sampling()),
+            price_json=to_json(cfg.price),
+            constants_json=to_json(arm.constants),
+            cap_tokens=arm.quota.cap,
+            server_session_id=arm.session_id,
+            max_attempts=host.config.max_attempts,
+            **strategy_columns(cfg),
+        )
+        await host.ledger.write(opened)
         return
     arm.arm_id = existing["id"]
     arm.quota.used = existing["tokens_used"]  # lost attempts' tokens included: they were spent
@@ -53,13 +49,11 @@ async def register_arm(host: RunHost, arm: ArmRuntime) -> None:
     arm.paced_ms = existing.get("paced_ms") or 0
     topped_up = existing.get("censored_by") == CensoredBy.PROVIDER_QUOTA
     arm.state = ArmState.CENSORED if existing["censored"] and not topped_up else ArmState.RUNNING
-    await host.ledger.update(
-        "arms",
+    refreshed = arm_reopened(
         arm.arm_id,
-        {
-            "models_listed_json": row["models_listed_json"],
-            "endpoint_url": arm.endpoint_url,
-            "server_session_id": arm.session_id,
-            **(UNCENSOR if topped_up else {}),
-        },
+        topped_up,
+        models_listed_json=to_json(listed),
+        endpoint_url=arm.endpoint_url,
+        server_session_id=arm.session_id,
     )
+    await host.ledger.write(refreshed)

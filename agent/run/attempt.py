@@ -1,11 +1,10 @@
 """One attempt of one arm on one task: fresh workspace copy, the agent loop, then grading.
 
-Ledger order (nothing spent goes unrecorded): the attempt row is inserted when the attempt starts, every HTTP try
-is a calls row as soon as it ends, and the attempt's tokens, end reason and diff are written
-before grading starts; the grade and the attempt's class are one transaction. One awaited
-write per model call: the in-flight row, committed before the request goes out; the call's
-final row is queued to the writer thread, which commits it while the tool runs. A cancelled
-attempt still records what it spent (shielded writes), and its quota reservation is settled.
+Ledger order (nothing spent goes unrecorded): the attempt row is inserted when the attempt
+starts, every HTTP try is a calls row as soon as it ends (agent/run/calls.py), and the
+attempt's tokens, end reason and diff are written before grading starts; the grade and the
+attempt's class are one transaction (agent/run/grading.py). A cancelled attempt still records
+what it spent (shielded writes), and its quota reservation is settled.
 
 Nothing inside one attempt ends the run: an exception the loop did not expect ends this attempt
 as `harness_error` with its traceback in `attempts.error_traceback`, and the arm goes on. Only a
@@ -14,7 +13,6 @@ ledger that cannot be written (`LedgerError`) and cancellation leave the attempt
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import time
@@ -29,30 +27,24 @@ import anyio
 from agent import events as ev
 from agent.classify import FailureClass, classify
 from agent.config import Limits
-from agent.endpoints.endpoint import (
-    CallTry,
-    Completion,
-    ContextOverflow,
-    DeadlinePassed,
-    EndpointError,
-    ProviderQuotaExhausted,
-)
-from agent.endpoints.provider import RateLimits
-from agent.endpoints.tokens import estimate_messages_tokens
-from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped, clean_text, new_id, to_json, utc_now
+from agent.endpoints.endpoint import Completion
+from agent.ledger.attempt_rows import AttemptKey, attempt_started, tool_call
+from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped, clean_text, new_id, utc_now
 from agent.run.arms import ArmRuntime
+from agent.run.calls import ModelCalls
+from agent.run.grading import AttemptResult, grade_attempt
 from agent.run.host import RunHost
 from agent.run.inflight import off_loop
 from agent.run.killpoints import kill_point
-from agent.run.loop import AgentLoop, AttemptEnded
-from agent.run.quota import QuotaExhausted
+from agent.run.loop import AgentLoop
 from agent.run.tools import ToolOutcome, Workspace
 from agent.run.workspace_diff import apply_changes, changed_files, unified_diff
 from agent.states import EndReason
 from agent.strategy_spec import Stage
-from verifiers.mechanics import check_workspace
 from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, copy_with_overlays
+
+__all__ = ["NOT_GRADED", "AttemptResult", "AttemptRunner", "StagePlan", "grade_attempt"]
 
 # end reasons that leave nothing to grade: the attempt is classed by its end reason alone
 NOT_GRADED = (EndReason.HARNESS_ERROR, EndReason.CENSORED, EndReason.ABORTED, EndReason.LOST)
@@ -73,67 +65,6 @@ class StagePlan:
     messages: tuple[dict[str, Any], ...] = ()
 
 
-@dataclass(frozen=True)
-class AttemptResult:
-    attempt_id: str
-    end_reason: str
-    verdict: str | None
-    failure_class: str
-    tokens: int
-
-    @property
-    def accepted(self) -> bool:
-        return self.failure_class == FailureClass.ACCEPTED
-
-
-def call_columns(t: CallTry) -> dict[str, Any]:
-    """The calls-row columns one HTTP try fills, for attempts and preflight alike."""
-    return {
-        "retry_index": t.retry_index,
-        "started_utc": t.started_utc,
-        "latency_ms": t.latency_ms,
-        "status": t.status,
-        "http_status": t.http_status,
-        "prompt_tokens": t.prompt_tokens,
-        "completion_tokens": t.completion_tokens,
-        "usage_source": t.usage_source,
-        "model_reported": t.model_reported,
-        "system_fingerprint": t.system_fingerprint,
-        "finish_reason": t.finish_reason,
-        "error": t.error,
-        "response_text": capped(t.text),
-        "tool_calls_json": to_json(
-            [
-                {"id": capped(c.id, 200), "name": capped(c.name, 200), "arguments": capped(c.arguments)}
-                for c in t.tool_calls
-            ]
-        ),
-        "request_sha256": t.request_sha256,
-        "response_sha256": t.response_sha256,
-        "cached_tokens": t.details.cached_tokens,
-        "cache_write_tokens": t.details.cache_write_tokens,
-        "reasoning_tokens": t.details.reasoning_tokens,
-        "cost_usd": t.details.cost_usd,
-        "cost_source": t.details.cost_source,
-        **(t.limits or RateLimits()).columns(),
-        "paced_ms": t.paced_ms,
-    }
-
-
-def provider_sums(sums: dict[str, float | None], t: CallTry) -> None:
-    """Add one try's provider-reported details to an attempt's sums (the attempts columns of the
-    same names; one stays NULL until a try reports it)."""
-    for key, value in (
-        ("cached_tokens", t.details.cached_tokens),
-        ("cache_write_tokens", t.details.cache_write_tokens),
-        ("reasoning_tokens", t.details.reasoning_tokens),
-        ("cost_usd", t.details.cost_usd),
-        ("paced_ms", t.paced_ms),
-    ):
-        if value is not None:
-            sums[key] = (sums.get(key) or 0) + value
-
-
 class AttemptRunner:
     """Runs one attempt; the engine supplies the arm (client, quota) and its own controls."""
 
@@ -141,13 +72,18 @@ class AttemptRunner:
         self.host, self.arm, self.task, self.attempt_no = host, arm, task, attempt_no
         self.plan = plan or StagePlan()
         self.id = new_id()
-        self.tokens = {"prompt": 0, "completion": 0}
-        self.calls = 0
-        self.retries = 0
-        self.provider: dict[str, float | None] = {}  # provider_sums over its tries
-        self.in_flight: dict[str, int] = {}  # placeholder call row id -> reserved tokens
-        self.pending: list[tuple[Any, ...]] = []  # tool rows, written with the next ledger batch
+        self.key = AttemptKey(self.id, host.run_id, arm.arm_id, arm.name, task.id, attempt_no)
         self.loop: AgentLoop | None = None
+        self.model = ModelCalls(
+            host,
+            arm,
+            self.key,
+            self.plan.stage,
+            seed=self._seed(),
+            temperature=self._temperature(),
+            paused=self._paused,
+            emit=self._emit,
+        )
 
     def _seed(self) -> int | None:
         """The strategy's seed, or for a task's later attempt with retry_seed the configured seed
@@ -172,30 +108,7 @@ class AttemptRunner:
 
     async def insert_row(self) -> None:
         """The attempt's row, inserted as it starts (a strategy's stage rows too)."""
-        await self.host.ledger.insert(
-            "attempts",
-            {
-                "id": self.id,
-                "run_id": self.host.run_id,
-                "arm_id": self.arm.arm_id,
-                "arm": self.arm.name,
-                "task_id": self.task.id,
-                "attempt_no": self.attempt_no,
-                "started_utc": utc_now(),
-                "status": "running",
-                "prompt_tokens": 0,
-                "completion_tokens": 0,
-                "total_tokens": 0,
-                "calls": 0,
-                "transport_retries": 0,
-                "malformed_tool_calls": 0,
-                "turns": 0,
-                "accepted": 0,
-                "edited": 0,
-                "stage": self.plan.stage,
-                "candidate": self.plan.candidate,
-            },
-        )
+        await self.host.ledger.batch([attempt_started(self.key, self.plan.stage, self.plan.candidate)])
         self._emit(ev.AttemptStarted, attempt=self.attempt_no, attempt_id=self.id, stage=self.plan.stage)
 
     async def _run(self, scratch: Path) -> AttemptResult:
@@ -250,178 +163,18 @@ class AttemptRunner:
             self.loop.state.deadline += seconds
         return seconds
 
-    # -- the model call, with quota reservation and one ledger row per try -------------------
+    # -- the model calls (agent/run/calls.py) -------------------------------------------------
     async def _query(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, turn: int, deadline: float
     ) -> Completion:
-        deadline += self._paused(await self.host.checkpoint(self.arm))
-        reserve = estimate_messages_tokens(messages, tools) + self.arm.config.max_tokens
-        deadline += self._paused(await self.host.before_reserve(self.arm, reserve))  # auto-pause before censoring
-        try:
-            handle = self.arm.quota.reserve(reserve)
-        except QuotaExhausted as exc:
-            await self.host.censor(self.arm, str(exc))
-            raise AttemptEnded(EndReason.CENSORED, str(exc)) from None
-        self.host.quota_changed(self.arm)
-        placeholder = new_id()
-        spent = 0
-
-        async def on_try(t: CallTry) -> None:
-            nonlocal spent
-            spent += t.prompt_tokens + t.completion_tokens
-            self._record_try(t, turn, reserve, placeholder if t.retry_index == 0 else new_id(), t.retry_index == 0)
-            if t.retry_index == 0:
-                self.in_flight.pop(placeholder, None)
-
-        def on_delta(text: str) -> None:
-            self._emit(ev.ModelText, text=clean_text(text))
-
-        try:
-            await self.host.ledger.batch(
-                self._take_pending()
-                + [
-                    (
-                        "insert",
-                        "calls",
-                        {
-                            "id": placeholder,
-                            "attempt_id": self.id,
-                            "run_id": self.host.run_id,
-                            "arm": self.arm.name,
-                            "turn": turn,
-                            "retry_index": 0,
-                            "started_utc": utc_now(),
-                            "status": "in_flight",
-                            "reserved_tokens": reserve,
-                            "prompt_tokens": 0,
-                            "completion_tokens": 0,
-                            "usage_source": "none",
-                            "stage": self.plan.stage,
-                        },
-                    )
-                ]
-            )
-            self.in_flight[placeholder] = reserve  # only once its row is committed: a lost call has a row
-            kill_point("call_row")
-            limit = min(
-                deadline - time.monotonic(), self.arm.config.request_timeout_s * (self.arm.config.max_retries + 1)
-            )
-            while True:
-                try:
-                    with self.host.work.doing("a call", limit, self.arm.name, self.task.id, self.attempt_no):
-                        async with self.arm.gate or contextlib.nullcontext():
-                            completion = await self.arm.client.complete(
-                                messages,
-                                tools,
-                                on_try=on_try,
-                                on_delta=on_delta,
-                                deadline=deadline,
-                                seed=self._seed(),
-                                temperature=self._temperature(),
-                            )
-                    break
-                except ProviderQuotaExhausted as exc:  # ends the arm, or waits for a top-up and calls again
-                    waiting = time.monotonic()
-                    await self.host.provider_quota(self.arm, exc.reason)
-                    deadline += self._paused(time.monotonic() - waiting)
-        except DeadlinePassed as exc:
-            raise AttemptEnded(EndReason.TIME_LIMIT, str(exc)) from None
-        except ContextOverflow as exc:
-            raise AttemptEnded(EndReason.CONTEXT_OVERFLOW, str(exc)) from None
-        except EndpointError as exc:
-            raise AttemptEnded(EndReason.HARNESS_ERROR, str(exc)) from None
-        finally:
-            with anyio.CancelScope(shield=True):
-                spent += await self._mark_lost()
-                self.arm.quota.settle(handle, spent)
-                self.host.quota_changed(self.arm)
-        await self.host.observe_server(self.arm, completion)
-        return completion
-
-    async def _mark_lost(self) -> int:
-        """Calls still in flight (cancelled mid-request) become `lost`, charged at their reservation."""
-        if not self.in_flight:
-            return 0
-        ops, charged = [], 0
-        for call_id, reserved in self.in_flight.items():
-            ops.append(
-                (
-                    "update_if",
-                    "calls",
-                    call_id,
-                    {"status": "lost", "prompt_tokens": reserved, "usage_source": "reserved"},
-                )
-            )
-            self.tokens["prompt"] += reserved
-            charged += reserved
-        self.in_flight.clear()
-        await self.host.ledger.batch(ops + [self._totals_op()])
-        return charged
-
-    def _record_try(self, t: CallTry, turn: int, reserve: int, row_id: str, is_placeholder: bool) -> None:
-        self.calls += 1
-        self.retries += 1 if t.retry_index > 0 else 0
-        self.tokens["prompt"] += t.prompt_tokens
-        self.tokens["completion"] += t.completion_tokens
-        self.arm.busy_ms += t.latency_ms
-        self.arm.paced_ms += t.paced_ms
-        provider_sums(self.provider, t)
-        row = {
-            "attempt_id": self.id,
-            "run_id": self.host.run_id,
-            "arm": self.arm.name,
-            "turn": turn,
-            "reserved_tokens": reserve,
-            "server_session_id": self.arm.session_id,
-            "stage": self.plan.stage,
-            **call_columns(t),
-        }
-        op = ("update", "calls", row_id, row) if is_placeholder else ("insert", "calls", {"id": row_id, **row})
-        # Queued, not awaited: the writer commits it at once, in order, while the loop runs the
-        # tool; the next awaited write (the next call's in-flight row) waits for it.
-        self.host.ledger.batch_queued([op, self._totals_op()])
-        self._emit(
-            ev.CallFinished,
-            attempt=self.attempt_no,
-            status=t.status,
-            retry_index=t.retry_index,
-            prompt_tokens=t.prompt_tokens,
-            completion_tokens=t.completion_tokens,
-            usage_source=t.usage_source,
-            latency_ms=t.latency_ms,
-            cached_tokens=t.details.cached_tokens or 0,
-            reasoning_tokens=t.details.reasoning_tokens or 0,
-            paced_ms=t.paced_ms,
-        )
-        if t.limits is not None:
-            self.host.provider_limits(self.arm, t.limits)
-
-    def _totals_op(self, **extra: Any) -> tuple[Any, ...]:
-        return (
-            "update",
-            "attempts",
-            self.id,
-            {
-                "prompt_tokens": self.tokens["prompt"],
-                "completion_tokens": self.tokens["completion"],
-                "total_tokens": self.total_tokens,
-                "calls": self.calls,
-                "transport_retries": self.retries,
-                **self.provider,
-                **extra,
-            },
-        )
-
-    def _take_pending(self) -> list[tuple[Any, ...]]:
-        pending, self.pending = self.pending, []
-        return pending
+        return await self.model.query(messages, tools, turn, deadline)
 
     async def _update_totals(self, **extra: Any) -> None:
-        await self.host.ledger.batch(self._take_pending() + [self._totals_op(**extra)])
+        await self.model.update_totals(**extra)
 
     @property
     def total_tokens(self) -> int:
-        return self.tokens["prompt"] + self.tokens["completion"]
+        return self.model.total_tokens
 
     # -- tools ------------------------------------------------------------------------------
     async def _run_tests(self, seconds_left: float) -> tuple[bool, str]:
@@ -436,23 +189,8 @@ class AttemptRunner:
         return result.verdict == "pass", prefix + result.output
 
     async def _on_tool(self, turn: int, tool: str, raw_args: str, outcome: ToolOutcome, call_id: str | None) -> None:
-        self.pending.append(
-            (
-                "insert",
-                "tool_calls",
-                {  # call_id as calls.tool_calls_json has it: joinable
-                    "id": new_id(),
-                    "attempt_id": self.id,
-                    "call_id": capped(call_id, 200),
-                    "turn": turn,
-                    "tool": capped(tool, 200),
-                    "arguments_json": capped(raw_args),
-                    "ok": int(outcome.ok),
-                    "error": None if outcome.ok else capped(outcome.output, 4000),
-                    "path": outcome.path,
-                    "result": capped(outcome.output, 4000),
-                },
-            )
+        self.model.pending.append(
+            tool_call(self.id, call_id, turn, tool, raw_args, outcome.ok, outcome.output, outcome.path)
         )
         summary = f"{tool[:80]}({outcome.path[:200]})" if outcome.path else tool[:80]
         self._emit(
@@ -546,7 +284,7 @@ class AttemptRunner:
 
     async def _record_cancelled(self, loop: AgentLoop | None, started: float) -> None:
         with anyio.CancelScope(shield=True):
-            await self._mark_lost()
+            await self.model.mark_lost()
             await self._update_totals(
                 end_reason=EndReason.ABORTED,
                 ended_utc=utc_now(),
@@ -556,87 +294,3 @@ class AttemptRunner:
                 malformed_tool_calls=loop.state.malformed if loop else 0,
                 duration_ms=int((time.monotonic() - started) * 1000),
             )
-
-
-async def grade_attempt(
-    host: RunHost,
-    arm: str,
-    attempt_id: str,
-    task: Task,
-    work: Path,
-    attempt_no: int,
-    *,
-    end_reason: str,
-    edited: bool,
-    malformed: int,
-    changed: list[str],
-    tokens: int,
-) -> AttemptResult:
-    """Hidden verdict + mechanics findings -> grades row, attempt class. Also used by resume.
-    The grades row and the attempt's update are one transaction: a kill leaves both or neither."""
-    with host.work.doing("the grade", task.timeout_s, arm, task.id, attempt_no):
-        grade = await off_loop(host.grader.grade, task, work, name="grade")
-    findings = await anyio.to_thread.run_sync(check_workspace, task.workspace, work, changed)
-    failure_class = classify(
-        end_reason,
-        grade.verdict,
-        findings=len(findings),
-        edited=edited,
-        malformed=malformed,
-        environment=grade.environment,
-    )
-    accepted = failure_class == FailureClass.ACCEPTED
-    await host.ledger.batch(
-        [
-            (
-                "insert",
-                "grades",
-                {
-                    "id": new_id(),
-                    "attempt_id": attempt_id,
-                    "created_utc": utc_now(),
-                    "verdict": grade.verdict,
-                    "exit_status": grade.exit_status,
-                    "duration_ms": grade.duration_ms,
-                    "passed": grade.passed,
-                    "failed": grade.failed,
-                    "output": capped(grade.output),
-                    "isolation_json": to_json(grade.isolation),
-                    "failing_tests_json": to_json(list(grade.failing_tests)),
-                    "environment": grade.environment,
-                    "timeout_s": grade.timeout_s,
-                    "mechanics_json": to_json([f.to_dict() for f in findings]),
-                    "sandbox": grade.isolation.get("sandbox"),
-                    "expected_tests": grade.expected_tests,
-                    "integrity": grade.integrity,
-                    "restored_json": to_json(list(grade.restored)),
-                    "executor": grade.placement.get("executor"),
-                    "node": grade.placement.get("node"),
-                    "queue_ms": grade.placement.get("queue_ms"),
-                    "retries": grade.placement.get("retries"),
-                    "tampering_json": to_json([f.as_dict() for f in grade.tampering]),
-                    "runner": grade.runner,
-                },
-            ),
-            (
-                "update",
-                "attempts",
-                attempt_id,
-                {"verdict": grade.verdict, "failure_class": failure_class, "accepted": int(accepted), "status": "done"},
-            ),
-        ]
-    )
-    kill_point("graded")
-    host.emit(
-        ev.TaskGraded(
-            host.run_id,
-            arm=arm,
-            task_id=task.id,
-            attempt=attempt_no,
-            verdict=grade.verdict,
-            failure_class=failure_class,
-            accepted=accepted,
-            tokens=tokens,
-        )
-    )
-    return AttemptResult(attempt_id, end_reason, grade.verdict, failure_class, tokens)

@@ -13,9 +13,7 @@ run's status under a shielded finally.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
-import os
 import time
 from typing import Any
 
@@ -27,12 +25,16 @@ from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig
 from agent.endpoints.endpoint import Completion
 from agent.endpoints.provider import RateLimits
 from agent.ledger.counts import LedgerCounts
-from agent.ledger.liveness import process_identity
-from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
+from agent.ledger.rows import (
+    arm_finished,
+    arm_update,
+    run_ended,
+)
+from agent.ledger.store import Ledger, LedgerError, new_id
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import load_average, machine_constants, manifest_sha256
 from agent.preflight import preflight_for_run
-from agent.run.arm_rows import UNCENSOR, register_arm
+from agent.run.arm_rows import register_arm
 from agent.run.arms import ArmRuntime, open_arm
 from agent.run.attempt import AttemptRunner
 from agent.run.decision import DecisionWatch
@@ -40,15 +42,14 @@ from agent.run.inflight import InFlight
 from agent.run.killpoints import kill_point
 from agent.run.prepare import (
     RuntimeVersions,
-    broken_rows,
     check_before_run,
     isolation_event,
     load_task_list,
-    mutation_ops,
+    new_run_ops,
     sandbox_constants,
-    task_rows,
 )
 from agent.run.quota import CensoredBy
+from agent.run.quota_stops import QuotaStops
 from agent.run.replicate import Replicate
 from agent.run.resume_plan import ResumePlan
 from agent.run.runtime_gate import RuntimeGate
@@ -90,7 +91,7 @@ class RunEngine:
         self.state = EngineState.RUNNING
         self._resume = anyio.Event()
         self._resume.set()
-        self._auto_paused: set[str] = set()
+        self.quota_stops = QuotaStops(self)
         self._stop_now: anyio.CancelScope | None = None
         self.resume_state: ResumePlan | None = None  # set by agent.run.resume for a resumed run
         self._finished_arms: set[str] = set()  # arms whose final row is written
@@ -111,58 +112,11 @@ class RunEngine:
     def quota_changed(self, arm: ArmRuntime) -> None:
         q = arm.quota
         self.emit(ev.QuotaChanged(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap))
-        if self._at_choice_point(arm, 0):  # usage above its reservation can still cross the share
-            self._choice_point(arm, 0)
-
-    # -- auto-pause: the choice point before an arm's cap -------------------------------------
-    def _at_choice_point(self, arm: ArmRuntime, next_call: int) -> bool:
-        q = arm.quota
-        after = (q.used + q.reserved + next_call) / q.cap if q.cap else 1.0
-        return (
-            self.state in (EngineState.RUNNING, EngineState.PAUSED)
-            and arm.state == ArmState.RUNNING
-            and arm.name not in self._auto_paused
-            and after >= self.config.auto_pause_share
-        )
+        if self.quota_stops.due(arm, 0):  # usage above its reservation can still cross the share
+            self.quota_stops.choice_point(arm, 0)
 
     async def before_reserve(self, arm: ArmRuntime, tokens: int) -> float:
-        """Before a call reserves `tokens`: when that would cross the auto-pause share or not fit
-        under the cap, the choice point comes first, so nothing is censored without it. Under the
-        live view the run pauses until the user chooses (a raised cap is checked again); headless,
-        run.auto_pause_policy decides. After "continue" the arm runs on to its cap, as before.
-        Returns the seconds it waited paused."""
-        waited = 0.0
-        while self._at_choice_point(arm, tokens):
-            self._choice_point(arm, tokens)
-            waited += await self.checkpoint(arm)
-        return waited
-
-    def _choice_point(self, arm: ArmRuntime, next_call: int) -> None:
-        q = arm.quota
-        self._auto_paused.add(arm.name)
-        policy = None if self.auto_pause else self.config.auto_pause_policy
-        self.emit(
-            ev.AutoPaused(
-                self.run_id,
-                arm=arm.name,
-                used=q.used,
-                reserved=q.reserved,
-                cap=q.cap,
-                share=q.share,
-                next_call=next_call,
-                policy=policy,
-            )
-        )
-        if policy is None:
-            self.pause(
-                reason=f"auto-pause: arm {arm.name} at {q.share:.0%} of its cap"
-                + (f", its next call reserves {next_call:,} tokens" if next_call else "")
-            )
-        elif policy == "stop-arm":
-            self.stop_arm(arm.name, why="by auto_pause_policy = stop-arm")
-        elif policy == "abort":
-            self.log(f"auto-pause policy abort: arm {arm.name} near its cap", level="warning", arm=arm.name)
-            self.abort()
+        return await self.quota_stops.before_reserve(arm, tokens)
 
     def mask(self, text: str) -> str:
         """`text` with every arm's api key masked (for tracebacks and messages that reach the ledger)."""
@@ -174,8 +128,8 @@ class RunEngine:
         if arm.model_reported is None and completion.model_reported:
             arm.model_reported = completion.model_reported
             arm.system_fingerprint = completion.system_fingerprint
-            await self.ledger.update(
-                "arms", arm.arm_id, {"model_reported": arm.model_reported, "system_fingerprint": arm.system_fingerprint}
+            await self.ledger.write(
+                arm_update(arm.arm_id, model_reported=arm.model_reported, system_fingerprint=arm.system_fingerprint)
             )
 
     # -- commands ---------------------------------------------------------------------------
@@ -231,8 +185,8 @@ class RunEngine:
     def raise_cap(self, name: str, new_cap: int) -> None:
         arm = self.arms[name]
         arm.quota.raise_cap(new_cap)
-        self._auto_paused.discard(name)  # the next call is checked against the new cap (before_reserve)
-        self.ledger_sync.update("arms", arm.arm_id, {"cap_tokens": new_cap})
+        self.quota_stops.auto_paused.discard(name)  # the next call is checked against the new cap (before_reserve)
+        self.ledger_sync.batch([arm_update(arm.arm_id, cap_tokens=new_cap)])
         q = arm.quota
         self.emit(ev.QuotaChanged(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap))
 
@@ -260,20 +214,7 @@ class RunEngine:
         return self.state != EngineState.ABORTING and arm.state == ArmState.RUNNING
 
     async def censor(self, arm: ArmRuntime, reason: str, by: CensoredBy = CensoredBy.CAP) -> None:
-        if arm.state == ArmState.RUNNING:
-            arm.state = ArmState.CENSORED
-            await self.ledger.update(
-                "arms",
-                arm.arm_id,
-                {
-                    "censored": 1,
-                    "censored_utc": utc_now(),
-                    "state": ArmState.CENSORED,
-                    "state_reason": reason,
-                    "censored_by": str(by),
-                },
-            )
-            self.log(f"arm {arm.name} censored: {reason}", level="warning", arm=arm.name)
+        await self.quota_stops.censor(arm, reason, by)
 
     def provider_limits(self, arm: ArmRuntime, limits: RateLimits) -> None:
         """A response announced the provider's rate limits: the live view's second meter."""
@@ -292,30 +233,11 @@ class RunEngine:
         )
 
     async def provider_quota(self, arm: ArmRuntime, reason: str) -> None:
-        """The provider says the arm's quota is spent (its first such reply: no retries). The arm is
-        censored by the provider's quota. Under the live view the run pauses with the reason; when
-        the user resumes (after topping up) the arm runs again and this returns, so the call is
-        sent again. Headless, run.auto_pause_policy decides: abort ends the run; continue and
-        stop-arm let the other arm go on. Either way `quotabench resume` continues the arm later.
-        Raises AttemptEnded("censored") when the arm stays censored."""
-        from agent.run.loop import AttemptEnded
+        await self.quota_stops.provider_quota(arm, reason)
 
-        await self.censor(arm, reason, CensoredBy.PROVIDER_QUOTA)
-        policy = None if self.auto_pause else self.config.auto_pause_policy
-        self.emit(ev.ProviderQuotaSpent(self.run_id, arm=arm.name, reason=reason, policy=policy))
-        if policy == "abort":
-            self.abort()
-        if policy is not None:
-            raise AttemptEnded(EndReason.CENSORED, reason)
-        self.pause(reason=f"auto-pause: arm {arm.name} {reason} — top up the account, then resume")
+    async def wait_while_paused(self) -> None:
         while self.state == EngineState.PAUSED:
             await self._resume.wait()
-        if self.state != EngineState.RUNNING or arm.state != ArmState.CENSORED:
-            raise AttemptEnded(EndReason.CENSORED, reason)
-        arm.state = ArmState.RUNNING
-        await self.ledger.update("arms", arm.arm_id, UNCENSOR)
-        self.log(f"arm {arm.name} resumed after the provider's quota was topped up", arm=arm.name)
-        self.emit(ev.ArmStateChanged(self.run_id, arm=arm.name, state=ArmState.RUNNING))
 
     # -- the run ----------------------------------------------------------------------------
     async def run(self) -> str:
@@ -332,30 +254,15 @@ class RunEngine:
             constants = await anyio.to_thread.run_sync(machine_constants)
             constants |= sandbox_constants(self.grader, self.log)
             await self.ledger.batch(
-                [
-                    (
-                        "insert",
-                        "runs",
-                        {
-                            "id": self.run_id,
-                            "created_utc": utc_now(),
-                            "status": RunStatus.RUNNING,
-                            "manifest_sha256": manifest,
-                            "config_path": str(self.config.path),
-                            "config_json": to_json({"toml": self.config_text, "path": str(self.config.path)}),
-                            "suites_json": to_json([str(s) for s in self.config.suites]),
-                            "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-                            "load_start": load_average(),
-                            "session_id": _session_id(),
-                            "process_json": to_json(process_identity()),
-                            "broken_tasks_json": to_json(broken_rows(broken)),
-                            **constants,
-                            **(self.replicate.columns() if self.replicate else {}),
-                        },
-                    ),
-                    ("insert_all", "tasks", task_rows(self.run_id, self.tasks)),
-                    *mutation_ops(self.run_id, self.tasks, self.config.validate),
-                ]
+                new_run_ops(
+                    self.config,
+                    self.config_text,
+                    self.run_id,
+                    self.tasks,
+                    broken,
+                    manifest,
+                    constants | (self.replicate.columns() if self.replicate else {}),
+                )
             )
             versions.record(self.ledger, self.run_id)
             kill_point("run_row")
@@ -421,9 +328,7 @@ class RunEngine:
                     for arm in self.arms.values():  # arms that never got to run (a crash while opening them)
                         if arm.arm_id and arm.name not in self._finished_arms:
                             await self._finish_arm(arm, [t.id for t in self.tasks], failed=True)
-                    await self.ledger.update(
-                        "runs", self.run_id, {"status": status, "finished_utc": utc_now(), "load_end": load_average()}
-                    )
+                    await self.ledger.write(run_ended(self.run_id, status, load_average()))
                 except LedgerError:
                     if status != RunStatus.CRASHED:
                         raise  # else the error that crashed the run is the one to report
@@ -503,16 +408,8 @@ class RunEngine:
         if arm.state == ArmState.RUNNING:
             arm.state = ArmState.ABORTED if failed or self.state == EngineState.ABORTING else ArmState.FINISHED
         try:
-            await self.ledger.update(
-                "arms",
-                arm.arm_id,
-                {
-                    "state": arm.state,
-                    "unfinished_json": json.dumps(unfinished),
-                    "tokens_used": arm.quota.used,
-                    "busy_ms": arm.busy_ms,
-                    "paced_ms": arm.paced_ms,
-                },
+            await self.ledger.write(
+                arm_finished(arm.arm_id, arm.state, unfinished, arm.quota.used, arm.busy_ms, arm.paced_ms)
             )
         except LedgerError:
             if not failed:
@@ -544,8 +441,3 @@ class RunEngine:
             if not counts_toward_budget(result.failure_class):
                 return "unfinished"
         return "failed"
-
-
-def _session_id() -> str:
-    """Runs started from one shell session share this id (seed 003 result 5: back-to-back replicates)."""
-    return f"{os.getppid()}-{os.environ.get('TERM_SESSION_ID', '')}-{os.environ.get('TMUX', '').split(',')[-1]}"

@@ -14,10 +14,13 @@ from typing import Any
 import anyio
 
 from agent import QuotabenchError
-from agent.config import RunConfig, ValidateSettings
+from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, ValidateSettings
+from agent.ledger.liveness import process_identity
+from agent.ledger.ops import InsertAll, Op
+from agent.ledger.rows import run_opened, run_update
 from agent.ledger.store import LedgerError, to_json
 from agent.ledger.writer import AsyncLedger
-from agent.manifest import runtime_versions
+from agent.manifest import load_average, runtime_versions
 from agent.run.first_request import over_cap, over_cap_line
 from verifiers.sandbox import describe_sandbox
 from verifiers.sandboxes import make_sandbox
@@ -157,10 +160,42 @@ def mutation_rows(run_id: str, tasks: list[Task], settings: ValidateSettings) ->
     return rows
 
 
-def mutation_ops(run_id: str, tasks: list[Task], settings: ValidateSettings) -> list[tuple[Any, ...]]:
+def mutation_ops(run_id: str, tasks: list[Task], settings: ValidateSettings) -> list[InsertAll]:
     """The tasks' cached mutation scores as ledger writes (none when no task was scored)."""
     rows = mutation_rows(run_id, tasks, settings)
-    return [("insert_all", "mutation_scores", rows)] if rows else []
+    return [InsertAll("mutation_scores", rows)] if rows else []
+
+
+def new_run_ops(
+    config: RunConfig,
+    config_text: str,
+    run_id: str,
+    tasks: list[Task],
+    broken: list[TaskProblem],
+    manifest: str,
+    constants: dict[str, Any],
+) -> list[Op]:
+    """A new run's rows, written in one transaction: the run (what it runs, on which machine,
+    `constants`), its tasks and their cached mutation scores."""
+    opened = run_opened(
+        run_id,
+        manifest_sha256=manifest,
+        config_path=str(config.path),
+        config_json=to_json({"toml": config_text, "path": str(config.path)}),
+        suites_json=to_json([str(s) for s in config.suites]),
+        prompt_template_version=PROMPT_TEMPLATE_VERSION,
+        load_start=load_average(),
+        session_id=_session_id(),
+        process_json=to_json(process_identity()),
+        broken_tasks_json=to_json(broken_rows(broken)),
+        **constants,
+    )
+    return [opened, InsertAll("tasks", task_rows(run_id, tasks)), *mutation_ops(run_id, tasks, config.validate)]
+
+
+def _session_id() -> str:
+    """Runs started from one shell session share this id (back-to-back replicates)."""
+    return f"{os.getppid()}-{os.environ.get('TERM_SESSION_ID', '')}-{os.environ.get('TMUX', '').split(',')[-1]}"
 
 
 class RuntimeVersions:
@@ -180,7 +215,7 @@ class RuntimeVersions:
         self._row_known.wait()
         if self._row is not None:
             ledger, run_id = self._row
-            ledger.batch_queued([("update", "runs", run_id, versions)])
+            ledger.batch_queued([run_update(run_id, **versions)])
 
     def record(self, ledger: AsyncLedger, run_id: str) -> None:
         """The run's row is written: the versions go to it when they come."""

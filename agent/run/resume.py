@@ -25,7 +25,10 @@ from agent import QuotabenchError
 from agent import events as ev
 from agent.classify import FailureClass, classify, counts_toward_budget
 from agent.config import PROMPT_TEMPLATE_VERSION, RunConfig, load_config_text
+from agent.ledger.attempt_rows import attempt_classed, attempt_update
 from agent.ledger.liveness import process_identity, run_state
+from agent.ledger.recovery import arm_tokens_used, attempt_outcomes, recover, ungraded_attempts
+from agent.ledger.rows import run_resumed
 from agent.ledger.store import Ledger, LedgerError, capped, to_json
 from agent.manifest import RUNTIME_VERSIONS, manifest_sha256, observed_constants
 from agent.run.attempt import NOT_GRADED, grade_attempt
@@ -40,37 +43,6 @@ from verifiers.scratch import clean_stale, remove, scratch_dir
 from verifiers.tasks import Task, materialize
 
 
-def recover(ledger: Ledger, run_id: str) -> None:
-    """Mark what the killed process left half-written (idempotent)."""
-    with ledger.transaction():
-        ledger.db.execute(
-            "update calls set status = 'lost', prompt_tokens = reserved_tokens, completion_tokens = 0, "
-            "usage_source = 'reserved' where run_id = ? and status = 'in_flight'",
-            [run_id],
-        )
-        ledger.db.execute(
-            "update attempts set end_reason = 'lost', failure_class = 'aborted', status = 'done' "
-            "where run_id = ? and status = 'running'",
-            [run_id],
-        )
-        ledger.db.execute(
-            "update attempts set prompt_tokens = (select coalesce(sum(prompt_tokens), 0) from calls c where c.attempt_id = attempts.id), "
-            "completion_tokens = (select coalesce(sum(completion_tokens), 0) from calls c where c.attempt_id = attempts.id), "
-            "calls = (select count(*) from calls c where c.attempt_id = attempts.id) where run_id = ?",
-            [run_id],
-        )
-        ledger.db.execute(
-            "update attempts set total_tokens = prompt_tokens + completion_tokens where run_id = ?", [run_id]
-        )
-        # graded, but killed before the attempt's update landed (ledgers from before the two were one transaction)
-        ledger.db.execute(
-            "update attempts set verdict = (select g.verdict from grades g where g.attempt_id = attempts.id), "
-            "accepted = 0, status = 'graded' where run_id = ? and status = 'ended' "
-            "and exists (select 1 from grades g where g.attempt_id = attempts.id)",
-            [run_id],
-        )
-
-
 def _class_from_grade(ledger: Ledger, row: dict[str, Any]) -> None:
     grade = ledger.grade(row["id"])
     assert grade is not None  # selected for having one
@@ -83,11 +55,7 @@ def _class_from_grade(ledger: Ledger, row: dict[str, Any]) -> None:
         malformed=row["malformed_tool_calls"] or 0,
         environment=grade["environment"],
     )
-    ledger.update(
-        "attempts",
-        row["id"],
-        {"failure_class": failure_class, "accepted": int(failure_class == FailureClass.ACCEPTED), "status": "done"},
-    )
+    ledger.batch([attempt_classed(row["id"], failure_class, failure_class == FailureClass.ACCEPTED)])
 
 
 async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
@@ -113,18 +81,15 @@ async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
     except LedgerError:
         raise
     except Exception as exc:  # noqa: BLE001 — as in a live attempt: this attempt's harness error, not the run's
-        engine.ledger_sync.update(
-            "attempts",
+        broken = attempt_classed(
             row["id"],
-            {
-                "end_reason": EndReason.HARNESS_ERROR,
-                "failure_class": FailureClass.HARNESS_ERROR,
-                "status": "done",
-                "accepted": 0,
-                "end_detail": capped(f"regrading failed: {type(exc).__name__}: {exc}", 300),
-                "error_traceback": capped(engine.mask(traceback.format_exc())),
-            },
+            FailureClass.HARNESS_ERROR,
+            False,
+            end_reason=EndReason.HARNESS_ERROR,
+            end_detail=capped(f"regrading failed: {type(exc).__name__}: {exc}", 300),
+            error_traceback=capped(engine.mask(traceback.format_exc())),
         )
+        engine.ledger_sync.batch([broken])
         engine.emit(ev.LogMessage(engine.run_id, level="warning", text=f"regrading {row['id']} failed: {exc}"))
     finally:
         remove(scratch)
@@ -132,14 +97,11 @@ async def _regrade(engine: RunEngine, row: dict[str, Any], task: Task) -> None:
 
 def resume_state(ledger: Ledger, run_id: str) -> ResumePlan:
     arms = {a["name"]: a for a in ledger.arms(run_id)}
+    used = arm_tokens_used(ledger, run_id)
     for arm in arms.values():
-        arm["tokens_used"] = ledger.query(
-            "select coalesce(sum(total_tokens), 0) as n from attempts where arm_id = ?", [arm["id"]]
-        )[0]["n"]
+        arm["tokens_used"] = used.get(arm["id"], 0)
     progress: dict[tuple[str, str], TaskProgress] = {}
-    for row in ledger.query(
-        "select arm, task_id, attempt_no, accepted, end_reason, failure_class from attempts where run_id = ?", [run_id]
-    ):
+    for row in attempt_outcomes(ledger, run_id):
         entry = progress.setdefault((row["arm"], row["task_id"]), TaskProgress())
         entry.accepted |= bool(row["accepted"])
         if counts_toward_budget(row["failure_class"]):  # a lost attempt's retry takes its number
@@ -188,16 +150,16 @@ async def resume_run(engine: RunEngine) -> str:
     if not ledger.tasks(run_id):  # killed between the runs row and the tasks rows
         ledger.insert_many("tasks", task_rows(run_id, engine.tasks))
     by_id = {t.id: t for t in engine.tasks}
-    for row in ledger.query("select * from attempts where run_id = ? and status in ('ended', 'graded')", [run_id]):
+    for row in ungraded_attempts(ledger, run_id):
         if row["status"] == "graded":
             _class_from_grade(ledger, row)
         elif row["end_reason"] in NOT_GRADED:  # stopped before its class was written: nothing to grade
-            ledger.update("attempts", row["id"], {"failure_class": classify(row["end_reason"], None), "status": "done"})
+            ledger.batch([attempt_update(row["id"], failure_class=classify(row["end_reason"], None), status="done")])
         else:
             await _regrade(engine, row, by_id[row["task_id"]])
     engine.resume_state = resume_state(ledger, run_id)
     constants = observed_constants() | sandbox_constants(engine.grader, engine.log)
     unrecorded = {key: constants[key] for key in RUNTIME_VERSIONS if run.get(key) is None}  # killed before they came
     process = {"process_json": to_json(process_identity())}  # this process drives the run now
-    ledger.update("runs", run_id, {"status": RunStatus.RUNNING, "finished_utc": None} | unrecorded | process)
+    ledger.batch([run_resumed(run_id, **unrecorded, **process)])
     return await engine.drive(manifest, constants, fresh=False)

@@ -15,7 +15,8 @@ import anyio
 
 from agent import events as ev
 from agent.classify import FailureClass
-from agent.ledger.store import new_id, utc_now
+from agent.ledger.attempt_rows import AttemptKey, environment_skip
+from agent.ledger.store import new_id
 from agent.states import EndReason
 from verifiers.runtimes import missing_runtimes
 
@@ -57,49 +58,8 @@ async def _record_skip(host: RunHost, arm: ArmRuntime, task: Task, problem: str)
     progress = host.resume_state.progress.get((arm.name, task.id)) if host.resume_state else None
     if progress:
         return True  # recorded before the run was resumed; the machine still lacks it
-    attempt_id, now = new_id(), utc_now()
-    await host.ledger.insert(
-        "attempts",
-        {
-            "id": attempt_id,
-            "run_id": host.run_id,
-            "arm_id": arm.arm_id,
-            "arm": arm.name,
-            "task_id": task.id,
-            "attempt_no": 1,
-            "started_utc": now,
-            "ended_utc": now,
-            "end_reason": EndReason.RUNTIME_MISSING,
-            "status": "done",
-            "verdict": "error",
-            "failure_class": FailureClass.ENVIRONMENT,
-            "accepted": 0,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "total_tokens": 0,
-            "calls": 0,
-            "transport_retries": 0,
-            "malformed_tool_calls": 0,
-            "turns": 0,
-            "duration_ms": 0,
-            "edited": 0,
-        },
-    )
-    await host.ledger.insert(
-        "grades",
-        {
-            "id": new_id(),
-            "attempt_id": attempt_id,
-            "created_utc": now,
-            "verdict": "error",
-            "duration_ms": 0,
-            "output": f"not run: {problem}",
-            "environment": problem,
-            "isolation_json": "{}",
-            "failing_tests_json": "[]",
-            "mechanics_json": "[]",
-        },
-    )
+    key = AttemptKey(new_id(), host.run_id, arm.arm_id, arm.name, task.id, 1)
+    await host.ledger.batch(environment_skip(key, EndReason.RUNTIME_MISSING, FailureClass.ENVIRONMENT, problem))
     host.emit(
         ev.TaskGraded(
             host.run_id,

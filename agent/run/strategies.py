@@ -22,7 +22,10 @@ from typing import TYPE_CHECKING, Any
 from agent import events as ev
 from agent.classify import NOT_COUNTED, classify
 from agent.config import ArmConfig, Limits
-from agent.ledger.store import LedgerError, capped, new_id, utc_now
+from agent.ledger import strategy_reads
+from agent.ledger.ops import Op
+from agent.ledger.rows import submission, submitted
+from agent.ledger.store import LedgerError, capped, utc_now
 from agent.run.attempt import AttemptRunner, StagePlan
 from agent.run.loop import AttemptEnded
 from agent.run.selection import (
@@ -132,26 +135,15 @@ class StrategyTask:
 
     # -- the ledger ------------------------------------------------------------------------
     def _read(self) -> tuple[list[dict[str, Any]], bool]:
-        db = self.host.ledger_sync
-        rows = db.query(
-            "select a.*, (select c.response_text from calls c where c.attempt_id = a.id and c.status = 'ok' "
-            "order by c.started_utc desc limit 1) as answer from attempts a "
-            "where a.run_id = ? and a.arm = ? and a.task_id = ? order by a.attempt_no",
-            [self.host.run_id, self.arm.name, self.task.id],
+        db, run_id = self.host.ledger_sync, self.host.run_id
+        return (
+            strategy_reads.task_stages(db, run_id, self.arm.name, self.task.id),
+            strategy_reads.submitted_already(db, run_id, self.arm.name, self.task.id),
         )
-        done = bool(
-            db.query(
-                "select 1 from submissions where run_id = ? and arm = ? and task_id = ?",
-                [self.host.run_id, self.arm.name, self.task.id],
-            )
-        )
-        return rows, done
 
     async def _row(self, attempt_id: str) -> dict[str, Any]:
-        rows: list[dict[str, Any]] = await self.host.ledger.run(
-            self.host.ledger_sync.query, "select * from attempts where id = ?", [attempt_id]
-        )
-        return rows[0]
+        row: dict[str, Any] = await self.host.ledger.run(strategy_reads.attempt, self.host.ledger_sync, attempt_id)
+        return row
 
     def _reused(self, stage: Stage, candidate: int | None = None) -> dict[str, Any] | None:
         """A completed stage of a killed run, to use instead of running it again."""
@@ -327,29 +319,21 @@ class StrategyTask:
                 route = "none"
         chosen = candidates[choice - 1] if choice is not None else None
         reason = _reason(route, choice, parse_route, scores)
-        ops: list[tuple[Any, ...]] = [
-            ("update", "attempts", c.attempt_id, {"submitted": int(c is chosen)}) for c in candidates
-        ]
+        ops: list[Op] = [submitted(c.attempt_id, c is chosen) for c in candidates]
         ops.append(
-            (
-                "insert",
-                "submissions",
-                {
-                    "id": new_id(),
-                    "run_id": self.host.run_id,
-                    "arm": self.arm.name,
-                    "task_id": self.task.id,
-                    "created_utc": utc_now(),
-                    "strategy": self.strategy.name,
-                    "select_rule": rule,
-                    "candidates": len(candidates),
-                    "submitted_attempt_id": chosen.attempt_id if chosen else None,
-                    "route": route,
-                    "reason": reason,
-                    "parse_route": parse_route,
-                    "fallback": fallback,
-                    "scores_json": scores_json(scores),
-                },
+            submission(
+                self.host.run_id,
+                self.arm.name,
+                self.task.id,
+                strategy=self.strategy.name,
+                select_rule=rule,
+                candidates=len(candidates),
+                submitted_attempt_id=chosen.attempt_id if chosen else None,
+                route=route,
+                reason=reason,
+                parse_route=parse_route,
+                fallback=fallback,
+                scores_json=scores_json(scores),
             )
         )
         await self.host.ledger.batch(ops)

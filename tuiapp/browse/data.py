@@ -1,4 +1,5 @@
-"""What the browser shows, read from the ledger: plain dataclasses, no Textual.
+"""What the browser shows, read from the ledger through its named reads
+(agent/ledger/browse_reads.py): plain dataclasses, no Textual, no SQL of its own.
 
 Every function here is called from a worker thread (never on the event loop) through
 `Reader`, which serializes the reads on the one SQLite connection. Nothing here writes.
@@ -19,13 +20,14 @@ from typing import Any, TypeVar
 from agent import QuotabenchError
 from agent.classify import CLASSES
 from agent.ledger import Ledger
+from agent.ledger import browse_reads as reads
 
 # agent.metrics pulls in numpy: it is imported inside the two functions that need it, which run
 # in worker threads, so the first screen appears at once.
 
 T = TypeVar("T")
 NOT_RUN = "not run"
-# Attempt statuses written by agent/run/attempt.py: running -> ended (tokens and diff written) -> done (classified).
+# Attempt statuses written by agent/run/attempt.py and calls.py: running -> ended (tokens and diff written) -> done (classified).
 UNFINISHED_STATUS = {"running": "running", "ended": "ungraded"}
 
 
@@ -53,12 +55,7 @@ class Reader:
 
     def report(self, ledger: Ledger, run_id: str) -> dict[str, Any]:
         """`load_report` of `run_id`, kept while the run does not change (call it through `call`)."""
-        state = ledger.query(
-            "select status, finished_utc, (select count(*) from attempts a where a.run_id = r.id) "
-            "as n from runs r where r.id = ?",
-            [run_id],
-        )
-        key = (run_id, *(state[0].values() if state else ()))
+        key = (run_id, *reads.run_version(ledger, run_id))
         if key not in self._reports:
             report = load_report(ledger, run_id)
             self._reports = dict(list(self._reports.items())[-(self.REPORTS_KEPT - 1) :])
@@ -112,14 +109,9 @@ class RunRow:
 
 
 def list_runs(ledger: Ledger) -> list[RunRow]:
-    rows = ledger.query(
-        "select r.id, r.created_utc, r.finished_utc, r.status, r.manifest_sha256, r.isolation_sandbox, r.process_json,"
-        " (select count(*) from tasks t where t.run_id = r.id) as n_tasks,"
-        " (select count(*) from attempts a where a.run_id = r.id) as n_attempts"
-        " from runs r order by r.created_utc desc"
-    )
+    rows = reads.runs_with_counts(ledger)
     arms: dict[str, list[tuple[str, str]]] = {}
-    for arm in ledger.query("select run_id, name, model from arms order by name"):
+    for arm in reads.arm_models(ledger):
         arms.setdefault(arm["run_id"], []).append((arm["name"], arm["model"] or ""))
     return [
         RunRow(
@@ -141,11 +133,10 @@ def list_runs(ledger: Ledger) -> list[RunRow]:
 def headlines(ledger: Ledger, run_id: str) -> list[ArmHeadline]:
     """Acceptance, QAP, retry tax and censoring per arm: the metrics module's numbers, no bootstrap."""
     from agent.metrics import arm_metrics
-    from agent.metrics.report import ATTEMPT_COLUMNS
 
     tasks = ledger.tasks(run_id)
     by_arm: dict[str, list[dict[str, Any]]] = {}
-    for row in ledger.query(f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ?", [run_id]):
+    for row in reads.metric_attempts(ledger, run_id):
         by_arm.setdefault(row["arm"], []).append(row)
     out = []
     for arm in ledger.arms(run_id):
@@ -261,11 +252,7 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
     if run is None:
         raise BrowseError(f"run {run_id}: not in the ledger {ledger.path} — list runs with `quotabench report --list`")
     arms = ledger.arms(run_id)
-    rows = ledger.query(
-        "select arm, task_id, attempt_no, status, verdict, failure_class, accepted, total_tokens, stage, "
-        "submitted from attempts where run_id = ? order by task_id, arm, attempt_no, started_utc",
-        [run_id],
-    )
+    rows = reads.grid_attempts(ledger, run_id)
     arm_rows = {a["name"]: a for a in arms}
     by_cell: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
@@ -282,7 +269,7 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
     ]
     from agent.metrics.setup import forced_banner, preflight_summary
 
-    preflight = preflight_summary(ledger.query("select * from preflights where run_id = ?", [run_id]))
+    preflight = preflight_summary(reads.preflights(ledger, run_id))
     return RunView(run, arms, grid, forced_banner({"preflight": preflight}))
 
 
@@ -343,24 +330,16 @@ class TaskView:
 
 
 def load_task(ledger: Ledger, run_id: str, task_id: str) -> TaskView:
-    task = ledger.query("select * from tasks where run_id = ? and task_id = ?", [run_id, task_id])
-    if not task:
+    task = reads.task_row(ledger, run_id, task_id)
+    if task is None:
         raise BrowseError(f"run {run_id}: has no task {task_id!r}")
     arms = ledger.arms(run_id)
-    rows = ledger.query(
-        "select id, arm, task_id, attempt_no, status, end_reason, verdict, failure_class, accepted, prompt_tokens,"
-        " completion_tokens, total_tokens, calls, transport_retries, malformed_tool_calls, turns, duration_ms,"
-        " stage, candidate, submitted from attempts where run_id = ? and task_id = ? order by arm, attempt_no, started_utc",
-        [run_id, task_id],
-    )
+    rows = reads.task_attempts(ledger, run_id, task_id)
     attempts = {a["name"]: [r for r in rows if r["arm"] == a["name"]] for a in arms}
-    subs = {
-        r["arm"]: r
-        for r in ledger.query("select * from submissions where run_id = ? and task_id = ?", [run_id, task_id])
-    }
+    subs = {r["arm"]: r for r in reads.task_submissions(ledger, run_id, task_id)}
     return TaskView(
         ledger.run(run_id) or {},
-        task[0],
+        task,
         arms,
         attempts,
         {a["name"]: cell_of(a["name"], attempts[a["name"]], a) for a in arms},
@@ -417,27 +396,18 @@ def _read_task_toml(task_path: str | None) -> dict[str, Any]:
 
 
 def load_attempt(ledger: Ledger, attempt_id: str) -> AttemptView:
-    rows = ledger.query("select * from attempts where id = ?", [attempt_id])
-    if not rows:
+    attempt = reads.attempt_row(ledger, attempt_id)
+    if attempt is None:
         raise BrowseError(f"attempt {attempt_id}: not in the ledger {ledger.path}")
-    attempt = rows[0]
     run_id, task_id = attempt["run_id"], attempt["task_id"]
-    task = ledger.query("select * from tasks where run_id = ? and task_id = ?", [run_id, task_id])
-    arm = ledger.query("select * from arms where run_id = ? and name = ?", [run_id, attempt["arm"]])
     files = loads(attempt["files_json"], {})
     files = files if isinstance(files, dict) else {}
-    siblings = [
-        r["id"]
-        for r in ledger.query(
-            "select id from attempts where run_id = ? and task_id = ? and arm = ? order by attempt_no, started_utc",
-            [run_id, task_id, attempt["arm"]],
-        )
-    ]
-    task_row = task[0] if task else {"task_id": task_id}
+    siblings = reads.sibling_attempts(ledger, run_id, task_id, attempt["arm"])
+    task_row = reads.task_row(ledger, run_id, task_id) or {"task_id": task_id}
     return AttemptView(
         attempt,
         task_row,
-        arm[0] if arm else {"name": attempt["arm"]},
+        reads.arm_row(ledger, run_id, attempt["arm"]) or {"name": attempt["arm"]},
         ledger.run(run_id) or {},
         ledger.grade(attempt_id),
         ledger.calls(attempt_id),

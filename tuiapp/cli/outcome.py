@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent import ExitCode, QuotabenchError
+from agent.ledger.live_reads import preflight_checks
 from agent.ledger.liveness import RESUMABLE, run_state
 from tuiapp.cli import ledgers
 
@@ -38,7 +39,7 @@ def run_exit(ledger: Ledger, run_id: str) -> ExitCode:
 
 
 def preflight_rows(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
-    return ledger.query("select arm, checks_json from preflights where run_id = ? order by created_utc", [run_id])
+    return preflight_checks(ledger, run_id)
 
 
 def resume_hint(run: dict[str, Any]) -> str | None:

@@ -253,17 +253,11 @@ class AutoPauseModal(ModalScreen[AutoPauseChoice]):
 def read_attempts(ledger_path: Path, run_id: str, task_id: str) -> list[dict[str, Any]]:
     """The task's attempts on every arm with their tool calls and grade (own connection: threads)."""
     from agent.ledger import Ledger  # sqlite-utils and numpy: loaded in this thread, not at start-up
+    from agent.ledger.live_reads import task_attempts_in_full
 
     ledger = Ledger(ledger_path)
     try:
-        rows = ledger.query(
-            "select * from attempts where run_id = ? and task_id = ? order by arm, attempt_no, started_utc",
-            [run_id, task_id],
-        )
-        for row in rows:
-            row["tools"] = ledger.tool_calls(row["id"])
-            row["grade"] = ledger.grade(row["id"])
-        return rows
+        return task_attempts_in_full(ledger, run_id, task_id)
     finally:
         ledger.close()
 

@@ -11,13 +11,14 @@ import anyio
 import pytest
 
 from agent.ledger import Ledger
+from agent.ledger.ops import Insert, Update
 from agent.ledger.store import ROW_TEXT_CHARS, LedgerError, capped
 from agent.ledger.writer import AsyncLedger
 
 
 def test_update_if_tolerates_a_row_that_never_landed(tmp_path):
     ledger = Ledger(tmp_path / "l.sqlite")
-    ledger.batch([("update_if", "calls", "NEVER-INSERTED", {"status": "lost", "prompt_tokens": 10})])
+    ledger.batch([Update("calls", "NEVER-INSERTED", {"status": "lost", "prompt_tokens": 10}, must_exist=False)])
     assert not ledger.query("select * from calls")
 
 
@@ -70,10 +71,9 @@ def test_a_damaged_file_is_a_ledger_error_with_a_fix(tmp_path):
 def _attempt(ledger: Ledger) -> None:
     ledger.batch(
         [
-            ("insert", "runs", {"id": "R", "status": "running"}),
-            ("insert", "arms", {"id": "A", "run_id": "R", "name": "A"}),
-            (
-                "insert",
+            Insert("runs", {"id": "R", "status": "running"}),
+            Insert("arms", {"id": "A", "run_id": "R", "name": "A"}),
+            Insert(
                 "attempts",
                 {"id": "T", "run_id": "R", "arm_id": "A", "arm": "A", "task_id": "t", "attempt_no": 1, "calls": 0},
             ),
@@ -89,8 +89,8 @@ async def test_queued_writes_commit_in_order_before_the_next_awaited_write(tmp_p
     for n in range(1, 201):
         writer.batch_queued(
             [
-                ("insert", "calls", {"id": f"C{n:03d}", "attempt_id": "T", "turn": n}),
-                ("update", "attempts", "T", {"calls": n}),
+                Insert("calls", {"id": f"C{n:03d}", "attempt_id": "T", "turn": n}),
+                Update("attempts", "T", {"calls": n}),
             ]
         )
     await writer.insert("calls", {"id": "LAST", "attempt_id": "T", "turn": 201})  # returns once all before it are in
@@ -105,9 +105,9 @@ async def test_a_queued_write_that_fails_is_raised_by_the_next_awaited_write_and
     ledger = Ledger(tmp_path / "l.sqlite")
     _attempt(ledger)
     writer = AsyncLedger(ledger)
-    writer.batch_queued([("insert", "calls", {"id": "GOOD1", "attempt_id": "T"})])
-    writer.batch_queued([("insert", "calls", {"id": "BAD", "attempt_id": "T", "no_such_column": 1})])
-    writer.batch_queued([("insert", "calls", {"id": "GOOD2", "attempt_id": "T"})])
+    writer.batch_queued([Insert("calls", {"id": "GOOD1", "attempt_id": "T"})])
+    writer.batch_queued([Insert("calls", {"id": "BAD", "attempt_id": "T", "no_such_column": 1})])
+    writer.batch_queued([Insert("calls", {"id": "GOOD2", "attempt_id": "T"})])
     with pytest.raises(LedgerError, match="no_such_column"):
         await writer.flush()
     # written together or not, the failing write took only itself down
@@ -134,11 +134,12 @@ def test_a_process_that_ends_normally_commits_what_it_queued(tmp_path):
     path = tmp_path / "l.sqlite"
     _attempt(Ledger(path))
     code = (
-        f"import anyio; from agent.ledger import Ledger; from agent.ledger.writer import AsyncLedger\n"
+        f"import anyio; from agent.ledger import Ledger; from agent.ledger.ops import Insert\n"
+        f"from agent.ledger.writer import AsyncLedger\n"
         f"async def main():\n"
         f"    writer = AsyncLedger(Ledger({str(path)!r}))\n"
         f"    for n in range(300):\n"
-        f"        writer.batch_queued([('insert', 'calls', {{'id': f'C{{n}}', 'attempt_id': 'T'}})])\n"
+        f"        writer.batch_queued([Insert('calls', {{'id': f'C{{n}}', 'attempt_id': 'T'}})])\n"
         f"anyio.run(main)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -1,0 +1,194 @@
+"""What the report reads from the ledger, one named, set-based read each (no read per row):
+the report (agent/metrics/report.py) reads through these, then computes."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from agent.classify import NOT_COUNTED
+from agent.ledger.store import Ledger, Row
+
+# Only the columns the metrics read: `a.*` (diffs included) took half the report's time at 5,000
+# attempts. Read through sqlite3.Row, which finds a name by scanning: the most-read come first.
+ATTEMPT_COLUMNS = (
+    "task_id",
+    "attempt_no",
+    "failure_class",
+    "accepted",
+    "total_tokens",
+    "arm",
+    "verdict",
+    "visible_passed",
+    "duration_ms",
+    "calls",
+    "transport_retries",
+    "malformed_tool_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "ended_utc",
+    "stage",
+    "submitted",
+)
+TASK_COLUMNS = ("task_id", "files_sha256", "control", "kind")  # not the prompts: 50k tasks' prompts are tens of MB
+CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "usage_source", "prompt_tokens", "completion_tokens")
+
+
+def run_tasks(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """The run's tasks in run order (TASK_COLUMNS)."""
+    return ledger.query(f"select {', '.join(TASK_COLUMNS)} from tasks where run_id = ? order by position", [run_id])
+
+
+def run_attempts(ledger: Ledger, run_id: str) -> list[Row]:
+    """The run's attempts (ATTEMPT_COLUMNS), by arm, task and attempt number."""
+    return ledger.rows(
+        f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no",
+        [run_id],
+    )
+
+
+@contextlib.contextmanager
+def attempt_calls(ledger: Ledger, run_id: str) -> Iterator[Iterator[tuple[Any, ...]]]:
+    """The run's attempts' calls (CALL_COLUMNS) as a stream of tuples: 400k calls at 100k
+    attempts are never held as rows."""
+    with ledger.stream(
+        f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ? and kind = 'attempt'", [run_id]
+    ) as rows:
+        yield rows
+
+
+def grade_sums(ledger: Ledger, run_id: str) -> dict[str, tuple[int, int]]:
+    """Per arm: how many grades, and their summed duration in ms."""
+    return {
+        r["arm"]: (r["n"], r["ms"])
+        for r in ledger.query(
+            "select a.arm, count(*) as n, sum(coalesce(g.duration_ms, 0)) as ms from grades g "
+            "join attempts a on a.id = g.attempt_id where a.run_id = ? group by a.arm",
+            [run_id],
+        )
+    }
+
+
+def preflights(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    return ledger.query("select * from preflights where run_id = ?", [run_id])
+
+
+def tampering_and_controls(ledger: Ledger, run_id: str, controls: set[str]) -> list[dict[str, Any]]:
+    """Attempts classed tampering and every attempt on an impossible control, with their grade's
+    tampering findings: only the rows that can count, so a large clean run reads almost nothing."""
+    marks = ", ".join("?" * len(controls))
+    control_clause = f" or a.task_id in ({marks})" if controls else ""
+    return ledger.query(
+        "select a.id, a.arm, a.task_id, a.failure_class, a.accepted, a.total_tokens, g.tampering_json "
+        "from attempts a left join grades g on g.attempt_id = a.id "
+        f"where a.run_id = ? and (a.failure_class = 'tampering'{control_clause})",
+        [run_id, *sorted(controls)],
+    )
+
+
+def submissions(ledger: Ledger, run_id: str) -> list[Row]:
+    return ledger.rows("select * from submissions where run_id = ?", [run_id])
+
+
+def stage_tokens(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """Tokens per arm and strategy stage."""
+    return ledger.query(
+        "select arm, stage, sum(total_tokens) as tokens from attempts where run_id = ? group by arm, stage",
+        [run_id],
+    )
+
+
+def sandbox_counts(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """How many of the run's grades ran in each sandbox."""
+    return ledger.query(
+        "select g.sandbox, count(*) as n from grades g join attempts a on a.id = g.attempt_id "
+        "where a.run_id = ? group by g.sandbox",
+        [run_id],
+    )
+
+
+def grade_placements(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """Where and when each of the run's grades ran."""
+    return ledger.query(
+        "select g.executor, g.node, g.queue_ms, g.retries, g.duration_ms, g.created_utc from grades g "
+        "join attempts a on a.id = g.attempt_id where a.run_id = ?",
+        [run_id],
+    )
+
+
+def server_sessions(ledger: Ledger, run_ids: list[str]) -> dict[str, set[str]]:
+    """The server sessions each run's arms talked to, by run id."""
+    marks = ", ".join("?" * len(run_ids))
+    out: dict[str, set[str]] = defaultdict(set)
+    for row in ledger.rows(
+        f"select run_id, server_session_id from arms where run_id in ({marks}) "
+        "and server_session_id is not null and server_session_id != ''",
+        run_ids,
+    ):
+        out[row["run_id"]].add(row["server_session_id"])
+    return dict(out)
+
+
+# One row per arm; `priced_*` sum the calls without a reported cost (those the table prices).
+SPEND_SQL = """
+select arm,
+  coalesce(sum(prompt_tokens), 0) as prompt,
+  coalesce(sum(completion_tokens), 0) as completion,
+  coalesce(sum(cached_tokens), 0) as cached,
+  coalesce(sum(cache_write_tokens), 0) as cache_write,
+  coalesce(sum(reasoning_tokens), 0) as reasoning,
+  coalesce(sum(case when cost_usd is null then prompt_tokens end), 0) as priced_prompt,
+  coalesce(sum(case when cost_usd is null then completion_tokens end), 0) as priced_completion,
+  coalesce(sum(case when cost_usd is null then cached_tokens end), 0) as priced_cached,
+  coalesce(sum(case when cost_usd is null then cache_write_tokens end), 0) as priced_cache_write,
+  coalesce(sum(cost_usd), 0.0) as reported_usd,
+  count(cost_usd) as reported_calls,
+  sum(case when cost_usd is null and coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0) > 0
+      then 1 else 0 end) as priced_calls,
+  count(cached_tokens) + count(cache_write_tokens) + count(reasoning_tokens) + count(cost_usd) as detailed,
+  coalesce(sum(paced_ms), 0) as paced_ms
+from calls where run_id = ? and kind = 'attempt' {lost} group by arm
+"""
+# The calls of lost attempts (agent.classify.is_lost): billed, but not the model's (lost spend).
+LOST_CALLS = "and attempt_id not in (select id from attempts where run_id = ? and failure_class in ({}))".format(
+    ", ".join(f"'{c}'" for c in NOT_COUNTED)
+)
+
+
+def spend_sums(ledger: Ledger, run_id: str, *, model_only: bool = False) -> list[dict[str, Any]]:
+    """Per arm, its attempt calls' token and cost sums as billed (SPEND_SQL's columns); `model_only`
+    leaves out the calls of lost attempts."""
+    sql, params = SPEND_SQL.format(lost=LOST_CALLS if model_only else ""), [run_id] * (2 if model_only else 1)
+    return ledger.query(sql, params)
+
+
+_REPEATS_SQL = """
+select a.arm as arm, count(*) as repeated,
+       sum(case when ca.response_sha256 is not null and ca.response_sha256 = cp.response_sha256 then 1 else 0 end)
+           as same_reply
+from attempts a
+join attempts p on p.run_id = a.run_id and p.arm = a.arm and p.task_id = a.task_id
+     and p.stage = a.stage and p.attempt_no = a.attempt_no - 1
+join calls ca on ca.attempt_id = a.id and ca.turn = 1 and ca.retry_index = 0
+join calls cp on cp.attempt_id = p.id and cp.turn = 1 and cp.retry_index = 0
+where a.run_id = ? and a.attempt_no > 1 and ca.request_sha256 is not null and ca.request_sha256 = cp.request_sha256
+group by a.arm
+"""
+
+
+def repeated_first_requests(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """Per arm: how many later attempts sent the previous attempt's first request byte for byte
+    ("repeated"), and how many of those got its first reply back ("same_reply")."""
+    return ledger.query(_REPEATS_SQL, [run_id])
+
+
+def ok_call_hashes(ledger: Ledger, run_ids: list[str]) -> list[dict[str, Any]]:
+    """The runs' successful attempt calls with a request hash: arm, run, server session, hashes."""
+    marks = ", ".join("?" * len(run_ids))
+    return ledger.query(
+        f"select arm, run_id, server_session_id, request_sha256, response_sha256 from calls where run_id in ({marks}) "
+        "and kind = 'attempt' and status = 'ok' and request_sha256 is not null",
+        run_ids,
+    )
