@@ -129,7 +129,7 @@ _MIGRATION = re.compile(r"^@migrations\(\)\ndef (m\d{3}_\w+)\(", re.M)
 def _migration_names() -> frozenset[str]:
     """The migrations schema_base.py and schema.py define, read from their text: opening an
     up-to-date ledger then needs no sqlite-utils (with click, pluggy and dateutil, ~0.1 s of every
-    command's start). tests/agent/test_ledger_writes.py checks the names against the registered
+    command's start). tests/agent/ledger/test_ledger_writes.py checks the names against the registered
     migrations."""
     try:
         return frozenset(

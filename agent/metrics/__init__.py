@@ -12,7 +12,10 @@ replicates.py several runs of one manifest: spread, pass@k with intervals, failu
 determinism.py  error bars, failure rotation, within-session determinism vs restarts
 replicate_stats.py  those over the ledger's runs, and their report blocks
 read.py       the one-line practical read per arm
-report.py     build_report(ledger, run_ids) -> dict;  render.py: render_report(dict, fmt) -> str
+report.py     build_report(ledger, run_ids) -> dict: the ledger's reads first (agent.ledger.report_reads), then
+report_sections.py  the sections computed from those reads (decision, strategies, sandboxes, grader view)
+render.py     render_report(dict, fmt) -> str, from cells.py (cell formatters), decision_table.py,
+              run_lines.py (each section's lines) and replicate_render.py
 """
 
 from agent.metrics.arm import ArmMetrics, arm_metrics, task_outcomes

@@ -7,7 +7,7 @@ charged against the cap but kept out of the model's figures); an attempt whose l
 its recorded files (one that has a grade already, from a ledger written before grades and
 attempt updates were one transaction, takes its class from that grade). A run killed before
 its tasks or arms rows were written gets them now. Finished attempts are never re-run or
-charged again. Any kill point leaves a ledger that resumes (tests/agent/test_kill_resume.py).
+charged again. Any kill point leaves a ledger that resumes (tests/agent/run/test_kill_resume.py).
 An arm censored by its provider's quota (arms.censored_by) runs again: resuming says the
 account was topped up; its censored attempts never counted, so its unfinished tasks run now.
 """
