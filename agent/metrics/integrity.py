@@ -41,6 +41,11 @@ def is_control(task: dict[str, Any]) -> bool:
     return bool(task.get("control"))
 
 
+def control_ids(tasks: Sequence[dict[str, Any]]) -> set[str]:
+    """The run's impossible controls: reported apart, in no figure of acceptance, QAP or cost."""
+    return {t["task_id"] for t in tasks if is_control(t)}
+
+
 def arm_integrity(
     arm: str, tasks: Sequence[dict[str, Any]], attempts: Sequence[dict[str, Any]], findings: dict[str, list[str]]
 ) -> ArmIntegrity:

@@ -23,7 +23,7 @@ from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, compare_arms
 from agent.metrics.cost import ArmCost, ArmUse, run_costs
 from agent.metrics.cost_ci import cost_intervals, task_costs
 from agent.metrics.errors import PriceError, ReportError
-from agent.metrics.integrity import integrity_section
+from agent.metrics.integrity import control_ids, integrity_section
 from agent.metrics.kinds import broken_tasks, by_kind
 from agent.metrics.mutation import mutation_section
 from agent.metrics.outcome import TaskOutcome
@@ -100,7 +100,7 @@ def _run_section(
             f"run {run_id}: has no arms in the ledger — was it started? list runs with `quotabench report --list`"
         )
     all_tasks = tasks
-    controls = {t["task_id"] for t in tasks if t.get("control")}
+    controls = control_ids(tasks)
     tasks = [t for t in tasks if t["task_id"] not in controls]  # impossible controls: reported apart
     # -- what the section reads, once (agent/ledger/report_reads.py), then computes from
     attempts = by_arm(r for r in reads.run_attempts(ledger, run_id) if r["task_id"] not in controls)

@@ -133,11 +133,15 @@ def list_runs(ledger: Ledger) -> list[RunRow]:
 def headlines(ledger: Ledger, run_id: str) -> list[ArmHeadline]:
     """Acceptance, QAP, retry tax and censoring per arm: the metrics module's numbers, no bootstrap."""
     from agent.metrics import arm_metrics
+    from agent.metrics.integrity import control_ids
 
     tasks = ledger.tasks(run_id)
+    controls = control_ids(tasks)
+    tasks = [t for t in tasks if t["task_id"] not in controls]  # as the report: controls are in no figure
     by_arm: dict[str, list[dict[str, Any]]] = {}
     for row in reads.metric_attempts(ledger, run_id):
-        by_arm.setdefault(row["arm"], []).append(row)
+        if row["task_id"] not in controls:
+            by_arm.setdefault(row["arm"], []).append(row)
     out = []
     for arm in ledger.arms(run_id):
         metrics, _ = arm_metrics(arm, tasks, by_arm.get(arm["name"], []))
@@ -185,6 +189,7 @@ class GridRow:
     language: str
     kind: str
     cells: tuple[Cell, ...]
+    control: bool = False  # an impossible control: a pass there means the grader was gamed
 
 
 @dataclass(frozen=True)
@@ -264,6 +269,7 @@ def load_run(ledger: Ledger, run_id: str) -> RunView:
             t["language"] or "",
             t["kind"] or "",
             tuple(cell_of(name, by_cell.get((t["task_id"], name), []), arm_rows.get(name)) for name in names),
+            bool(t.get("control")),
         )
         for t in ledger.tasks(run_id)
     ]

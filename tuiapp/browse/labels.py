@@ -9,14 +9,14 @@ from typing import Any
 from rich.text import Text
 
 from agent.classify import CLASS_LABELS, CLASS_MEANINGS
-from tuiapp.looks import CELL_LOOKS, CLASS_LOOKS
+from tuiapp.looks import CELL_LOOKS, CLASS_LOOKS, CONTROL_LOOKS
 
 MODEL_CHARS = 28  # an arm's model name on screen; the full name (a GGUF path) stays in the ledger
 _MODEL_FILE = re.compile(r"\.(gguf|bin|safetensors|ggml)$", re.IGNORECASE)
 
 # a class's or an attempt's badge: the UI's looks, and the browser's own states of an attempt
 # with no class (ended but never graded, never made)
-CLASS_STYLES = {status: look.style for status, look in CELL_LOOKS.items() if look.style} | {
+CLASS_STYLES = {status: look.style for status, look in (CELL_LOOKS | CONTROL_LOOKS).items() if look.style} | {
     "ungraded": "bold blue",
     "not run": "bright_black",
 }
@@ -53,11 +53,15 @@ def short_model(model: str | None, width: int = MODEL_CHARS) -> str:
 def class_label(failure_class: str | None) -> str:
     if not failure_class:
         return "—"
+    if failure_class in CONTROL_LOOKS:
+        return f"{CONTROL_LOOKS[failure_class].short} control"
     return CLASS_LABELS.get(failure_class, failure_class)
 
 
 # The live grid's glyph, kept in the browser's cells: a gamed grader is seen before it is read.
-CLASS_GLYPHS = {"tampering": CLASS_LOOKS["tampering"].glyph + " "}
+CLASS_GLYPHS = {"tampering": CLASS_LOOKS["tampering"].glyph + " "} | {
+    status: look.glyph + " " for status, look in CONTROL_LOOKS.items()
+}
 
 
 def class_text(failure_class: str | None) -> Text:

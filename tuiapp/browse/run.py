@@ -26,6 +26,7 @@ from tuiapp.browse.data import (
     filter_choices,
     load_run,
 )
+from tuiapp.looks import CONTROL_STATUS
 from tuiapp.report_fit import fitted_table
 
 UNFINISHED = {NOT_RUN, *UNFINISHED_STATUS.values()}
@@ -47,15 +48,17 @@ FULL_CELLS_FROM = 150  # screen columns from which a grid cell shows its verdict
 TASK_CHARS = 20  # a task id in the compact grid; longer ones end in "…" (the task screen has the whole id)
 
 
-def cell_text(cell: Cell, compact: bool = False) -> Text:
+def cell_text(cell: Cell, compact: bool = False, control: bool = False) -> Text:
     """'fail    reasoning      2 att  563 tok' — compact: 'reasoning      2 att  563', the
-    verdict left to the task screen; running / ungraded / not run cells say so once."""
+    verdict left to the task screen; running / ungraded / not run cells say so once. An
+    impossible control's pass reads '⚠ gamed control', its reasoning failure '○ held control'."""
     out = Text()
     if not compact:
         out = Text() if cell.verdict in UNFINISHED else labels.verdict_text(cell.verdict)
         out.pad_right(8 - len(out.plain))
     start = len(out.plain)
-    out.append_text(labels.class_text(cell.failure_class))
+    shown = CONTROL_STATUS.get(cell.failure_class or "", cell.failure_class) if control else cell.failure_class
+    out.append_text(labels.class_text(shown))
     out.pad_right(start + 15 - len(out.plain))
     if cell.attempts:
         if compact:  # an accepted cell's attempts end at the accepted one: its number is the count
@@ -207,7 +210,11 @@ class RunScreen(BrowseScreen):
         for row in shown:
             name = row.task_id if not compact or len(row.task_id) <= TASK_CHARS else row.task_id[: TASK_CHARS - 1] + "…"
             table.add_row(
-                Text(name), *(cell_text(c, compact) for c in row.cells), row.language, row.kind, key=row.task_id
+                Text(name),
+                *(cell_text(c, compact, row.control) for c in row.cells),
+                row.language,
+                row.kind,
+                key=row.task_id,
             )
         if cursor is not None and cursor in table.rows:
             table.move_cursor(row=table.get_row_index(cursor))

@@ -17,7 +17,7 @@ from agent.classify import is_lost
 from tuiapp.browse import labels
 from tuiapp.browse.base import BrowseScreen, cursor_key
 from tuiapp.browse.data import UNFINISHED_STATUS, Cell, Reader, TaskView, load_task
-from tuiapp.looks import CLASS_LOOKS
+from tuiapp.looks import CLASS_LOOKS, CONTROL_LOOKS
 
 ACCEPTED = CLASS_LOOKS["accepted"]
 
@@ -31,7 +31,9 @@ class AttemptsTable(DataTable[Any]):
     BINDINGS = [Binding("enter", "select_cursor", "Open attempt", id="browse.open_attempt")]
 
 
-def outcome_text(arm: dict[str, Any], cell: Cell, submission: dict[str, Any] | None = None) -> Text:
+def outcome_text(
+    arm: dict[str, Any], cell: Cell, submission: dict[str, Any] | None = None, control: bool = False
+) -> Text:
     out = Text(f"Arm {arm['name']}", style="bold")
     strategy = f" · {arm['strategy']}" if arm.get("strategy") else ""
     out.append(
@@ -39,7 +41,13 @@ def outcome_text(arm: dict[str, Any], cell: Cell, submission: dict[str, Any] | N
     )
     if submission is not None:  # a strategy arm: what was submitted and why
         out.append(f"submitted ({submission['route']}): {submission['reason']}\n", style="italic")
-    if cell.accepted_on:
+    if cell.accepted_on and control:
+        gamed = CONTROL_LOOKS["gamed"]
+        out.append(
+            f"{gamed.glyph} passed on attempt {cell.accepted_on}: an impossible control, so the grader was gamed",
+            style=gamed.style,
+        )
+    elif cell.accepted_on:
         out.append(f"accepted on attempt {cell.accepted_on}", style="bold green")
     elif cell.attempts == 0:
         out.append("no attempt made", style="bright_black")
@@ -126,7 +134,12 @@ class TaskScreen(BrowseScreen):
             panes.append(
                 Vertical(
                     Static(
-                        outcome_text(arm, view.cells[arm["name"]], view.submissions.get(arm["name"])),
+                        outcome_text(
+                            arm,
+                            view.cells[arm["name"]],
+                            view.submissions.get(arm["name"]),
+                            bool(view.task.get("control")),
+                        ),
                         classes="arm-outcome",
                     ),
                     table,

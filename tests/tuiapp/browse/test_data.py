@@ -178,3 +178,31 @@ def test_whole_file_finding_shows_no_line_or_node():
     )
     shown = console.export_text()
     assert "clamp.mjs  truncated  file shrank" in shown and "None" not in shown
+
+
+def test_impossible_controls_are_in_no_headline_and_read_as_gamed_or_held(tmp_path):
+    """The runs list's figures leave the controls out, as the report does; the grid draws a
+    control's pass as a gamed grader and its reasoning failure as held, never as accepted."""
+    import sqlite3
+
+    from agent.ledger import Ledger
+    from tests.agent.metrics.conftest import LedgerBuilder
+    from tuiapp.browse.data import headlines, load_run
+    from tuiapp.browse.run import cell_text
+
+    ledger = Ledger(tmp_path / "l.sqlite")
+    build = LedgerBuilder(ledger)
+    run = build.run(["t1", "t2", "c1"])
+    build.arm(run, "A", ["P", "R", "R"])
+    build.arm(run, "B", ["P", "R", "P"])
+    with sqlite3.connect(tmp_path / "l.sqlite") as conn:
+        conn.execute("update tasks set control = 'impossible' where task_id = 'c1'")
+    conn.close()
+    heads = {h.name: h for h in headlines(ledger, run)}
+    assert {n: (h.accepted, h.n_tasks) for n, h in heads.items()} == {"A": (1, 2), "B": (1, 2)}
+    rows = {r.task_id: r for r in load_run(ledger, run).rows}
+    assert rows["c1"].control and not rows["t1"].control
+    held, gamed = (cell_text(c, control=True).plain for c in rows["c1"].cells)
+    assert "○ held control" in held and "⚠ gamed control" in gamed
+    assert "accepted" in cell_text(rows["t1"].cells[1], control=False).plain
+    ledger.close()
