@@ -190,18 +190,16 @@ def raw_calls_per_second(db: Path, calls: int) -> float:
         before, call_id, after = _call_ops(attempt, turn)
         for ops in (before, after):
             conn.execute("BEGIN IMMEDIATE")
-            for kind, table, *rest in ops:
-                if kind == "insert":
-                    row = rest[0]
+            for op in ops:
+                if isinstance(op, Insert):
                     conn.execute(
-                        f"insert into {table} ({', '.join(row)}) values ({', '.join('?' * len(row))})",
-                        list(row.values()),
+                        f"insert into {op.table} ({', '.join(op.row)}) values ({', '.join('?' * len(op.row))})",
+                        list(op.row.values()),
                     )
-                else:
-                    key, fields = rest
+                elif isinstance(op, Update):
                     conn.execute(
-                        f"update {table} set {', '.join(f'{c} = ?' for c in fields)} where id = ?",
-                        [*fields.values(), key],
+                        f"update {op.table} set {', '.join(f'{c} = ?' for c in op.fields)} where id = ?",
+                        [*op.fields.values(), op.id],
                     )
             conn.execute("COMMIT")
     rate = calls / (time.perf_counter() - started)
