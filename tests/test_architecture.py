@@ -73,3 +73,18 @@ def test_the_implementations_and_fakes_fill_their_seams():
     ]
     assert not missing, missing
     assert isinstance(ReplayEngine([]), RunControls)
+
+
+def test_the_wheel_lists_every_package():
+    """setuptools' package list is explicit: a new subpackage missing from it installs from a
+    checkout and breaks only in the wheel (agent.config did, in .ci/wheel-check)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        init.parent.relative_to(ROOT).as_posix().replace("/", ".")
+        for pkg in PACKAGES
+        for init in (ROOT / pkg).rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert found - listed == set(), sorted(found - listed)
