@@ -232,7 +232,7 @@ class ChatClient:
         reply = Reply()
         status, error, retry_after = "ok", None, None
         spend = prompt_estimate + self.settings.max_tokens  # what a provider counts against its limit
-        async with self._semaphore, self._paced(spend, deadline) as paced_s:
+        async with self._semaphore, self._paced(spend, deadline) as (paced_s, ticket):
             started, t0 = datetime.now(UTC).isoformat(timespec="milliseconds"), time.monotonic()
             budget = self.settings.request_deadline_s
             if deadline is not None:
@@ -259,7 +259,7 @@ class ChatClient:
             except _SHAPE_ERRORS as exc:
                 status, error = "malformed_json", f"the reply could not be taken apart ({type(exc).__name__}: {exc})"
             latency_ms = int((time.monotonic() - t0) * 1000)
-            self.pacer.observe(reply.limits)
+            self.pacer.observe(reply.limits, ticket)
         prompt, completion, source = self._tokens(reply, status, prompt_estimate)
         details = reply.details if source == "reported" else NO_DETAILS
         calls = tuple(
@@ -290,16 +290,17 @@ class ChatClient:
         return call, retry_after
 
     @contextlib.asynccontextmanager
-    async def _paced(self, spend: int, deadline: float | None) -> AsyncIterator[float]:
+    async def _paced(self, spend: int, deadline: float | None) -> AsyncIterator[tuple[float, int | None]]:
         """Within a slot: wait until the provider's announced limit can take `spend` (pace = true);
-        yields the seconds waited. Pacing after taking the slot: calls queued for a slot were not
+        yields the seconds waited and the call's ticket (Pacer.observe). Pacing after taking the slot: calls queued for a slot were not
         yet sent, so they must not count against the limit."""
         if not self.settings.pace:
-            yield 0.0
+            yield 0.0, None
             return
         waited = await self.pacer.admit(spend, deadline)
+        ticket = self.pacer.sent  # read before any await: this call's own number
         try:
-            yield waited
+            yield waited, ticket
         finally:
             self.pacer.done(spend)
 

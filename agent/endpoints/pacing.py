@@ -45,6 +45,8 @@ class Pacer:
         self._at = 0.0
         self._tokens_out = 0  # sent and not yet answered
         self._requests_out = 0
+        self.sent = 0  # calls admitted so far: the ticket of the last one
+        self._seen = 0  # the ticket of the call whose headers set `limits`
 
     def _tokens_level(self, now: float) -> tuple[float, float] | None:
         lim = self.limits
@@ -94,6 +96,7 @@ class Pacer:
                 await self._sleep(wait)
             self._tokens_out += tokens
             self._requests_out += 1
+            self.sent += 1
             return max(0.0, self._clock() - started)
 
     def done(self, tokens: int) -> None:
@@ -101,7 +104,13 @@ class Pacer:
         self._tokens_out = max(0, self._tokens_out - tokens)
         self._requests_out = max(0, self._requests_out - 1)
 
-    def observe(self, limits: RateLimits | None) -> None:
-        """What a response's headers announced (None: nothing; the last announcement stands)."""
-        if limits is not None:
-            self.limits, self._at = limits, self._clock()
+    def observe(self, limits: RateLimits | None, ticket: int | None = None) -> None:
+        """What a response's headers announced (None: nothing; the last announcement stands).
+        `ticket`: the call's `sent` number at its admission. Headers of a call sent before one
+        whose headers were already taken are older than them: they lack that call's charge, which
+        `done` has already taken off the calls out, so they would overstate the bucket."""
+        if limits is None or (ticket is not None and ticket < self._seen):
+            return
+        if ticket is not None:
+            self._seen = ticket
+        self.limits, self._at = limits, self._clock()
