@@ -79,6 +79,29 @@ class PairedGap:
     resamples: int
 
 
+def _draw_and_fold(
+    rng: np.random.Generator, n: int, resamples: int, chunk_elements: int, fold: Callable[[int, np.ndarray], None]
+) -> None:
+    """Draw `resamples` rows of n task indices, a chunk of rows at a time, and fold(start, idx)
+    each chunk. Large runs fold chunk k on a second thread while chunk k + 1 is drawn (numpy
+    releases the GIL in both); each chunk writes only its own rows, so the result is the same
+    either way."""
+    rows = max(1, chunk_elements // n)
+    with ThreadPoolExecutor(1) if resamples * n > 2 * chunk_elements else contextlib.nullcontext() as pool:
+        folding = None
+        for start in range(0, resamples, rows):
+            # int32 draws the very same stream as the default int64, at half the cost
+            idx = rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32)
+            if pool is None:
+                fold(start, idx)
+                continue
+            if folding is not None:
+                folding.result()
+            folding = pool.submit(fold, start, idx)
+        if folding is not None:
+            folding.result()
+
+
 def _resample(
     values: np.ndarray,
     rng: np.random.Generator,
@@ -94,28 +117,13 @@ def _resample(
     same stream either way, so the result for a seed does not depend on the chunk size.
     """
     n = values.size
-    rows = max(1, chunk_elements // n)
     out = np.empty(resamples, dtype=out_dtype)
 
     def fold(start: int, idx: np.ndarray) -> None:
         # the gather is faster with native-width indices
         out[start : start + len(idx)] = reduce(values.take(idx.astype(np.intp), mode="wrap"))
 
-    # Large runs fold chunk k on a second thread while chunk k + 1 is drawn (numpy releases the
-    # GIL in both); each chunk writes only its own rows, so the result is the same either way.
-    with ThreadPoolExecutor(1) if resamples * n > 2 * chunk_elements else contextlib.nullcontext() as pool:
-        folding = None
-        for start in range(0, resamples, rows):
-            # int32 draws the very same stream as the default int64, at half the cost
-            idx = rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32)
-            if pool is None:
-                fold(start, idx)
-                continue
-            if folding is not None:
-                folding.result()
-            folding = pool.submit(fold, start, idx)
-        if folding is not None:
-            folding.result()
+    _draw_and_fold(rng, n, resamples, chunk_elements, fold)
     return out
 
 
@@ -130,7 +138,6 @@ def resample_sums(
     if n == 0:
         raise ValueError("resample_sums: no tasks")
     rng = np.random.default_rng(seed)
-    rows = max(1, chunk_elements // n)
     values = np.ascontiguousarray(columns, dtype=np.float64)
     out = np.empty((resamples, k), dtype=np.float64)
 
@@ -142,19 +149,7 @@ def resample_sums(
             counts[row] = np.bincount(drawn, minlength=n)
         out[start : start + len(idx)] = counts @ values
 
-    # As in _resample: chunk k is folded on a second thread while chunk k + 1 is drawn.
-    with ThreadPoolExecutor(1) if resamples * n > 2 * chunk_elements else contextlib.nullcontext() as pool:
-        folding = None
-        for start in range(0, resamples, rows):
-            idx = rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32)
-            if pool is None:
-                fold(start, idx)
-                continue
-            if folding is not None:
-                folding.result()
-            folding = pool.submit(fold, start, idx)
-        if folding is not None:
-            folding.result()
+    _draw_and_fold(rng, n, resamples, chunk_elements, fold)
     return out
 
 
