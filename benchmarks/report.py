@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.ledger import Ledger  # noqa: E402
+from agent.ledger.report_reads import ATTEMPT_COLUMNS, SPANS_SQL, SPEND_SQL  # noqa: E402
 from agent.metrics import build_report, render_report  # noqa: E402
-from agent.metrics.report import ATTEMPT_COLUMNS, CALL_COLUMNS, DEFAULT_SEED  # noqa: E402
+from agent.metrics.report import DEFAULT_SEED  # noqa: E402
 from agent.metrics.stats import BOOTSTRAP_CHUNK  # noqa: E402
 from benchmarks.cold import cold  # noqa: E402
 from benchmarks.figures import Figures, add_json_argument  # noqa: E402
@@ -50,8 +51,8 @@ def sqlite_floor(db: Path) -> float:
     conn.execute(
         f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no", [run]
     ).fetchall()
-    for _ in conn.execute(f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ? and kind = 'attempt'", [run]):
-        pass
+    conn.execute(SPEND_SQL, [run, run]).fetchall()
+    conn.execute(SPANS_SQL, [run]).fetchall()
     conn.execute(
         "select a.arm, count(*), sum(g.duration_ms) from grades g join attempts a on a.id = g.attempt_id "
         "where a.run_id = ? group by a.arm",

@@ -3,9 +3,8 @@ the report (agent/metrics/report.py) reads through these, then computes."""
 
 from __future__ import annotations
 
-import contextlib
+import json
 from collections import defaultdict
-from collections.abc import Iterator
 from typing import Any
 
 from agent.classify import NOT_COUNTED
@@ -33,7 +32,10 @@ ATTEMPT_COLUMNS = (
     "submitted",
 )
 TASK_COLUMNS = ("task_id", "files_sha256", "control", "kind")  # not the prompts: 50k tasks' prompts are tens of MB
-CALL_COLUMNS = ("arm", "started_utc", "latency_ms", "usage_source", "prompt_tokens", "completion_tokens")
+# How a call's tokens were counted (calls.usage_source): "reported" by the endpoint, "estimated"
+# by our tokenizer, "reserved" for a call lost in flight (charged at its reservation); "none",
+# a failed try, counts no tokens.
+USAGE_SOURCES = ("reported", "estimated", "reserved")
 
 
 def run_tasks(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
@@ -47,16 +49,6 @@ def run_attempts(ledger: Ledger, run_id: str) -> list[Row]:
         f"select {', '.join(ATTEMPT_COLUMNS)} from attempts where run_id = ? order by arm, task_id, attempt_no",
         [run_id],
     )
-
-
-@contextlib.contextmanager
-def attempt_calls(ledger: Ledger, run_id: str) -> Iterator[Iterator[tuple[Any, ...]]]:
-    """The run's attempts' calls (CALL_COLUMNS) as a stream of tuples: 400k calls at 100k
-    attempts are never held as rows."""
-    with ledger.stream(
-        f"select {', '.join(CALL_COLUMNS)} from calls where run_id = ? and kind = 'attempt'", [run_id]
-    ) as rows:
-        yield rows
 
 
 def grade_sums(ledger: Ledger, run_id: str) -> dict[str, tuple[int, int]]:
@@ -131,9 +123,10 @@ def server_sessions(ledger: Ledger, run_ids: list[str]) -> dict[str, set[str]]:
     return dict(out)
 
 
-# One row per arm; `priced_*` sum the calls without a reported cost (those the table prices).
+# One row per arm and lost flag (one pass over the calls); `priced_*` sum the calls without a
+# reported cost (those the table prices), `source_*` the tokens by how they were counted.
 SPEND_SQL = """
-select arm,
+select arm, attempt_id in (select id from attempts where run_id = ? and failure_class in ({lost})) as lost,
   coalesce(sum(prompt_tokens), 0) as prompt,
   coalesce(sum(completion_tokens), 0) as completion,
   coalesce(sum(cached_tokens), 0) as cached,
@@ -148,20 +141,44 @@ select arm,
   sum(case when cost_usd is null and coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0) > 0
       then 1 else 0 end) as priced_calls,
   count(cached_tokens) + count(cache_write_tokens) + count(reasoning_tokens) + count(cost_usd) as detailed,
-  coalesce(sum(paced_ms), 0) as paced_ms
-from calls where run_id = ? and kind = 'attempt' {lost} group by arm
-"""
-# The calls of lost attempts (agent.classify.is_lost): billed, but not the model's (lost spend).
-LOST_CALLS = "and attempt_id not in (select id from attempts where run_id = ? and failure_class in ({}))".format(
-    ", ".join(f"'{c}'" for c in NOT_COUNTED)
+  coalesce(sum(paced_ms), 0) as paced_ms,
+  {sources}
+from calls where run_id = ? and kind = 'attempt' group by arm, lost
+""".format(
+    # the calls of lost attempts (agent.classify.is_lost): billed, but not the model's (lost spend)
+    lost=", ".join(f"'{c}'" for c in NOT_COUNTED),
+    sources=",\n  ".join(
+        f"coalesce(sum(case when usage_source = '{s}' then coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)"
+        f" end), 0) as source_{s}"
+        for s in USAGE_SOURCES
+    ),
 )
 
 
-def spend_sums(ledger: Ledger, run_id: str, *, model_only: bool = False) -> list[dict[str, Any]]:
-    """Per arm, its attempt calls' token and cost sums as billed (SPEND_SQL's columns); `model_only`
-    leaves out the calls of lost attempts."""
-    sql, params = SPEND_SQL.format(lost=LOST_CALLS if model_only else ""), [run_id] * (2 if model_only else 1)
-    return ledger.query(sql, params)
+def spend_sums(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """Per arm and `lost` (0/1: the calls of lost attempts), its attempt calls' token and cost sums
+    as billed and their tokens per usage source (SPEND_SQL's columns)."""
+    return ledger.query(SPEND_SQL, [run_id, run_id])
+
+
+# A call's start as integer ms since the epoch: the ledger writes ms (store.utc_now), which is
+# SQLite's own date resolution, so the conversion is exact; a start it cannot read is left out.
+_START_MS = "cast(round((julianday(started_utc) - 2440587.5) * 86400000.0) as integer)"
+SPANS_SQL = f"""
+select arm, json_group_array(start_ms) as starts, json_group_array(latency_ms) as latencies from (
+  select arm, {_START_MS} as start_ms, latency_ms from calls
+  where run_id = ? and kind = 'attempt' and latency_ms is not null and started_utc is not null
+) where start_ms is not null group by arm
+"""
+
+
+def call_spans(ledger: Ledger, run_id: str) -> dict[str, tuple[list[int], list[int]]]:
+    """Per arm, its attempt calls' starts (ms since the epoch) and latencies (ms), in one list
+    each: 400k calls at 100k attempts are aggregated in SQLite, never held as rows."""
+    return {
+        row["arm"]: (json.loads(row["starts"]), json.loads(row["latencies"]))
+        for row in ledger.query(SPANS_SQL, [run_id])
+    }
 
 
 _REPEATS_SQL = """

@@ -1,5 +1,5 @@
 """What an arm's provider billed: its calls' cached, cache-write and reasoning tokens and the
-costs it reported, summed per arm in one query, and the money and billed-equivalent tokens that
+costs it reported, summed per arm in one query (report_reads.spend_sums), and the money and billed-equivalent tokens that
 follow from a price table.
 
 A call's cost is the provider's own (`calls.cost_usd`, e.g. OpenRouter's usage.cost) when it
@@ -14,11 +14,11 @@ a caching arm's tokens and a non-caching arm's compare as the bills do.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent.ledger import Ledger
     from agent.metrics.price import Price
 
 
@@ -53,15 +53,24 @@ class Spend:
         return "reported" if not self.priced_calls else "mixed"
 
 
-def read_spend(ledger: Ledger, run_id: str, *, model_only: bool = False) -> dict[str, Spend]:
-    """Each arm's Spend in one run (attempt calls only: preflight is never charged); `model_only`
-    leaves out the calls of lost attempts, as the model's cost (CPSP) does."""
-    from agent.ledger.report_reads import spend_sums  # here: pricing alone needs no ledger
-
+def spends_of(rows: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Spend], dict[str, Spend]]:
+    """Each arm's Spend as billed (its attempt calls; preflight is never charged) and as the
+    model's (leaving out the calls of lost attempts, as the model's cost, CPSP, does), from
+    report_reads.spend_sums' rows (one per arm and lost flag)."""
     fields = Spend.__dataclass_fields__
-    return {
-        row["arm"]: Spend(**{k: row[k] for k in fields}) for row in spend_sums(ledger, run_id, model_only=model_only)
-    }
+    billed: dict[str, Spend] = {}
+    model: dict[str, Spend] = {}
+    for row in rows:
+        spend = Spend(**{k: row[k] for k in fields})
+        arm = row["arm"]
+        billed[arm] = _plus(billed[arm], spend) if arm in billed else spend
+        if not row["lost"]:
+            model[arm] = spend
+    return billed, model
+
+
+def _plus(a: Spend, b: Spend) -> Spend:
+    return Spend(**{k: getattr(a, k) + getattr(b, k) for k in Spend.__dataclass_fields__})
 
 
 def _rates(price: Price) -> tuple[float, float, float, float]:

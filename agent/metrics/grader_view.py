@@ -12,7 +12,7 @@ test on the tasks where they disagree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,9 +76,9 @@ def visible_accepted(task_ids: Sequence[str], attempts: Sequence[Row | dict[str,
     return {t: True if 1 in v else False if v and None not in v else None for t, v in runs.items()}
 
 
-def grader_pair(arm: str, outcomes: Sequence[TaskOutcome], attempts: Sequence[Row | dict[str, Any]]) -> GraderPair:
+def grader_pair(arm: str, outcomes: Sequence[TaskOutcome], visible: Mapping[str, bool | None]) -> GraderPair:
+    """One arm's decided tasks under both graders; `visible` is visible_accepted over its tasks."""
     decided = [o for o in outcomes if o.decided]
-    visible = visible_accepted([o.task_id for o in decided], attempts)
     known = [o for o in decided if visible[o.task_id] is not None]
     v = [int(bool(visible[o.task_id])) for o in known]
     h = [int(o.accepted) for o in known]
@@ -112,14 +112,13 @@ class GapUnderGraders:
 def gap_under_graders(
     first: str,
     first_outcomes: Sequence[TaskOutcome],
-    first_attempts: Sequence[Row | dict[str, Any]],
+    va: Mapping[str, bool | None],
     second: str,
     second_outcomes: Sequence[TaskOutcome],
-    second_attempts: Sequence[Row | dict[str, Any]],
+    vb: Mapping[str, bool | None],
 ) -> GapUnderGraders | None:
+    """The gap on the tasks both arms decided, each arm's `va`/`vb` its visible_accepted."""
     decided = [(a, b) for a, b in zip(first_outcomes, second_outcomes, strict=True) if a.decided and b.decided]
-    ids = [a.task_id for a, _ in decided]
-    va, vb = visible_accepted(ids, first_attempts), visible_accepted(ids, second_attempts)
     pairs = [(a, b) for a, b in decided if va[a.task_id] is not None and vb[a.task_id] is not None]
     if not pairs:
         return None

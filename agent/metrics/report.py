@@ -15,10 +15,10 @@ from agent.classify import is_lost
 from agent.ledger import Ledger
 from agent.ledger import report_reads as reads
 from agent.ledger.liveness import run_state
-from agent.ledger.report_reads import ATTEMPT_COLUMNS, CALL_COLUMNS, TASK_COLUMNS
+from agent.ledger.report_reads import ATTEMPT_COLUMNS, TASK_COLUMNS
 from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics, arm_metrics
-from agent.metrics.billing import Spend, read_spend, spend_summary
+from agent.metrics.billing import Spend, spend_summary, spends_of
 from agent.metrics.compare import ALPHA, MIN_DISCORDANT, RULE, compare_arms
 from agent.metrics.cost import ArmCost, ArmUse, run_costs
 from agent.metrics.cost_ci import cost_intervals, task_costs
@@ -47,11 +47,10 @@ from agent.metrics.report_sections import (
 )
 from agent.metrics.setup import budget_note, run_setup, setup_differences
 from agent.metrics.strategy import stage_tokens_of
-from agent.metrics.usage import Spans, accounting, call_usage, grading, same_accounting, union_ms
+from agent.metrics.usage import Spans, accounting, call_accounting, call_spans, grading, same_accounting, union_ms
 
 __all__ = [
     "ATTEMPT_COLUMNS",
-    "CALL_COLUMNS",
     "DEFAULT_GRADING_CPU_HOUR",
     "DEFAULT_SEED",
     "TASK_COLUMNS",
@@ -104,20 +103,11 @@ def _run_section(
     tasks = [t for t in tasks if t["task_id"] not in controls]  # impossible controls: reported apart
     # -- what the section reads, once (agent/ledger/report_reads.py), then computes from
     attempts = by_arm(r for r in reads.run_attempts(ledger, run_id) if r["task_id"] not in controls)
-    with reads.attempt_calls(ledger, run_id) as rows:
-        spans, call_accounting = call_usage(rows)  # 400k calls at 100k attempts: streamed, never held as rows
-    spend = read_spend(ledger, run_id)  # cached, reasoning tokens and reported costs per arm
-    model_spend = read_spend(ledger, run_id, model_only=True)
+    spans = call_spans(reads.call_spans(ledger, run_id))  # 400k calls at 100k attempts: never held as rows
+    spend_rows = reads.spend_sums(ledger, run_id)  # one pass over the calls: tokens, caching, reported costs
+    spend, model_spend = spends_of(spend_rows)
+    usage_by_arm = call_accounting(spend_rows)
     grade_sums = reads.grade_sums(ledger, run_id)
-    preflights = reads.preflights(ledger, run_id)
-    tampering = reads.tampering_and_controls(ledger, run_id, controls)
-    strategic = any(a.get("strategy") for a in arm_rows)
-    subs = by_arm(reads.submissions(ledger, run_id)) if strategic else {}
-    stages = stage_tokens_of(reads.stage_tokens(ledger, run_id)) if strategic else {}
-    sandboxes, placements = reads.sandbox_counts(ledger, run_id), reads.grade_placements(ledger, run_id)
-    retries = repeated_retries(ledger, run_id, arm_rows)
-    mutation_scores = ledger.mutation_scores(run_id)
-    # -- computed
     busy = {a["name"]: union_ms(spans[a["name"]]) if a["name"] in spans else None for a in arm_rows}
     servers: dict[str, list[str]] = defaultdict(list)
     for a in arm_rows:
@@ -128,7 +118,7 @@ def _run_section(
         for url, names in servers.items()
         if any(n in spans for n in names)
     }
-    usage = {a["name"]: call_accounting.get(a["name"]) or accounting({}) for a in arm_rows}
+    usage = {a["name"]: usage_by_arm.get(a["name"]) or accounting({}) for a in arm_rows}
     graded = {a["name"]: grading(*grade_sums.get(a["name"], (0, 0)), grading_cpu_hour) for a in arm_rows}
     # The model's attempts: the costs leave out those the run cut off, as QAP does (lost spend)
     model_attempts: dict[str, list[Row]] = defaultdict(list)
@@ -174,6 +164,15 @@ def _run_section(
             for m, a in zip(metrics, arm_rows)
         ]
         intervals = cost_intervals(vectors, seed=seed, resamples=resamples)
+    # -- the rest of what the section reads
+    preflights = reads.preflights(ledger, run_id)
+    tampering = reads.tampering_and_controls(ledger, run_id, controls)
+    strategic = any(a.get("strategy") for a in arm_rows)
+    subs = by_arm(reads.submissions(ledger, run_id)) if strategic else {}
+    stages = stage_tokens_of(reads.stage_tokens(ledger, run_id)) if strategic else {}
+    sandboxes, placements = reads.sandbox_counts(ledger, run_id), reads.grade_placements(ledger, run_id)
+    retries = repeated_retries(ledger, run_id, arm_rows)
+    mutation_scores = ledger.mutation_scores(run_id)
     comparisons = []
     for first, second in combinations([m.name for m in metrics], 2):
         shared = intervals is not None and intervals.gap is not None

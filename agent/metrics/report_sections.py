@@ -19,7 +19,7 @@ from agent.metrics.compare import Comparison
 from agent.metrics.cost import ArmCost, break_even_utilization
 from agent.metrics.cost_ci import CostIntervals
 from agent.metrics.errors import PriceError
-from agent.metrics.grader_view import gap_under_graders, grader_pair
+from agent.metrics.grader_view import gap_under_graders, grader_pair, visible_accepted
 from agent.metrics.outcome import NOT_RUN, TaskOutcome
 from agent.metrics.price import parse_price
 from agent.metrics.read import practical_read
@@ -109,11 +109,12 @@ def grader_view(
 ) -> dict[str, Any]:
     """Seed 001's paired drop: each arm graded by the visible tests alone and by the hidden ones."""
     names = [m.name for m in metrics]
+    visible = {n: visible_accepted([o.task_id for o in outcomes[n]], attempts[n]) for n in names}
     gaps = [
-        gap_under_graders(a, outcomes[a], attempts[a], b, outcomes[b], attempts[b]) for a, b in combinations(names, 2)
+        gap_under_graders(a, outcomes[a], visible[a], b, outcomes[b], visible[b]) for a, b in combinations(names, 2)
     ]
     return {
-        "arms": [grader_pair(n, outcomes[n], attempts[n]).as_json() for n in names],
+        "arms": [grader_pair(n, outcomes[n], visible[n]).as_json() for n in names],
         "gaps": [g.as_json() for g in gaps if g is not None],
     }
 

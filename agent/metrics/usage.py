@@ -1,21 +1,21 @@
 """What the calls and grades of a run say about its accounting: how each arm's tokens were
 counted (reported by the endpoint or estimated: QAP compares only under the same accounting),
 how long each endpoint was busy (the union of its call intervals, so calls in parallel are not
-counted twice) and how long the grader ran (grading compute belongs in the cost numerator). Pure functions over sums and rows the report streams from the ledger.
+counted twice) and how long the grader ran (grading compute belongs in the cost numerator). Pure functions over the sums the report reads
+from the ledger (agent/ledger/report_reads.py).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-# Token counts per calls.usage_source: "reported" by the endpoint, "estimated" by our tokenizer,
-# "reserved" for a call lost in flight (charged at its reservation), "none" for a failed try.
+from agent.ledger.report_reads import USAGE_SOURCES
+
 SAME_KIND_SHARE = 0.95
 
 
@@ -40,7 +40,7 @@ class Accounting:
 def accounting(tokens_by_source: Mapping[str, int]) -> Accounting:
     """From each usage source's token total (summed over an arm's calls, e.g. in SQL): the arm's
     kind is the one holding >= 95% of them."""
-    sums = {source: int(tokens_by_source.get(source) or 0) for source in ("reported", "estimated", "reserved")}
+    sums = {source: int(tokens_by_source.get(source) or 0) for source in USAGE_SOURCES}
     total = sum(sums.values())
     if not total:
         kind = "unknown"
@@ -59,63 +59,55 @@ def same_accounting(kinds: Iterable[str]) -> bool:
     return len(known) <= 1 and "mixed" not in known
 
 
-def _epoch_s(utc: str) -> float:
-    return datetime.fromisoformat(utc).timestamp()
-
-
 @dataclass
 class Spans:
-    """Call intervals as two float arrays, seconds since the epoch (400k calls: 6 MB, not 45 MB
-    of tuples)."""
+    """Call intervals as two int64 arrays of ms since the epoch (400k calls: 6 MB, not 45 MB of
+    tuples)."""
 
     starts: np.ndarray
     ends: np.ndarray
 
     @classmethod
+    def of(cls, starts: Sequence[int], latencies: Sequence[int]) -> Spans:
+        lo = np.asarray(starts, dtype=np.int64)
+        return cls(lo, lo + np.maximum(np.asarray(latencies, dtype=np.int64), 0))
+
+    @classmethod
     def join(cls, parts: Iterable[Spans]) -> Spans:
         parts = list(parts)
         return cls(
-            np.concatenate([p.starts for p in parts] or [np.empty(0)]),
-            np.concatenate([p.ends for p in parts] or [np.empty(0)]),
+            np.concatenate([p.starts for p in parts] or [np.empty(0, dtype=np.int64)]),
+            np.concatenate([p.ends for p in parts] or [np.empty(0, dtype=np.int64)]),
         )
 
 
-def call_usage(rows: Iterable[tuple[Any, ...]]) -> tuple[dict[str, Spans], dict[str, Accounting]]:
-    """Per arm that has calls, its call intervals and its token accounting, in one pass over
-    (arm, started_utc, latency_ms, usage_source, prompt_tokens, completion_tokens) rows streamed
-    from the ledger. A call counts in the intervals when it has a start time and a latency."""
-    per_arm: dict[str, tuple[list[str], list[int], dict[str, int]]] = {}
-    for arm, start, latency, source, prompt, completion in rows:  # 400k rows at 100k attempts: kept lean
-        acc = per_arm.get(arm)
-        if acc is None:
-            acc = per_arm[arm] = ([], [], defaultdict(int))
-        if start and latency is not None:
-            acc[0].append(start)
-            acc[1].append(latency)
-        acc[2][source] += (prompt or 0) + (completion or 0)
-    spans, usage = {}, {}
-    for arm, (starts, latencies, tokens) in per_arm.items():
-        lo = np.array([_epoch_s(s) for s in starts], dtype=np.float64)
-        spans[arm] = Spans(lo, lo + np.array(latencies, dtype=np.float64) / 1000)
-        usage[arm] = accounting(tokens)
-    return spans, usage
-
-
 def union_ms(s: Spans) -> int:
-    """Length of the union of the intervals, in ms: time during which at least one call ran."""
+    """Length of the union of the intervals, in ms: time during which at least one call ran.
+
+    Taken in start order, an interval adds what lies past the furthest end before it (every
+    point up to that end is covered: the interval reaching it started earlier)."""
+    if not s.starts.size:
+        return 0
     order = np.lexsort((s.ends, s.starts))
-    total, end = 0.0, None
-    start = None
-    for lo, hi in zip(s.starts[order].tolist(), s.ends[order].tolist()):
-        if end is None or lo > end:
-            if end is not None:
-                total += end - start
-            start, end = lo, hi
-        else:
-            end = max(end, hi)
-    if end is not None:
-        total += end - start
-    return round(total * 1000)
+    starts, ends = s.starts[order], s.ends[order]
+    reach = np.maximum.accumulate(ends)
+    added = ends[1:] - np.maximum(starts[1:], reach[:-1])
+    return int(ends[0] - starts[0] + np.maximum(added, 0).sum())
+
+
+def call_spans(by_arm: Mapping[str, tuple[Sequence[int], Sequence[int]]]) -> dict[str, Spans]:
+    """Per arm that has timed calls, its call intervals (from report_reads.call_spans)."""
+    return {arm: Spans.of(starts, latencies) for arm, (starts, latencies) in by_arm.items()}
+
+
+def call_accounting(rows: Iterable[Mapping[str, Any]]) -> dict[str, Accounting]:
+    """Per arm that has calls, its token accounting, from report_reads.spend_sums' rows (one per
+    arm and lost flag, with `source_<usage source>` token sums)."""
+    tokens: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in rows:
+        for source in USAGE_SOURCES:
+            tokens[row["arm"]][source] += row[f"source_{source}"] or 0
+    return {arm: accounting(by_source) for arm, by_source in tokens.items()}
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import binomtest
 
 from agent.ledger import Ledger
-from agent.metrics.grader_view import gap_under_graders, grader_pair
+from agent.metrics.grader_view import gap_under_graders, grader_pair, visible_accepted
 from agent.metrics.mutation import TaskMutation, mutation_section, suite_mutation
 from agent.metrics.outcome import TaskOutcome
 from agent.metrics.report import build_report, render_report
@@ -56,11 +56,15 @@ def _attempts(visible: str) -> list[dict]:
     return [{"task_id": f"t{i}", "visible_passed": int(c == "1"), "stage": "attempt"} for i, c in enumerate(visible)]
 
 
+def _visible(attempts: list[dict]) -> dict[str, bool | None]:
+    return visible_accepted(list(dict.fromkeys(r["task_id"] for r in attempts)), attempts)
+
+
 def test_each_arm_is_graded_twice_and_compared_with_exact_mcnemar() -> None:
     # 12 tasks: the visible tests accept 10, the hidden 6; 5 visible-only, 1 hidden-only
     hidden = "111111000000"
     visible = "111110111110"
-    pair = grader_pair("A", _outcomes(hidden), _attempts(visible))
+    pair = grader_pair("A", _outcomes(hidden), _visible(_attempts(visible)))
     assert (pair.n, pair.visible_accepted, pair.hidden_accepted) == (12, 10, 6)
     assert (pair.mcnemar.only_a, pair.mcnemar.only_b) == (5, 1)
     assert pair.mcnemar.p_value == pytest.approx(binomtest(1, 6, 0.5).pvalue)
@@ -68,15 +72,15 @@ def test_each_arm_is_graded_twice_and_compared_with_exact_mcnemar() -> None:
 
 
 def test_the_gap_under_the_visible_tests_alone() -> None:
-    a = grader_pair("A", _outcomes("1111110000"), _attempts("1111111111"))  # flattered: 10 vs 6
-    b = grader_pair("B", _outcomes("1111111100"), _attempts("1111111100"))  # honest: 8 vs 8
+    a = grader_pair("A", _outcomes("1111110000"), _visible(_attempts("1111111111")))  # flattered: 10 vs 6
+    b = grader_pair("B", _outcomes("1111111100"), _visible(_attempts("1111111100")))  # honest: 8 vs 8
     gap = gap_under_graders(
         "A",
         _outcomes("1111110000"),
-        _attempts("1111111111"),
+        _visible(_attempts("1111111111")),
         "B",
         _outcomes("1111111100"),
-        _attempts("1111111100"),
+        _visible(_attempts("1111111100")),
     )
     assert gap is not None and a.drop == pytest.approx(0.4) and b.drop == 0
     assert gap.hidden_gap == pytest.approx(0.2) and gap.visible_gap == pytest.approx(-0.2)
@@ -91,9 +95,11 @@ def test_tasks_whose_visible_tests_never_ran_are_left_out_and_counted() -> None:
         {"task_id": "t3", "visible_passed": None, "stage": "attempt"},
         {"task_id": "t3", "visible_passed": 1, "stage": "attempt"},  # a later attempt passed
     ]
-    pair = grader_pair("A", _outcomes("1011"), attempts)
+    pair = grader_pair("A", _outcomes("1011"), _visible(attempts))
     assert (pair.n, pair.unknown, pair.visible_accepted, pair.hidden_accepted) == (3, 1, 2, 2)
-    gap = gap_under_graders("A", _outcomes("1011"), attempts, "B", _outcomes("1111"), _attempts("1111"))
+    gap = gap_under_graders(
+        "A", _outcomes("1011"), _visible(attempts), "B", _outcomes("1111"), _visible(_attempts("1111"))
+    )
     assert gap is not None and gap.n == 3
 
 
