@@ -17,6 +17,7 @@ import numpy as np
 from agent.classify import CLASSES, is_lost
 from agent.ledger.store import Row
 from agent.metrics.outcome import ArmFigures, AttemptRecord, TaskOutcome, arm_figures, outcomes_of
+from agent.metrics.stats import median_of_sorted
 from agent.states import ArmState
 
 
@@ -152,8 +153,8 @@ def spread(values: list[float]) -> Spread:
     """Mean, median and p90 (linear interpolation) of values; all None when empty."""
     if not values:
         return Spread(None, None, None, 0)
-    arr = np.asarray(values, dtype=np.float64)
-    return Spread(float(arr.mean()), float(np.median(arr)), float(np.percentile(arr, 90)), arr.size)
+    arr = np.sort(np.asarray(values, dtype=np.float64))
+    return Spread(float(arr.mean()), median_of_sorted(arr), float(np.percentile(arr, 90)), arr.size)
 
 
 def _ratio(num: float, den: float) -> float | None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from agent.metrics.errors import ReportError
 from agent.metrics.outcome import TaskOutcome
-from agent.metrics.stats import bootstrap_mean, pass_at_k
+from agent.metrics.stats import bootstrap_mean, median_of_sorted, pass_at_k
 
 HELD_CONSTANTS = (
     "suites_json",
@@ -144,7 +144,11 @@ def _restarted(rows: list[dict[str, Any]], server_sessions: dict[str, set[str]])
 
 
 def _spread(scores: list[int]) -> tuple[float | None, int | None]:
-    return (float(np.median(scores)), max(scores) - min(scores)) if scores else (None, None)
+    return (
+        (median_of_sorted(np.sort(np.asarray(scores, dtype=np.float64))), max(scores) - min(scores))
+        if scores
+        else (None, None)
+    )
 
 
 def _frequency(outcomes_per_run: list[list[TaskOutcome]]) -> list[dict[str, Any]]:

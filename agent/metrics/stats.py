@@ -47,6 +47,13 @@ def wilson(k: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
     return lo, hi
 
 
+def median_of_sorted(arr: np.ndarray) -> float:
+    """np.median of a sorted, non-empty, nan-free array, to the bit (the mean of its middle one or
+    two), without the 14 ms of numpy.ma that np.median imports on first use."""
+    mid = arr.size // 2
+    return float(arr[mid] if arr.size % 2 else arr[mid - 1 : mid + 1].mean())
+
+
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k for one task with n samples of which c pass (seed 001, Chen et al.).
 
