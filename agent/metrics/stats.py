@@ -242,19 +242,29 @@ def binomial_two_sided_half(k: int, n: int) -> float:
     """Exact two-sided binomial p-value of k successes in n trials at p = 1/2.
 
     The distribution is symmetric, so "outcomes no likelier than k" (scipy's rule) are the two
-    tails beyond min(k, n - k): p = min(1, 2 · Σ_{i ≤ min(k, n-k)} C(n, i) / 2^n), in exact
-    integers until the one division. Each C(n, i + 1) comes from C(n, i) (one small multiply and
-    exact divide): a fresh math.comb per term took 28 s at 20,000 discordant tasks.
+    tails beyond m = min(k, n - k): p = min(1, 2 · Σ_{i ≤ m} C(n, i) / 2^n), in exact integers
+    until the one (correctly rounded) division. The sum runs down from C(n, m), each term from
+    the one before, and stops once the terms left, bounded by a geometric series, cannot change
+    that division's float: at 50,000 discordant tasks that is ~2,000 of the 25,000 terms.
     """
     if not 0 <= k <= n:
         raise ValueError(f"binomial_two_sided_half: need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return 1.0
-    term = tail = 1
-    for i in range(min(k, n - k)):
-        term = term * (n - i) // (i + 1)
+    whole = 2**n
+    i = min(k, n - k)
+    term = tail = math.comb(n, i)
+    while i > 0:
+        term = term * i // (n - i + 1)  # C(n, i - 1), exactly
+        i -= 1
         tail += term
-    return float(min(1.0, 2 * tail / 2**n))
+        if i % 64 == 0 and i:
+            # the terms below C(n, i) shrink by at most i / (n - i + 1) < 1 each step
+            left = term * i // (n - 2 * i + 1) + 1
+            p = min(1.0, 2 * tail / whole)
+            if p == min(1.0, 2 * (tail + left) / whole):
+                return p
+    return float(min(1.0, 2 * tail / whole))
 
 
 def mcnemar_exact(a: Sequence[int], b: Sequence[int]) -> McNemar:

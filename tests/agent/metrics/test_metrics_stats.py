@@ -274,6 +274,17 @@ def test_exact_binomial_at_report_scale():
     assert binomial_two_sided_half(19_000, 40_000) < 1e-20
 
 
+@pytest.mark.parametrize("k", [9_000, 9_800, 9_990, 10_000])
+def test_the_stopped_sum_is_the_whole_sums_float(k):
+    # the sum stops early when the terms left cannot move the float: still the exact one's float
+    n = 20_001
+    term = tail = 1
+    for i in range(min(k, n - k)):  # C(n, i + 1) upward from C(n, 0), each exactly
+        term = term * (n - i) // (i + 1)
+        tail += term
+    assert binomial_two_sided_half(k, n) == min(1.0, 2 * tail / 2**n)
+
+
 def test_metrics_do_not_import_scipy():
     import subprocess
     import sys
