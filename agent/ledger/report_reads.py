@@ -101,13 +101,20 @@ def sandbox_counts(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
     )
 
 
-def grade_placements(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
-    """Where and when each of the run's grades ran."""
-    return ledger.query(
-        "select g.executor, g.node, g.queue_ms, g.retries, g.duration_ms, g.created_utc from grades g "
-        "join attempts a on a.id = g.attempt_id where a.run_id = ?",
+def grade_placements(ledger: Ledger, run_id: str) -> dict[str, Any]:
+    """Where and when the run's grades ran, in one row: their count, executors and nodes, run
+    and queue times (JSON lists), how many were retried, and the first and last grade's time."""
+    row = ledger.query(
+        "select count(*) as n, json_group_array(coalesce(g.duration_ms, 0)) as runs, "
+        "json_group_array(coalesce(g.queue_ms, 0)) as waits, "
+        "json_group_array(distinct coalesce(nullif(g.executor, ''), 'local')) as executors, "
+        "json_group_array(distinct g.node) filter (where g.node is not null and g.node != '') as nodes, "
+        "count(nullif(coalesce(g.retries, 0), 0)) as retried, "
+        "min(g.created_utc) as first_utc, max(g.created_utc) as last_utc "
+        "from grades g join attempts a on a.id = g.attempt_id where a.run_id = ?",
         [run_id],
-    )
+    )[0]
+    return row | {k: json.loads(row[k] or "[]") for k in ("runs", "waits", "executors", "nodes")}
 
 
 def server_sessions(ledger: Ledger, run_ids: list[str]) -> dict[str, set[str]]:

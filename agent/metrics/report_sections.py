@@ -182,9 +182,7 @@ def strategy_section(
     ]
 
 
-def sandbox_summary(
-    run: dict[str, Any], sandboxes: list[dict[str, Any]], placements: list[dict[str, Any]]
-) -> dict[str, Any]:
+def sandbox_summary(run: dict[str, Any], sandboxes: list[dict[str, Any]], placements: dict[str, Any]) -> dict[str, Any]:
     """Which sandbox the run's grades ran in; `full` is False when any ran without bubblewrap."""
     counts = {r["sandbox"] or "unrecorded": r["n"] for r in sandboxes}
     about = json.loads(run.get("isolation_json") or "{}")
@@ -198,22 +196,24 @@ def sandbox_summary(
     }
 
 
-def placement_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def placement_summary(placed: dict[str, Any]) -> dict[str, Any]:
     """Where the run's hidden tests ran (executor, nodes), how long they ran and waited for a
-    worker, how many were retried after a lost worker, and the grading throughput."""
-    if not rows:
+    worker, how many were retried after a lost worker, and the grading throughput, from
+    report_reads.grade_placements."""
+    n = placed["n"]
+    if not n:
         return {"n": 0}
-    runs = sorted(r["duration_ms"] or 0 for r in rows)
-    waits = sorted(r["queue_ms"] or 0 for r in rows)
-    times = sorted(datetime.fromisoformat(r["created_utc"]) for r in rows if r["created_utc"])
-    span_min = (times[-1] - times[0]).total_seconds() / 60 if len(times) > 1 else 0.0
+    runs, waits = sorted(placed["runs"]), sorted(placed["waits"])
+    first, last = placed["first_utc"], placed["last_utc"]
+    # the ledger writes every time in one format (store.utc_now), so text order is time order
+    span_min = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds() / 60 if first else 0.0
     return {
-        "n": len(rows),
-        "executors": sorted({r["executor"] or "local" for r in rows}),
-        "nodes": sorted({r["node"] for r in rows if r["node"]}),
+        "n": n,
+        "executors": sorted(placed["executors"]),
+        "nodes": sorted(placed["nodes"]),
         "run_ms_median": runs[len(runs) // 2],
         "queue_ms_median": waits[len(waits) // 2],
         "queue_ms_p90": waits[min(len(waits) - 1, int(0.9 * len(waits)))],
-        "retried": sum(1 for r in rows if r["retries"]),
-        "per_minute": (len(rows) - 1) / span_min if span_min > 0 else None,
+        "retried": placed["retried"],
+        "per_minute": (n - 1) / span_min if span_min > 0 else None,
     }

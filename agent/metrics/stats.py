@@ -263,7 +263,7 @@ def binomial_two_sided_half(k: int, n: int) -> float:
             left = term * i // (n - 2 * i + 1) + 1
             p = min(1.0, 2 * tail / whole)
             if p == min(1.0, 2 * (tail + left) / whole):
-                return p
+                return float(p)
     return float(min(1.0, 2 * tail / whole))
 
 
