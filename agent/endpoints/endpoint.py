@@ -116,7 +116,8 @@ class ChatClient:
         self._http = httpx.AsyncClient(
             transport=transport, timeout=httpx.Timeout(settings.request_timeout_s), verify=_ssl_context(self._base)
         )
-        self._semaphore = anyio.Semaphore(max(1, settings.max_concurrency))
+        # fast_acquire: a free slot is taken without a trip round the event loop (a waiter still queues in order)
+        self._semaphore = anyio.Semaphore(max(1, settings.max_concurrency), fast_acquire=True)
         self._sleep = sleep
         self._rng = rng or random.Random()
         self.pacer = Pacer(sleep)
