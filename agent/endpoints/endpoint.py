@@ -310,7 +310,7 @@ class ChatClient:
         # \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
         async with self._http.stream(
             "POST",
-            f"{self._base}/chat/completions",
+            self._chat_url,
             content=json.dumps(body).encode(),
             headers={**self._headers(), "Content-Type": "application/json"},
         ) as response:
@@ -356,6 +356,10 @@ class ChatClient:
             raise TryFailed("malformed_json", f"unparseable response body {self._quote(text)}")
         reply.absorb(data)
         reply.done = True
+
+    @functools.cached_property
+    def _chat_url(self) -> httpx.URL:  # parsed once: httpx parses a URL given as text on every request
+        return httpx.URL(f"{self._base}/chat/completions")
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         s = self.settings
