@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import random
 import ssl
@@ -44,6 +43,7 @@ from agent.endpoints.chat import (
     EndpointError,
     EndpointSettings,
     ProviderQuotaExhausted,
+    RequestEncoder,
     request_sha256,
     response_sha256,
 )
@@ -121,6 +121,7 @@ class ChatClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self.pacer = Pacer(sleep)
+        self._encoder = RequestEncoder()
 
     def __repr__(self) -> str:
         return f"ChatClient(model={self.settings.model!r}, base_url={self._base!r})"
@@ -145,14 +146,14 @@ class ChatClient:
         if temperature is not None:
             body["temperature"] = temperature
         prompt_estimate = estimate_messages_tokens(messages, tools)
-        asked = request_sha256(body)
+        content, asked = self._encoder.encode(body)
         tries: list[CallTry] = []
         for retry_index in range(self.settings.max_retries + 1):
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeadlinePassed(
                     f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries)
                 )
-            call, retry_after = await self._one_try(body, retry_index, prompt_estimate, on_delta, deadline, asked)
+            call, retry_after = await self._one_try(content, retry_index, prompt_estimate, on_delta, deadline, asked)
             tries.append(call)
             if on_try is not None:
                 await on_try(call)
@@ -223,7 +224,7 @@ class ChatClient:
 
     async def _one_try(
         self,
-        body: dict[str, Any],
+        content: bytes,
         retry_index: int,
         prompt_estimate: int,
         on_delta: Callable[[str], None] | None,
@@ -240,7 +241,7 @@ class ChatClient:
                 budget = max(0.0, min(budget, deadline - t0))
             try:
                 with anyio.move_on_after(budget) as scope:
-                    await self._request(body, reply, on_delta)
+                    await self._request(content, reply, on_delta)
                 if scope.cancelled_caught:
                     status, error = "read_timeout", f"no complete reply within {budget:.1f} s (the whole-try deadline)"
                     reply.received = reply.received or bool(reply.text_parts or reply.calls)
@@ -305,13 +306,13 @@ class ChatClient:
         finally:
             self.pacer.done(spend)
 
-    async def _request(self, body: dict[str, Any], reply: Reply, on_delta: Callable[[str], None] | None) -> None:
-        # json.dumps escapes non-ASCII, so a lone surrogate a model sent earlier goes back as the
-        # \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
+    async def _request(self, content: bytes, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
+        # The body is json.dumps' (RequestEncoder): it escapes non-ASCII, so a lone surrogate a model sent
+        # earlier goes back as the \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
         async with self._http.stream(
             "POST",
             self._chat_url,
-            content=json.dumps(body).encode(),
+            content=content,
             headers={**self._headers(), "Content-Type": "application/json"},
         ) as response:
             reply.http_status = response.status_code
