@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -76,6 +76,7 @@ class RequestEncoder:
         # id(list) -> (the list, its messages so far, each as json.dumps and as sorted-keys JSON)
         self._conversations: OrderedDict[int, tuple[list[Any], list[Any], list[str], list[str]]] = OrderedDict()
         self._tools: tuple[object, str, str] | None = None
+        self._scalars: dict[tuple[type, Any], tuple[str, str]] = {}
 
     def encode(self, body: dict[str, Any]) -> tuple[bytes, str]:
         """(json.dumps(body).encode(), request_sha256(body))."""
@@ -86,9 +87,25 @@ class RequestEncoder:
             if self._tools is None or self._tools[0] is not tools:
                 self._tools = (tools, _PLAIN.encode(tools), _KEYED.encode(tools))
             done["tools"] = self._tools[1:]
-        sent = _object_json(body.items(), {key: pair[0] for key, pair in done.items()}, _PLAIN)
-        hashed = _object_json(sorted(body.items()), {key: pair[1] for key, pair in done.items()}, _KEYED)
+        for key, value in body.items():
+            if key not in done:
+                done[key] = self._value(value)
+        sent = "{" + ", ".join(f"{_PLAIN.encode(key)}: {done[key][0]}" for key in body) + "}"
+        hashed = "{" + ", ".join(f"{_KEYED.encode(key)}: {done[key][1]}" for key in sorted(body)) + "}"
         return sent.encode(), hashlib.sha256(hashed.encode()).hexdigest()
+
+    def _value(self, value: Any) -> tuple[str, str]:
+        """A setting's value encoded both ways; the scalars a client sends on every call (model,
+        max_tokens, stream) are encoded once (floats are not kept: -0.0 == 0.0)."""
+        if type(value) not in _SCALARS:
+            return _PLAIN.encode(value), _KEYED.encode(value)
+        key = (type(value), value)
+        pair = self._scalars.get(key)
+        if pair is None:
+            if len(self._scalars) >= _MAX_SCALARS:
+                self._scalars.clear()
+            pair = self._scalars[key] = (_PLAIN.encode(value), _KEYED.encode(value))
+        return pair
 
     def _messages(self, messages: list[Any]) -> tuple[list[str], list[str]]:
         entry = self._conversations.pop(id(messages), None)
@@ -111,18 +128,8 @@ def _extends(messages: list[Any], seen: list[Any]) -> bool:
 
 # json.dumps(value) and request_sha256's json.dumps(value, sort_keys=True, ensure_ascii=True)
 _PLAIN, _KEYED = json.JSONEncoder(), json.JSONEncoder(sort_keys=True, ensure_ascii=True)
-
-
-def _object_json(items: Iterable[tuple[str, Any]], done: dict[str, str], encoder: json.JSONEncoder) -> str:
-    """What `encoder` makes of an object with these items (default separators), with the values
-    already encoded in `done`."""
-    return (
-        "{"
-        + ", ".join(
-            f"{encoder.encode(key)}: {done[key] if key in done else encoder.encode(value)}" for key, value in items
-        )
-        + "}"
-    )
+_SCALARS = (str, int, bool, type(None))
+_MAX_SCALARS = 64
 
 
 @dataclass(frozen=True)

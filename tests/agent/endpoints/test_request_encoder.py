@@ -42,6 +42,9 @@ def test_a_growing_conversation_encodes_as_json_dumps_and_hashes_as_request_sha2
     assert encoder.encode(_body(growing)) == _expected(_body(growing))
     without_tools = {"model": "m", "messages": growing, "stream": False}
     assert encoder.encode(without_tools) == _expected(without_tools)
+    for i, (seed, temperature) in enumerate([(1, 0.0), (True, -0.0), (None, 1), (2**70, float("nan"))] * 20):
+        body = _body(growing, seed=seed + i if type(seed) is int else seed, temperature=temperature, tool_choice="auto")
+        assert encoder.encode(body) == _expected(body)  # settings kept encoded: 1 is not true, -0.0 not 0.0
     for i in range(4):  # more conversations than it keeps: the oldest are dropped, results unchanged
         assert encoder.encode(_body(conversation(i))) == _expected(_body(conversation(i)))
     assert len(encoder._conversations) == 2
