@@ -125,13 +125,48 @@ def iter_files(root: Path) -> Iterator[Path]:
     never followed (a link to a folder is not walked); a symlink itself is yielded like a file
     so callers can record it as a link, never read through it."""
     root = Path(root)
-    found = []
-    for current, dirs, files in os.walk(root):
-        here = Path(current)
-        links = [d for d in dirs if (here / d).is_symlink()]
-        dirs[:] = sorted(d for d in dirs if d not in _JUNK and d not in links)
-        found += [here / name for name in (*files, *links) if name not in _JUNK and _plain(here / name)]
-    yield from sorted(found)
+    for name in relative_files(root):
+        yield root / name
+
+
+def relative_files(root: Path) -> list[str]:
+    """iter_files' files as paths relative to root ("sub/name"), in the same order: sorted by
+    their parts, as paths compare. Strings from one scandir per folder, no Path per entry (the
+    agent's list_files walks the workspace on every call). A folder that cannot be read is skipped."""
+    found: list[tuple[str, ...]] = []
+    stack: list[tuple[str, tuple[str, ...]]] = [(os.fspath(root), ())]
+    while stack:
+        folder, parts = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                listed = list(entries)
+        except OSError:
+            continue
+        for entry in listed:
+            if entry.name in _JUNK:
+                continue
+            if _is_folder(entry):
+                stack.append((entry.path, (*parts, entry.name)))
+            elif _plain_entry(entry):
+                found.append((*parts, entry.name))
+    found.sort()
+    return ["/".join(parts) for parts in found]
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """A folder to walk into: a real directory, never a symlink to one."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _plain_entry(entry: os.DirEntry[str]) -> bool:
+    """A regular file or a symlink: never a FIFO, socket or device (reading one would block)."""
+    try:
+        return entry.is_symlink() or entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _plain(path: Path) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -60,6 +61,75 @@ def response_sha256(text: str, tool_calls: tuple[ToolCallRequest, ...]) -> str:
     ids are left out: servers number them per request, which is not a different answer)."""
     content = [text, [[c.name, c.arguments] for c in tool_calls]]
     return hashlib.sha256(json.dumps(content, ensure_ascii=True).encode()).hexdigest()
+
+
+class RequestEncoder:
+    """Request bodies as sent (the bytes of `json.dumps(body)`) and their `request_sha256`, byte
+    for byte, with each message of a conversation encoded once, not on every call of an attempt:
+    a body's "messages" list only grows between calls (a list whose earlier messages are not the
+    same objects as last time is encoded afresh; a message is never changed once sent), and its
+    "tools" are one list for a whole run (encoded again only when another list comes). The last
+    `size` conversations are kept (one per slot)."""
+
+    def __init__(self, size: int = 8):
+        self.size = size
+        # id(list) -> (the list, its messages so far, each as json.dumps and as sorted-keys JSON)
+        self._conversations: OrderedDict[int, tuple[list[Any], list[Any], list[str], list[str]]] = OrderedDict()
+        self._tools: tuple[object, str, str] | None = None
+        self._scalars: dict[tuple[type, Any], tuple[str, str]] = {}
+
+    def encode(self, body: dict[str, Any]) -> tuple[bytes, str]:
+        """(json.dumps(body).encode(), request_sha256(body))."""
+        plain, keyed = self._messages(body["messages"])
+        done = {"messages": ("[" + ", ".join(plain) + "]", "[" + ", ".join(keyed) + "]")}
+        if "tools" in body:
+            tools = body["tools"]
+            if self._tools is None or self._tools[0] is not tools:
+                self._tools = (tools, _PLAIN.encode(tools), _KEYED.encode(tools))
+            done["tools"] = self._tools[1:]
+        for key, value in body.items():
+            if key not in done:
+                done[key] = self._value(value)
+        sent = "{" + ", ".join(f"{_PLAIN.encode(key)}: {done[key][0]}" for key in body) + "}"
+        hashed = "{" + ", ".join(f"{_KEYED.encode(key)}: {done[key][1]}" for key in sorted(body)) + "}"
+        return sent.encode(), hashlib.sha256(hashed.encode()).hexdigest()
+
+    def _value(self, value: Any) -> tuple[str, str]:
+        """A setting's value encoded both ways; the scalars a client sends on every call (model,
+        max_tokens, stream) are encoded once (floats are not kept: -0.0 == 0.0)."""
+        if type(value) not in _SCALARS:
+            return _PLAIN.encode(value), _KEYED.encode(value)
+        key = (type(value), value)
+        pair = self._scalars.get(key)
+        if pair is None:
+            if len(self._scalars) >= _MAX_SCALARS:
+                self._scalars.clear()
+            pair = self._scalars[key] = (_PLAIN.encode(value), _KEYED.encode(value))
+        return pair
+
+    def _messages(self, messages: list[Any]) -> tuple[list[str], list[str]]:
+        entry = self._conversations.pop(id(messages), None)
+        if entry is None or entry[0] is not messages or not _extends(messages, entry[1]):
+            entry = (messages, [], [], [])
+        _, seen, plain, keyed = entry
+        for message in messages[len(seen) :]:
+            seen.append(message)
+            plain.append(_PLAIN.encode(message))
+            keyed.append(_KEYED.encode(message))
+        self._conversations[id(messages)] = entry
+        while len(self._conversations) > self.size:
+            self._conversations.popitem(last=False)
+        return plain, keyed
+
+
+def _extends(messages: list[Any], seen: list[Any]) -> bool:
+    return len(messages) >= len(seen) and all(a is b for a, b in zip(seen, messages))
+
+
+# json.dumps(value) and request_sha256's json.dumps(value, sort_keys=True, ensure_ascii=True)
+_PLAIN, _KEYED = json.JSONEncoder(), json.JSONEncoder(sort_keys=True, ensure_ascii=True)
+_SCALARS = (str, int, bool, type(None))
+_MAX_SCALARS = 64
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import random
 import ssl
@@ -44,6 +43,7 @@ from agent.endpoints.chat import (
     EndpointError,
     EndpointSettings,
     ProviderQuotaExhausted,
+    RequestEncoder,
     request_sha256,
     response_sha256,
 )
@@ -116,10 +116,12 @@ class ChatClient:
         self._http = httpx.AsyncClient(
             transport=transport, timeout=httpx.Timeout(settings.request_timeout_s), verify=_ssl_context(self._base)
         )
-        self._semaphore = anyio.Semaphore(max(1, settings.max_concurrency))
+        # fast_acquire: a free slot is taken without a trip round the event loop (a waiter still queues in order)
+        self._semaphore = anyio.Semaphore(max(1, settings.max_concurrency), fast_acquire=True)
         self._sleep = sleep
         self._rng = rng or random.Random()
         self.pacer = Pacer(sleep)
+        self._encoder = RequestEncoder()
 
     def __repr__(self) -> str:
         return f"ChatClient(model={self.settings.model!r}, base_url={self._base!r})"
@@ -144,14 +146,14 @@ class ChatClient:
         if temperature is not None:
             body["temperature"] = temperature
         prompt_estimate = estimate_messages_tokens(messages, tools)
-        asked = request_sha256(body)
+        content, asked = self._encoder.encode(body)
         tries: list[CallTry] = []
         for retry_index in range(self.settings.max_retries + 1):
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeadlinePassed(
                     f"{self._where}: the attempt's time ran out after {len(tries)} tries", tuple(tries)
                 )
-            call, retry_after = await self._one_try(body, retry_index, prompt_estimate, on_delta, deadline, asked)
+            call, retry_after = await self._one_try(content, retry_index, prompt_estimate, on_delta, deadline, asked)
             tries.append(call)
             if on_try is not None:
                 await on_try(call)
@@ -222,7 +224,7 @@ class ChatClient:
 
     async def _one_try(
         self,
-        body: dict[str, Any],
+        content: bytes,
         retry_index: int,
         prompt_estimate: int,
         on_delta: Callable[[str], None] | None,
@@ -239,7 +241,7 @@ class ChatClient:
                 budget = max(0.0, min(budget, deadline - t0))
             try:
                 with anyio.move_on_after(budget) as scope:
-                    await self._request(body, reply, on_delta)
+                    await self._request(content, reply, on_delta)
                 if scope.cancelled_caught:
                     status, error = "read_timeout", f"no complete reply within {budget:.1f} s (the whole-try deadline)"
                     reply.received = reply.received or bool(reply.text_parts or reply.calls)
@@ -304,13 +306,13 @@ class ChatClient:
         finally:
             self.pacer.done(spend)
 
-    async def _request(self, body: dict[str, Any], reply: Reply, on_delta: Callable[[str], None] | None) -> None:
-        # json.dumps escapes non-ASCII, so a lone surrogate a model sent earlier goes back as the
-        # \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
+    async def _request(self, content: bytes, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
+        # The body is json.dumps' (RequestEncoder): it escapes non-ASCII, so a lone surrogate a model sent
+        # earlier goes back as the \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
         async with self._http.stream(
             "POST",
-            f"{self._base}/chat/completions",
-            content=json.dumps(body).encode(),
+            self._chat_url,
+            content=content,
             headers={**self._headers(), "Content-Type": "application/json"},
         ) as response:
             reply.http_status = response.status_code
@@ -355,6 +357,10 @@ class ChatClient:
             raise TryFailed("malformed_json", f"unparseable response body {self._quote(text)}")
         reply.absorb(data)
         reply.done = True
+
+    @functools.cached_property
+    def _chat_url(self) -> httpx.URL:  # parsed once: httpx parses a URL given as text on every request
+        return httpx.URL(f"{self._base}/chat/completions")
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         s = self.settings

@@ -176,6 +176,8 @@ def _int_header(headers: Mapping[str, str], name: str) -> int | None:
 def rate_limits(headers: Mapping[str, str], now: float | None = None) -> RateLimits | None:
     """The limits a response's headers announce (names compared case-insensitively: pass httpx's
     Headers, or a dict with lower-case names); None when there are none."""
+    if not any("ratelimit" in name.lower() for name in headers):  # every name read below holds it
+        return None
     h = headers
     openai = RateLimits(
         _int_header(h, "x-ratelimit-limit-tokens"),

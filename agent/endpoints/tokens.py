@@ -66,6 +66,14 @@ class _IdentityCache:
             self._entries.move_to_end(id(obj))
             return entry[3]
 
+    def last(self, obj: object, partner: object = None) -> tuple[int, int] | None:
+        """The length and value last cached for `obj` with this partner (any length), or None."""
+        with self._lock:
+            entry = self._entries.get(id(obj))
+            if entry is None or entry[0] is not obj or entry[2] is not partner:
+                return None
+            return entry[1], entry[3]
+
     def put(self, obj: object, value: int, length: int = 0, partner: object = None) -> int:
         with self._lock:
             self._entries[id(obj)] = (obj, length, partner, value)
@@ -94,25 +102,33 @@ def cache_sizes() -> dict[str, int]:
 def estimate_messages_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
     """Prompt tokens for a chat request: every message's text, name, tool calls and
     tool_call_id plus MESSAGE_OVERHEAD each, the tool schemas as compact JSON, plus REPLY_PRIMING.
-    A conversation list is remembered by identity and length: change it only by appending."""
+    A conversation list is remembered by identity and length: change it only by appending (a
+    longer one is estimated from its last estimate, adding the messages appended since)."""
     cached = _conversation_cache.get(messages, len(messages), tools)
     if cached is not None:
         return cached
-    total = REPLY_PRIMING
-    for message in messages:
-        total += MESSAGE_OVERHEAD + estimate_tokens(_content_text(message.get("content")))
-        for key in ("name", "tool_call_id"):
-            if message.get(key):
-                total += estimate_tokens(str(message[key]))
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            arguments = function.get("arguments", "")
-            if not isinstance(arguments, str):
-                arguments = _compact_json(arguments)
-            total += estimate_tokens(str(function.get("name", ""))) + estimate_tokens(arguments)
-    if tools:
-        total += _tools_tokens(tools)
+    last = _conversation_cache.last(messages, tools)
+    if last is not None and last[0] < len(messages):
+        start, total = last
+    else:
+        start, total = 0, REPLY_PRIMING + (_tools_tokens(tools) if tools else 0)
+    for message in messages[start:]:
+        total += _message_tokens(message)
     return _conversation_cache.put(messages, total, len(messages), tools)
+
+
+def _message_tokens(message: dict[str, Any]) -> int:
+    total = MESSAGE_OVERHEAD + estimate_tokens(_content_text(message.get("content")))
+    for key in ("name", "tool_call_id"):
+        if message.get(key):
+            total += estimate_tokens(str(message[key]))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        arguments = function.get("arguments", "")
+        if not isinstance(arguments, str):
+            arguments = _compact_json(arguments)
+        total += estimate_tokens(str(function.get("name", ""))) + estimate_tokens(arguments)
+    return total
 
 
 def _tools_tokens(tools: list[dict[str, Any]]) -> int:

@@ -137,10 +137,11 @@ class ModelCalls:
         except EndpointError as exc:
             raise AttemptEnded(EndReason.HARNESS_ERROR, str(exc)) from None
         finally:
-            with anyio.CancelScope(shield=True):
-                spent += await self.mark_lost()
-                arm.quota.settle(handle, spent)
-                host.quota_changed(arm)
+            if self.in_flight:  # a call cut off mid-request: its lost row is written, shielded
+                with anyio.CancelScope(shield=True):
+                    spent += await self.mark_lost()
+            arm.quota.settle(handle, spent)
+            host.quota_changed(arm)
         await host.observe_server(arm, completion)
         return completion
 

@@ -103,8 +103,10 @@ class RunEngine:
 
     # -- events -----------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        try:
             self._send.send_nowait(event)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
 
     def log(self, text: str, level: str = "info", arm: str | None = None, kind: str = "") -> None:
         self.emit(ev.LogMessage(self.run_id, level=level, text=text, arm=arm, kind=kind))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agent.tool_names import Tool
-from verifiers.tasks import iter_files
+from verifiers.tasks import relative_files
 
 R = TypeVar("R")
 MAX_READ_CHARS = 20_000
@@ -177,7 +177,7 @@ class Workspace:
             raise ToolError(f"list_files failed: {exc}") from None
 
     def _list_files(self) -> str:
-        return "\n".join(str(p.relative_to(self.root)) for p in iter_files(self.root)) or "(the workspace is empty)"
+        return "\n".join(relative_files(self.root)) or "(the workspace is empty)"
 
     @_file_errors
     def read_file(self, path: str) -> str:

@@ -61,3 +61,23 @@ def test_files_hash_changes_with_content(tmp_path):
     before = load_task(root).files_sha256()
     (root / "hidden" / "test_hidden.py").write_text(HIDDEN_OK + "\n# changed\n")
     assert load_task(root).files_sha256() != before
+
+
+def test_files_are_listed_as_paths_sort_without_following_links_or_reading_fifos(tmp_path):
+    """relative_files (the agent's list_files) and iter_files: regular files and symlinks (a
+    link to a folder is listed, not walked), caches and FIFOs left out, sorted by path parts
+    ("a/b.py" before "a-b/x.py", as Paths compare, not as strings do)."""
+    import os
+
+    from verifiers.tasks import iter_files, relative_files
+
+    for name in ("a.py", "a-b/x.py", "a/b.py", "a/c/d.txt", "A.py", "z/__pycache__/q.pyc", "node_modules/m.js"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    os.symlink(tmp_path / "a", tmp_path / "linkdir")
+    os.symlink("nowhere", tmp_path / "broken")
+    os.mkfifo(tmp_path / "fifo")
+    expected = ["A.py", "a/b.py", "a/c/d.txt", "a-b/x.py", "a.py", "broken", "linkdir"]
+    assert relative_files(tmp_path) == expected
+    assert [p.relative_to(tmp_path).as_posix() for p in iter_files(tmp_path)] == expected
+    assert list(iter_files(tmp_path)) == sorted(tmp_path / name for name in expected)

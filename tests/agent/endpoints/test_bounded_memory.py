@@ -57,3 +57,25 @@ def test_a_thousand_scripted_attempts_keep_the_caches_and_the_request_log_bounde
         assert len(server.usage_log) == REQUEST_LOG
     sizes = tokens.cache_sizes()
     assert sizes["tools"] <= tokens.CACHE_SIZE and sizes["conversations"] <= tokens.CACHE_SIZE, sizes
+
+
+def test_a_growing_conversation_is_estimated_as_a_fresh_list_of_it_is():
+    """The estimate of an appended-to conversation starts from its last one: the same total as
+    estimating the whole list afresh, at every length, with and without tools."""
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
+    for tool_list in (tools, None):
+        growing: list[dict] = [{"role": "system", "content": "be brief"}]
+        for turn in range(12):
+            growing.append(
+                {
+                    "role": "assistant",
+                    "content": "é" * turn,
+                    "tool_calls": [
+                        {"id": f"c{turn}", "function": {"name": "read_file", "arguments": {"path": "x" * turn}}}
+                    ],
+                }
+            )
+            growing.append({"role": "tool", "tool_call_id": f"c{turn}", "content": "line\n" * turn})
+            assert tokens.estimate_messages_tokens(growing, tool_list) == tokens.estimate_messages_tokens(
+                [dict(m) for m in growing], tool_list
+            )
