@@ -15,7 +15,6 @@ from agent.classify import is_lost
 from agent.ledger import Ledger
 from agent.ledger import report_reads as reads
 from agent.ledger.liveness import run_state
-from agent.ledger.report_reads import ATTEMPT_COLUMNS, TASK_COLUMNS
 from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics, arm_metrics
 from agent.metrics.billing import Spend, spend_summary, spends_of
@@ -50,10 +49,8 @@ from agent.metrics.strategy import stage_tokens_of
 from agent.metrics.usage import Spans, accounting, call_accounting, call_spans, grading, same_accounting, union_ms
 
 __all__ = [
-    "ATTEMPT_COLUMNS",
     "DEFAULT_GRADING_CPU_HOUR",
     "DEFAULT_SEED",
-    "TASK_COLUMNS",
     "ReportError",
     "build_report",
     "render_report",
