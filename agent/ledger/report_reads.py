@@ -169,12 +169,13 @@ def spend_sums(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
 
 
 # A call's start as integer ms since the epoch: the ledger writes ms (store.utc_now), which is
-# SQLite's own date resolution, so the conversion is exact; a start it cannot read is left out.
+# SQLite's own date resolution, so the conversion is exact; a call whose start or latency it
+# cannot read (a damaged file) is left out.
 _START_MS = "cast(round((julianday(started_utc) - 2440587.5) * 86400000.0) as integer)"
 SPANS_SQL = f"""
 select arm, json_group_array(start_ms) as starts, json_group_array(latency_ms) as latencies from (
-  select arm, {_START_MS} as start_ms, latency_ms from calls
-  where run_id = ? and kind = 'attempt' and latency_ms is not null and started_utc is not null
+  select arm, {_START_MS} as start_ms, cast(latency_ms as integer) as latency_ms from calls
+  where run_id = ? and kind = 'attempt' and typeof(latency_ms) in ('integer', 'real') and started_utc is not null
 ) where start_ms is not null group by arm
 """
 

@@ -196,6 +196,14 @@ def sandbox_summary(run: dict[str, Any], sandboxes: list[dict[str, Any]], placem
     }
 
 
+def _time_or_none(text: str | None) -> datetime | None:
+    """A ledger time, or None when missing or unreadable (a damaged file: no throughput, no crash)."""
+    try:
+        return datetime.fromisoformat(text) if text else None
+    except (TypeError, ValueError):
+        return None
+
+
 def placement_summary(placed: dict[str, Any]) -> dict[str, Any]:
     """Where the run's hidden tests ran (executor, nodes), how long they ran and waited for a
     worker, how many were retried after a lost worker, and the grading throughput, from
@@ -204,9 +212,9 @@ def placement_summary(placed: dict[str, Any]) -> dict[str, Any]:
     if not n:
         return {"n": 0}
     runs, waits = sorted(placed["runs"]), sorted(placed["waits"])
-    first, last = placed["first_utc"], placed["last_utc"]
     # the ledger writes every time in one format (store.utc_now), so text order is time order
-    span_min = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds() / 60 if first else 0.0
+    first, last = _time_or_none(placed["first_utc"]), _time_or_none(placed["last_utc"])
+    span_min = (last - first).total_seconds() / 60 if first and last else 0.0
     return {
         "n": n,
         "executors": sorted(placed["executors"]),

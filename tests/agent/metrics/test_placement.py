@@ -59,3 +59,21 @@ def test_placements_summed_in_sqlite_equal_the_row_by_row_figures(tmp_path: Path
 def test_a_run_without_grades_has_no_placement(tmp_path: Path) -> None:
     ledger = build_fixed_ledger(tmp_path / "l.sqlite")
     assert placement_summary(reads.grade_placements(ledger, "no such run")) == {"n": 0}
+
+
+def test_a_damaged_file_leaves_out_what_it_cannot_read(tmp_path: Path) -> None:
+    # a hand-edited or damaged ledger: an unreadable grade time costs the throughput figure, an
+    # unreadable call start or latency leaves that call out of the busy time; neither crashes
+    ledger = build_fixed_ledger(tmp_path / "l.sqlite")
+    ledger.execute(
+        "update grades set created_utc = 'not a time' where id = (select g.id from grades g "
+        "join attempts a on a.id = g.attempt_id where a.run_id = ? order by g.id limit 1)",
+        [RUN],
+    )
+    assert placement_summary(reads.grade_placements(ledger, RUN))["per_minute"] is None
+    before = reads.call_spans(ledger, RUN)
+    calls = ledger.query("select id from calls where run_id = ? and kind = 'attempt' order by id limit 2", [RUN])
+    ledger.execute("update calls set latency_ms = 'abc' where id = ?", [calls[0]["id"]])
+    ledger.execute("update calls set started_utc = 'garbage' where id = ?", [calls[1]["id"]])
+    after = reads.call_spans(ledger, RUN)
+    assert sum(len(s) for s, _ in after.values()) == sum(len(s) for s, _ in before.values()) - 2
