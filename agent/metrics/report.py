@@ -46,7 +46,7 @@ from agent.metrics.report_sections import (
 )
 from agent.metrics.setup import budget_note, run_setup, setup_differences
 from agent.metrics.strategy import stage_tokens_of
-from agent.metrics.usage import Spans, accounting, call_accounting, call_spans, grading, same_accounting, union_ms
+from agent.metrics.usage import Spans, accounting, call_accounting, grading, same_accounting, spans_by_arm, union_ms
 
 __all__ = [
     "DEFAULT_GRADING_CPU_HOUR",
@@ -100,7 +100,7 @@ def _run_section(
     tasks = [t for t in tasks if t["task_id"] not in controls]  # impossible controls: reported apart
     # -- what the section reads, once (agent/ledger/report_reads.py), then computes from
     attempts = by_arm(r for r in reads.run_attempts(ledger, run_id) if r["task_id"] not in controls)
-    spans = call_spans(reads.call_spans(ledger, run_id))  # 400k calls at 100k attempts: never held as rows
+    spans = spans_by_arm(reads.call_spans(ledger, run_id))  # 400k calls at 100k attempts: never held as rows
     spend_rows = reads.spend_sums(ledger, run_id)  # one pass over the calls: tokens, caching, reported costs
     spend, model_spend = spends_of(spend_rows)
     usage_by_arm = call_accounting(spend_rows)

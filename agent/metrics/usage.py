@@ -95,7 +95,7 @@ def union_ms(s: Spans) -> int:
     return int(ends[0] - starts[0] + np.maximum(added, 0).sum())
 
 
-def call_spans(by_arm: Mapping[str, tuple[Sequence[int], Sequence[int]]]) -> dict[str, Spans]:
+def spans_by_arm(by_arm: Mapping[str, tuple[Sequence[int], Sequence[int]]]) -> dict[str, Spans]:
     """Per arm that has timed calls, its call intervals (from report_reads.call_spans)."""
     return {arm: Spans.of(starts, latencies) for arm, (starts, latencies) in by_arm.items()}
 
