@@ -23,62 +23,14 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any, TextIO
 
+from agent.ledger.export_reads import AT, SELECTED, export_stream
 from agent.ledger.store import Ledger
 from agent.metrics.arm import records_of, unfinished_of
 from agent.metrics.outcome import TaskOutcome, task_outcome
 from agent.states import ArmState
 
-COLUMNS = (
-    "run_id",
-    "arm",
-    "task_id",
-    "language",
-    "kind",
-    "control",
-    "attempt_no",
-    "verdict",
-    "failure_class",
-    "accepted",
-    "end_reason",
-    "prompt_tokens",
-    "completion_tokens",
-    "total_tokens",
-    "calls",
-    "transport_retries",
-    "malformed_tool_calls",
-    "turns",
-    "duration_ms",
-    "started_utc",
-    "tampering",
-    "stage",
-    "candidate",
-    "submitted",
-    "model",
-    "arm_state",
-    "row_kind",
-    "task_outcome",
-    "task_accepted",
-)
-_FROM_TASKS = ("task_id", "language", "kind", "control")
-_FROM_ARMS = {"run_id": "r.run_id", "arm": "r.name", "model": "r.model", "arm_state": "r.state"}
-_COMPUTED = ("task_outcome", "task_accepted")
-# `tampering`: the rules of the grade's tamper findings, comma-separated (empty: none).
-_COLUMN_SQL = {
-    "tampering": "(select group_concat(json_extract(j.value, '$.rule'), ',') from grades g, json_each(g.tampering_json) j "
-    "where g.attempt_id = a.id) as tampering",
-    "row_kind": "case when a.id is null then 'no_attempt' else 'attempt' end as row_kind",
-}
-_SELECTED = [c for c in COLUMNS if c not in _COMPUTED]
-SQL = (
-    "select "
-    + ", ".join(
-        _COLUMN_SQL.get(c) or _FROM_ARMS.get(c) or (("t." if c in _FROM_TASKS else "a.") + c) for c in _SELECTED
-    )
-    + " from tasks t join arms r on r.run_id = t.run_id"
-    " left join attempts a on a.run_id = t.run_id and a.task_id = t.task_id and a.arm = r.name"
-    " where t.run_id = ? order by t.position, r.name, a.attempt_no"
-)
-_AT = {c: i for i, c in enumerate(_SELECTED)}
+# The columns read from the ledger, then the task's outcome on the arm as the report counts it
+COLUMNS = (*SELECTED, "task_outcome", "task_accepted")
 
 
 @dataclass(frozen=True)
@@ -93,8 +45,8 @@ class Exported:
 
 def _outcome(group: list[tuple[Any, ...]], arm: dict[str, Any], unfinished: set[str]) -> TaskOutcome:
     """The task's outcome on the arm from its rows (none attempted: no attempt rows)."""
-    attempts = [dict(zip(_SELECTED, row)) for row in group if row[_AT["row_kind"]] == "attempt"]
-    task_id = group[0][_AT["task_id"]]
+    attempts = [dict(zip(SELECTED, row)) for row in group if row[AT["row_kind"]] == "attempt"]
+    task_id = group[0][AT["task_id"]]
     return task_outcome(
         task_id,
         records_of(attempts),
@@ -109,12 +61,12 @@ def export_rows(ledger: Ledger, run_id: str) -> Iterator[tuple[bool, list[Any]]]
     """(attempted, the row's values in COLUMNS order) for every row of `run_id`'s export."""
     arms = {a["name"]: a for a in ledger.arms(run_id)}
     unfinished = {name: unfinished_of(a) for name, a in arms.items()}
-    with ledger.stream(SQL, [run_id]) as rows:
-        for (_, name), grouped in groupby(rows, key=lambda r: (r[_AT["task_id"]], r[_AT["arm"]])):
+    with export_stream(ledger, run_id) as rows:
+        for (_, name), grouped in groupby(rows, key=lambda r: (r[AT["task_id"]], r[AT["arm"]])):
             group = list(grouped)  # one task's attempts on one arm: a handful of rows
             outcome = _outcome(group, arms[name], unfinished[name])
             for row in group:
-                yield row[_AT["row_kind"]] == "attempt", [*row, outcome.failure_class, int(outcome.accepted)]
+                yield row[AT["row_kind"]] == "attempt", [*row, outcome.failure_class, int(outcome.accepted)]
 
 
 def export_attempts(ledger: Ledger, run_id: str, fmt: str, out: TextIO) -> Exported:

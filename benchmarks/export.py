@@ -27,7 +27,8 @@ TARGET_MB = 100
 
 FLOOR = """
 import csv, sqlite3, sys
-from agent.export import COLUMNS, SQL
+from agent.export import COLUMNS
+from agent.ledger.export_reads import SQL
 conn = sqlite3.connect(sys.argv[1])
 run = conn.execute("select id from runs order by created_utc desc limit 1").fetchone()[0]
 with open(sys.argv[2], "w", newline="") as out:
