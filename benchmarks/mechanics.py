@@ -2,13 +2,13 @@
 (issue 2 target, restated in issue 15: <= 5 ms for a 500-line file that still parses, in every
 language).
 
-Per language, medians of 30 checks: a changed file that still parses (the common case; the
-fixture's parse is kept across attempts, so only the edit is re-parsed) and a file broken in
-the middle (tree-sitter's error recovery, then locating the error), each beside its floor: one
-full parse of the same bytes by the grammar. "first" is the first check against a fixture not
-seen before (its parse is part of the cost).
+Per language, medians of 30 checks (`--repeats`): a changed file that still parses (the common
+case; the fixture's parse is kept across attempts, so only the edit is re-parsed) and a file
+broken in the middle (tree-sitter's error recovery, then locating the error), each beside its
+floor: one full parse of the same bytes by the grammar. "first" is the first check against a
+fixture not seen before (its parse is part of the cost).
 
-    python benchmarks/mechanics.py
+    python benchmarks/mechanics.py [--repeats 30]
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ UNITS = {
 }
 
 
-def _median_ms(fn, repeats: int = REPEATS) -> float:
+def _median_ms(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -71,6 +71,7 @@ def _sources(unit: str) -> tuple[bytes, bytes, bytes]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="checks per median")
     add_json_argument(parser)
     args = parser.parse_args(argv)
     figs = Figures("mechanics")
@@ -81,16 +82,16 @@ def main(argv: list[str] | None = None) -> int:
         before, after, broken = _sources(unit)
         parser = _parser(grammar_for(name))
         firsts = []
-        for i in range(REPEATS):  # a fixture never seen: its own parse is part of the check
+        for i in range(args.repeats):  # a fixture never seen: its own parse is part of the check
             fresh = before + f"{comment} fixture {i}\n".encode()
             started = time.perf_counter()
             check_file(name, after + f"{comment} fixture {i}\n".encode(), fresh)
             firsts.append(time.perf_counter() - started)
         first = statistics.median(firsts) * 1000
-        clean = _median_ms(lambda: check_file(name, after, before))  # noqa: B023 — timed in this iteration
-        clean_floor = _median_ms(lambda: parser.parse(after))  # noqa: B023 — timed in this iteration
-        bad = _median_ms(lambda: check_file(name, broken, before))  # noqa: B023 — timed in this iteration
-        bad_floor = _median_ms(lambda: parser.parse(broken))  # noqa: B023 — timed in this iteration
+        clean = _median_ms(lambda: check_file(name, after, before), args.repeats)  # noqa: B023 — timed in this iteration
+        clean_floor = _median_ms(lambda: parser.parse(after), args.repeats)  # noqa: B023 — timed in this iteration
+        bad = _median_ms(lambda: check_file(name, broken, before), args.repeats)  # noqa: B023 — timed in this iteration
+        bad_floor = _median_ms(lambda: parser.parse(broken), args.repeats)  # noqa: B023 — timed in this iteration
         worst = max(worst, clean, first)
         figs.add(
             f"{language}.check_ms",
