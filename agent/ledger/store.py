@@ -20,6 +20,7 @@ import json
 import re
 import sqlite3
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
@@ -215,6 +216,24 @@ def _read_only(path: Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
+def _to_wal(conn: sqlite3.Connection) -> None:
+    """PRAGMA journal_mode=WAL, waiting its turn as a write does. SQLite takes the exclusive lock
+    the switch needs without calling the busy handler, so a process opening a new ledger while
+    another switched or migrated it failed at once with "database is locked" (half the time, two
+    runs started together on a new --db): here it retries for as long as a write would wait."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 _WRITING: weakref.WeakSet[Ledger] = weakref.WeakSet()
 
 
@@ -243,7 +262,8 @@ class Ledger:
                 self.conn.execute("PRAGMA foreign_keys=ON")
             else:
                 self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-                for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "recursive_triggers=ON"):
+                _to_wal(self.conn)
+                for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "recursive_triggers=ON"):
                     self.conn.execute(f"PRAGMA {pragma}")
             newer = _newer(self.conn)
             if newer:
