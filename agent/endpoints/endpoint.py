@@ -309,12 +309,15 @@ class ChatClient:
     async def _request(self, content: bytes, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
         # The body is json.dumps' (RequestEncoder): it escapes non-ASCII, so a lone surrogate a model sent
         # earlier goes back as the \ud800 escape it came as instead of failing to encode (httpx's json= encodes UTF-8 strictly).
-        async with self._http.stream(
+        request = httpx.Request(
             "POST",
             self._chat_url,
             content=content,
-            headers={**self._headers(), "Content-Type": "application/json"},
-        ) as response:
+            headers=self._chat_headers,
+            cookies=self._http.cookies,
+            extensions=self._chat_extensions,
+        )
+        async with contextlib.aclosing(await self._http.send(request, stream=True)) as response:
             reply.http_status = response.status_code
             reply.limits = rate_limits(response.headers)
             head, chunks = await peek(response)
@@ -361,6 +364,18 @@ class ChatClient:
     @functools.cached_property
     def _chat_url(self) -> httpx.URL:  # parsed once: httpx parses a URL given as text on every request
         return httpx.URL(f"{self._base}/chat/completions")
+
+    # What httpx's build_request would merge on every call, merged once: the client's headers and
+    # ours, and its timeout (the client's cookies, which a server may set, are still read per call).
+    @functools.cached_property
+    def _chat_headers(self) -> httpx.Headers:
+        headers = httpx.Headers(self._http.headers)
+        headers.update({**self._headers(), "Content-Type": "application/json"})
+        return headers
+
+    @functools.cached_property
+    def _chat_extensions(self) -> dict[str, Any]:
+        return {"timeout": self._http.timeout.as_dict()}
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         s = self.settings

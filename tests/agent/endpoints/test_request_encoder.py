@@ -1,13 +1,16 @@
 """RequestEncoder: each message of a conversation encoded once, the bytes sent and the request
-hash still exactly json.dumps(body) and request_sha256(body) at every call."""
+hash still exactly json.dumps(body) and request_sha256(body) at every call; and the request
+itself, its headers merged once, still the one httpx's build_request makes."""
 
 from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 
-from agent.endpoints.chat import RequestEncoder, request_sha256
+from agent.endpoints.chat import EndpointSettings, RequestEncoder, request_sha256
+from agent.endpoints.endpoint import ChatClient
 from agent.endpoints.scripted_server import ScriptedServer
 from tests.agent.endpoints.test_endpoint import SMOKE, TOOLS, client_for, conversation
 
@@ -80,3 +83,34 @@ async def test_each_call_of_a_growing_conversation_records_the_hash_of_what_the_
         received = list(server.requests)[-3:]
         assert hashes == [request_sha256(body) for body in received]
         assert len(set(hashes)) == 3
+
+
+@pytest.mark.anyio
+async def test_a_request_is_what_httpx_would_build_headers_cookies_and_timeout_included(monkeypatch):
+    monkeypatch.setenv("QB_TEST_KEY", "sk-test-0123456789")
+    sent: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        body = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}
+        return httpx.Response(200, json=body, headers={"set-cookie": f"lb=node{len(sent)}; Path=/"})
+
+    settings = EndpointSettings(
+        base_url="http://h.invalid/v1", model="m", api_key_env="QB_TEST_KEY", headers={"X-Extra": "1"}, stream=False
+    )
+    client = ChatClient(settings, transport=httpx.MockTransport(handler))
+    for _ in range(2):  # the second request carries the cookie the server set
+        await client.complete([{"role": "user", "content": "x"}])
+    await client.aclose()
+    http = httpx.AsyncClient(timeout=httpx.Timeout(settings.request_timeout_s), cookies={"lb": "node1"})
+    for request, cookies in zip(sent, ({}, {"lb": "node1"}), strict=True):
+        http.cookies = cookies
+        built = http.build_request(
+            "POST",
+            "http://h.invalid/v1/chat/completions",
+            content=request.content,
+            headers={"X-Extra": "1", "Authorization": "Bearer sk-test-0123456789", "Content-Type": "application/json"},
+        )
+        assert request.headers.raw == built.headers.raw
+        assert (request.url, request.extensions) == (built.url, built.extensions)
+    await http.aclose()
