@@ -4,6 +4,7 @@ and demos drive.
 
 chat.py             the ChatEndpoint seam and what a call is made of: settings, tries, completion, errors
 endpoint.py         ChatClient (fills ChatEndpoint): one call, its HTTP tries, retries, usage
+httpclient.py       the httpx client it sends through: TLS only for https, cookies looked for only when set
 response.py         a reply body or SSE stream taken apart; what a malformed one becomes
 tokens.py           token estimates when an endpoint reports no usage
 provider.py         what a hosted provider says beyond the chat: usage details, rate-limit headers, quota errors

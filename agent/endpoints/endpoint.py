@@ -24,7 +24,6 @@ import contextlib
 import functools
 import os
 import random
-import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
@@ -47,6 +46,7 @@ from agent.endpoints.chat import (
     request_sha256,
     response_sha256,
 )
+from agent.endpoints.httpclient import http_client
 from agent.endpoints.pacing import Pacer
 from agent.endpoints.provider import NO_DETAILS, rate_limits
 from agent.endpoints.response import (
@@ -113,9 +113,7 @@ class ChatClient:
                 f"{self._where}: environment variable {settings.api_key_env} is not set"
                 " — export it or remove api_key_env"
             )
-        self._http = httpx.AsyncClient(
-            transport=transport, timeout=httpx.Timeout(settings.request_timeout_s), verify=_ssl_context(self._base)
-        )
+        self._http = http_client(self._base, settings.request_timeout_s, transport)
         # fast_acquire: a free slot is taken without a trip round the event loop (a waiter still queues in order)
         self._semaphore = anyio.Semaphore(max(1, settings.max_concurrency), fast_acquire=True)
         self._sleep = sleep
@@ -439,21 +437,3 @@ async def _drain(events: AsyncIterator[str]) -> None:
     with anyio.move_on_after(DRAIN_AFTER_DONE_S), contextlib.suppress(TryFailed, httpx.HTTPError):
         async for _ in events:
             pass
-
-
-def _ssl_context(base_url: str) -> ssl.SSLContext:
-    """The verifying context for an https endpoint. A plain-http one never does TLS (the client
-    only asks its base URL and follows no redirects), so it gets a context that trusts no CA
-    at all — were it ever used, every certificate would be refused — instead of paying ~50 ms
-    to load the system's CAs before the run's first call."""
-    return _verifying_context() if base_url.lower().startswith("https:") else _trusting_nothing()
-
-
-@functools.cache
-def _verifying_context() -> ssl.SSLContext:  # one for every client: building one costs ~50 ms
-    return httpx.create_ssl_context()
-
-
-@functools.cache
-def _trusting_nothing() -> ssl.SSLContext:
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates and hostnames, against no CAs
