@@ -6,8 +6,8 @@ numbers, brute-force enumeration, scipy, a plain-loop bootstrap) and hypothesis 
 
 from __future__ import annotations
 
+import contextlib
 import math
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,7 +20,6 @@ from threadpoolctl import threadpool_limits
 WILSON_Z = 1.96
 BISECTION_STEPS = 80  # halvings of [-1, 1]: far below float resolution
 BOOTSTRAP_CHUNK = 1 << 21  # task indices drawn at once by a bootstrap: ~25 MB, whatever the task count
-FOLD_PIECES = 6  # a drawn chunk is folded in this many pieces, shared by two threads
 
 
 def z_two_sided(alpha: float) -> float:
@@ -88,50 +87,26 @@ class PairedGap:
     resamples: int
 
 
-class _DrawnChunk:
-    """A drawn chunk's rows, folded a piece at a time by whichever thread takes the next piece."""
-
-    def __init__(self, start: int, idx: np.ndarray, fold: Callable[[int, np.ndarray], None], piece: int) -> None:
-        self.start, self.idx, self.fold, self.piece = start, idx, fold, piece
-        self._next = 0
-        self._lock = threading.Lock()
-
-    def fold_pieces(self) -> None:
-        while True:
-            with self._lock:
-                first = self._next
-                self._next += self.piece
-            if first >= len(self.idx):
-                return
-            self.fold(self.start + first, self.idx[first : first + self.piece])
-
-
 def _draw_and_fold(
     rng: np.random.Generator, n: int, resamples: int, chunk_elements: int, fold: Callable[[int, np.ndarray], None]
 ) -> None:
     """Draw `resamples` rows of n task indices, a chunk of rows at a time, and fold(start, idx)
-    them, a piece of rows at a time. Large runs fold chunk k on a second thread while chunk k + 1
-    is drawn (numpy releases the GIL in both), and the drawing thread then takes what is left of
-    chunk k's pieces: folding costs more than drawing, so this keeps both cores busy instead of
-    one waiting. Each piece writes only its own rows, so the result is the same either way."""
+    each chunk. Large runs fold chunk k on a second thread while chunk k + 1 is drawn (numpy
+    releases the GIL in both); each chunk writes only its own rows, so the result is the same
+    either way."""
     rows = max(1, chunk_elements // n)
-    if resamples * n <= 2 * chunk_elements:
-        for start in range(0, resamples, rows):
-            fold(start, rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32))
-        return
-    piece = -(-rows // FOLD_PIECES)
-    with ThreadPoolExecutor(1) as pool:
-        chunk, folding = None, None
+    with ThreadPoolExecutor(1) if resamples * n > 2 * chunk_elements else contextlib.nullcontext() as pool:
+        folding = None
         for start in range(0, resamples, rows):
             # int32 draws the very same stream as the default int64, at half the cost
             idx = rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int32)
-            if chunk is not None and folding is not None:
-                chunk.fold_pieces()
+            if pool is None:
+                fold(start, idx)
+                continue
+            if folding is not None:
                 folding.result()
-            chunk = _DrawnChunk(start, idx, fold, piece)
-            folding = pool.submit(chunk.fold_pieces)
-        if chunk is not None and folding is not None:
-            chunk.fold_pieces()
+            folding = pool.submit(fold, start, idx)
+        if folding is not None:
             folding.result()
 
 
