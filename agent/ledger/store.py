@@ -20,7 +20,6 @@ import json
 import re
 import sqlite3
 import threading
-import time
 import uuid
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
@@ -30,12 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent import ExitCode, QuotabenchError
+from agent.ledger.connection import BUSY_TIMEOUT_S, read_only_connection, writing_connection
 from agent.ledger.ops import Insert, InsertAll, Op, Update
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-BUSY_TIMEOUT_S = 60
 ROW_TEXT_CHARS = 64_000  # per text cell of calls/tool_calls/grades; longer text is cut (length + sha256 kept)
 
 
@@ -200,40 +199,6 @@ def _newer(conn: sqlite3.Connection) -> list[str]:
     return sorted(applied - names) if names else []
 
 
-def _read_only(path: Path) -> sqlite3.Connection:
-    """A connection that never writes the file: `mode=ro`, else (a read-only filesystem, where
-    SQLite cannot make the WAL's shared-memory file) `immutable=1`. The first read tells which."""
-    uri = path.resolve().as_uri()
-    for flags in ("mode=ro", "mode=ro&immutable=1"):
-        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-        try:
-            conn.execute("select count(*) from sqlite_master").fetchone()
-            return conn
-        except sqlite3.OperationalError:
-            conn.close()
-            if flags.endswith("immutable=1"):
-                raise
-    raise AssertionError("unreachable")
-
-
-def _to_wal(conn: sqlite3.Connection) -> None:
-    """PRAGMA journal_mode=WAL, waiting its turn as a write does. SQLite takes the exclusive lock
-    the switch needs without calling the busy handler, so a process opening a new ledger while
-    another switched or migrated it failed at once with "database is locked" (half the time, two
-    runs started together on a new --db): here it retries for as long as a write would wait."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
-    pause = 0.001
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
-                raise
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
-
-
 _WRITING: weakref.WeakSet[Ledger] = weakref.WeakSet()
 
 
@@ -258,11 +223,10 @@ class Ledger:
         self._db: Database | None = None
         with self._guard("open"):
             if read_only:
-                self.conn = _read_only(self.path)
+                self.conn = read_only_connection(self.path)
                 self.conn.execute("PRAGMA foreign_keys=ON")
             else:
-                self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-                _to_wal(self.conn)
+                self.conn = writing_connection(self.path)
                 for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "recursive_triggers=ON"):
                     self.conn.execute(f"PRAGMA {pragma}")
             newer = _newer(self.conn)
