@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after } from 'node:test';
-import { isMainThread } from 'node:worker_threads';
+import { isMainThread, receiveMessageOnPort } from 'node:worker_threads';
 
 const require = createRequire(import.meta.url);
 // Taken now, before any workspace module runs: workspace code may later replace JSON.stringify,
@@ -95,11 +95,12 @@ function emit(kind, data = {}) {
 
 emit('start', { runner: 'node', node: process.version });
 const text = (v) => (typeof v === 'string' ? v : null);
-evidence.onmessage = ({ data }) => {
+function fromWorker(data) {
   const line = typeof data?.line === 'number' ? data.line : null;
   const detail = `in a worker thread: ${text(data?.detail) ?? ''}`;
   emit('evidence', { rule: text(data?.rule) ?? 'reads-hidden-tests', file: text(data?.file), line, detail });
-};
+}
+evidence.onmessage = ({ data }) => fromWorker(data);
 
 // Each export of the assertion and test modules becomes a fixed getter whose setter records the
 // attempt (and changes nothing); then the objects are frozen, so no property can be redefined.
@@ -143,7 +144,15 @@ require('node:module').syncBuiltinESMExports();
 
 for (const name of ['node:assert', 'node:assert/strict', 'node:test']) tripwire(require(name), name);
 
-process.on('exit', (code) => emit('exit', { code: process.exitCode ?? code }));
+// A worker's record can still be queued when the process exits: a worker that throws right after
+// its refused read can end the process (its error is uncaught here) before the record is handed
+// over, which lost the evidence when this thread was busy. Read what is queued before the end.
+process.on('exit', (code) => {
+  for (let queued = receiveMessageOnPort(evidence); queued !== undefined; queued = receiveMessageOnPort(evidence)) {
+    fromWorker(queued.message);
+  }
+  emit('exit', { code: process.exitCode ?? code });
+});
 const intrinsics = await import(new URL('./node_intrinsics.mjs', import.meta.url));
 const reporter = await import(new URL('./node_reporter.mjs', import.meta.url));
 reporter.attach(emit, work, intrinsics.snapshot());
