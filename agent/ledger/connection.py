@@ -11,20 +11,23 @@ BUSY_TIMEOUT_S = 60  # how long a write waits for another process's before it fa
 
 def writing_connection(path: Path) -> sqlite3.Connection:
     """A connection shared by the writer thread and the event loop (every use serialized by the
-    Ledger), switched to WAL."""
+    Ledger), switched to WAL, with foreign keys and recursive triggers on."""
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
     _to_wal(conn)
+    for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "recursive_triggers=ON"):
+        conn.execute(f"PRAGMA {pragma}")
     return conn
 
 
 def read_only_connection(path: Path) -> sqlite3.Connection:
-    """A connection that never writes the file: `mode=ro`, else (a read-only filesystem, where
+    """A connection that never writes the file (foreign keys on): `mode=ro`, else (a read-only filesystem, where
     SQLite cannot make the WAL's shared-memory file) `immutable=1`. The first read tells which."""
     uri = path.resolve().as_uri()
     for flags in ("mode=ro", "mode=ro&immutable=1"):
         conn = sqlite3.connect(f"{uri}?{flags}", uri=True, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
         try:
             conn.execute("select count(*) from sqlite_master").fetchone()
+            conn.execute("PRAGMA foreign_keys=ON")
             return conn
         except sqlite3.OperationalError:
             conn.close()

@@ -224,11 +224,8 @@ class Ledger:
         with self._guard("open"):
             if read_only:
                 self.conn = read_only_connection(self.path)
-                self.conn.execute("PRAGMA foreign_keys=ON")
             else:
                 self.conn = writing_connection(self.path)
-                for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "recursive_triggers=ON"):
-                    self.conn.execute(f"PRAGMA {pragma}")
             newer = _newer(self.conn)
             if newer:
                 self.conn.close()
