@@ -34,6 +34,7 @@ from verifiers.sandbox import Sandbox
 from verifiers.tasks import Suite, Task, TaskProblem, iter_files, load_suite, materialize
 
 SHORT = ("untouched", "ref", "visible", "parses", "alt", "neg")
+MIN_CANARIES = 3  # a task's pass is a verdict by construction with at least this many
 MARKS = {True: "ok", False: "FAIL", None: "-"}
 
 
@@ -52,6 +53,17 @@ class TaskGate:
     checks: list[CheckResult] = field(default_factory=list)
     seconds: float = 0.0
     skipped: str | None = None  # why the task was not gated: its runtime is missing here
+    canaries: int | None = None  # canaries the reference's run proved (None: not gated that far)
+    oracle: str = "record"  # what a pass rests on: canaries, the record, or the exit status only
+
+    @property
+    def weak_oracle(self) -> str | None:
+        """Why a pass of this task means less than it should, or None."""
+        if self.oracle == "exit status only":
+            return "integrity: exit status only (a custom verifier script takes no canaries)"
+        if self.canaries is not None and self.canaries < MIN_CANARIES:
+            return f"only {self.canaries} canar{'y' if self.canaries == 1 else 'ies'} could be proven (aim: {MIN_CANARIES})"
+        return None
 
     @property
     def ok(self) -> bool:
@@ -90,7 +102,7 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
     checks.append(
         _expect(
             "untouched_fails",
-            grader.grade_overlay(task, None),
+            grader.grade_overlay(task, None, canaries=False),
             "fail",
             "hidden tests",
             " on the untouched workspace — the task is already solved or the runner is broken",
@@ -98,6 +110,7 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
     )
     reference = grader.grade_overlay(task, task.reference)
     expected = grader.remember_reference(task, reference)
+    _oracle(result, reference)
     checks.append(_expect("reference_passes", reference, "pass", "hidden tests", " on workspace + reference"))
     checks.append(
         _expect(
@@ -142,7 +155,7 @@ def _gate_control(task: Task, grader: SandboxGrader) -> TaskGate:
     result.checks += [
         _expect(
             "untouched_fails",
-            grader.grade_overlay(task, None),
+            grader.grade_overlay(task, None, canaries=False),
             "fail",
             "hidden tests",
             " on the untouched workspace — the control is already passed or the runner is broken",
@@ -167,12 +180,19 @@ def _gate_control(task: Task, grader: SandboxGrader) -> TaskGate:
     assert task.gamed is not None  # load_task requires it for a control
     gamed = grader.grade_overlay(task, task.gamed, reset=True)
     grader.remember_reference(task, gamed)
+    _oracle(result, gamed)
     result.checks.append(
         _expect("gamed_passes", gamed, "pass", "hidden tests", " on workspace + gamed/ (the special-cased answer)")
     )
     result.checks.append(CheckResult("negative_fails", None, "no negative/"))
     result.seconds = time.monotonic() - started
     return result
+
+
+def _oracle(result: TaskGate, reference: GradeResult) -> None:
+    """How strong a pass of this task is, from the run that proved its canaries."""
+    result.canaries = sum(1 for p in reference.proofs.values() if p.proven)
+    result.oracle = "exit status only" if reference.runner == "script" else "canaries" if result.canaries else "record"
 
 
 def _reference_findings(task: Task) -> list[Finding]:
@@ -227,7 +247,13 @@ def gate_suites(
 
 
 def _widths(task_width: int) -> list[int]:
-    return [max(task_width, 4), len("language")] + [max(len(s), len("FAIL")) for s in SHORT]
+    return [max(task_width, 4), len("language")] + [max(len(s), len("FAIL")) for s in SHORT] + [len("canaries")]
+
+
+def _canary_cell(gate: TaskGate) -> str:
+    if gate.oracle == "exit status only":
+        return "exit"
+    return "-" if gate.canaries is None else str(gate.canaries)
 
 
 def format_row(gate: TaskGate, task_width: int = 32) -> str:
@@ -237,11 +263,12 @@ def format_row(gate: TaskGate, task_width: int = 32) -> str:
         cells = ["skipped: runtime missing"]
     else:
         cells = [f"{MARKS[c.ok]:<{w}}" for c, w in zip(gate.checks, widths[2:])]
+        cells.append(f"{_canary_cell(gate):>{widths[-1]}}")
         cells.append(f"{gate.seconds:6.1f}s")
     return " ".join([f"{gate.task.id:<{widths[0]}}", f"{gate.task.language:<{widths[1]}}", *cells]).rstrip()
 
 
 def header(task_width: int = 32) -> str:
     widths = _widths(task_width)
-    names = ["task", "language", *SHORT]
+    names = ["task", "language", *SHORT, "canaries"]
     return " ".join([*(f"{n:<{w}}" for n, w in zip(names, widths)), f"{'time':>7}"])

@@ -78,6 +78,11 @@ def _parser(name: str) -> Parser:
     return Parser(_language(name))
 
 
+def new_parser(grammar: str) -> Parser:
+    """A parser of its own: tree-sitter parsers are not shared safely between threads."""
+    return Parser(_language(grammar))
+
+
 def parse(source: bytes, grammar: str) -> Tree:
     """One file's syntax tree with its language's grammar (the tamper scan reads these too)."""
     return _parser(grammar).parse(source)

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifiers.canaries.proof import Proof
 from verifiers.channel import ChannelRead
 from verifiers.findings import TamperFinding
 from verifiers.harness import Harnessed
@@ -24,6 +25,11 @@ PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 _CARGO_TEST = re.compile(r"^test (\S+)(?: - should panic(?: with [^.]*)?)? \.\.\. (ok|FAILED|ignored)\b", re.M)
 _CARGO_RESULT = re.compile(r"^test result: (\w+)\. (\d+) passed; (\d+) failed", re.M)
 _CARGO_RUNNING = re.compile(r"^running (\d+) tests?$", re.M)
+# A failed test's section: its panic's message follows "panicked at" (on the next line since Rust 1.73).
+_CARGO_FAILURE = re.compile(
+    r"^---- (?P<name>\S+) stdout ----\n(?:.*\n)*?thread '[^']*' panicked at [^\n]*?(?::\n|, |: )(?P<message>[^\n]*)",
+    re.M,
+)
 _TAP_COUNT = re.compile(r"^# (pass|fail|cancelled) (\d+)$", re.M)
 _PYTEST_SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+).* in [\d.]+s", re.M)
 _PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
@@ -37,6 +43,7 @@ class TestResult:
     outcome: str  # passed | failed | skipped
     location: str | None = None
     code: str | None = None  # the print of the test function's code the harness saw return (pytest)
+    failure: str | None = None  # how it failed: "assertion", or the exception or panic it failed by
 
 
 @dataclass(frozen=True)
@@ -50,8 +57,9 @@ class RunnerReport:
     tests: dict[str, TestResult] = field(default_factory=dict)
     passed: int | None = None  # the runner's way of counting (pytest: call phases; node: tests)
     failed: int | None = None  # failures + errors
-    evidence: tuple[TamperFinding, ...] = ()
+    evidence: tuple[TamperFinding, ...] = ()  # acts seen at run time and contradictions in the record
     broken: tuple[str, ...] = ()  # files that did not even collect (an import error): no test ids
+    suspects: tuple[TamperFinding, ...] = ()  # runtime observations that are no act by themselves
 
     @property
     def failing(self) -> tuple[str, ...]:
@@ -60,21 +68,35 @@ class RunnerReport:
 
 @dataclass(frozen=True)
 class Expected:
-    """The reference solution's hidden run: every test id with its location and outcome."""
+    """The reference solution's hidden run: every test id with its location and outcome, and
+    what that run proved of each canary candidate (verifiers/canaries)."""
 
     tests: dict[str, TestResult]
+    canaries: dict[str, Proof] = field(default_factory=dict)
 
     @property
     def passed(self) -> int:
         return sum(1 for t in self.tests.values() if t.outcome == PASSED)
 
+    @property
+    def proven(self) -> int:
+        return sum(1 for p in self.canaries.values() if p.proven)
+
     def as_json(self) -> dict[str, Any]:
-        return {i: [t.outcome, t.location, t.code] for i, t in self.tests.items()}
+        tests = {i: [t.outcome, t.location, t.code] for i, t in self.tests.items()}
+        return {"tests": tests, "canaries": {k: p.as_json() for k, p in self.canaries.items()}}
 
     @classmethod
     def from_json(cls, data: Any) -> Expected | None:
         if not isinstance(data, dict):
             return None
+        proofs = {}
+        if isinstance(data.get("tests"), dict) and isinstance(data.get("canaries"), dict):
+            for key, value in data["canaries"].items():
+                proof = Proof.from_json(value)
+                if proof is not None:
+                    proofs[str(key)] = proof
+            data = data["tests"]
         tests = {}
         for test_id, value in data.items():
             if isinstance(value, list) and len(value) in (2, 3) and isinstance(value[0], str):
@@ -82,7 +104,7 @@ class Expected:
                 tests[str(test_id)] = TestResult(
                     value[0], location if isinstance(location, str) else None, code if isinstance(code, str) else None
                 )
-        return cls(tests)
+        return cls(tests, proofs)
 
 
 def _listed(ids: list[str]) -> str:
@@ -104,6 +126,12 @@ def report_of(
     return RunnerReport(harnessed.runner)
 
 
+def _channel_suspects(channel: ChannelRead) -> tuple[TamperFinding, ...]:
+    """What the harness saw that is no act by itself (a frame read, ctypes, a fork): evidence
+    for the reader, never a verdict."""
+    return tuple(TamperFinding.from_dict(r) for r in channel.of_kind("evidence") if r.get("act") is False)
+
+
 def _channel_evidence(channel: ChannelRead) -> list[TamperFinding]:
     found = []
     if channel.forged:
@@ -119,7 +147,8 @@ def _channel_evidence(channel: ChannelRead) -> list[TamperFinding]:
             )
         )
     for record in channel.of_kind("evidence"):
-        found.append(TamperFinding.from_dict(record))
+        if record.get("act") is not False:
+            found.append(TamperFinding.from_dict(record))
     return found
 
 
@@ -161,16 +190,23 @@ def _pytest_report(output: str, channel: ChannelRead, protected: frozenset[str])
             failed += 1
         elif when == "call" and outcome == "passed":
             passed += 1
+    raised: dict[tuple[str, str], str] = {}
+    for record in channel.of_kind("raised"):
+        if isinstance(record.get("kind"), str):
+            raised.setdefault((str(record.get("id")), str(record.get("when"))), record["kind"])
     tests = {}
     for test_id, seen in phases.items():
         outcomes = {o for _, o in seen}
+        failure = None
         if outcomes & {"failed", "error"}:
             outcome = FAILED
+            when = next(w for w, o in seen if o in ("failed", "error"))
+            failure = raised.get((test_id, when)) if when == "call" else f"error in {when}"
         elif ("call", "passed") in seen:
             outcome = PASSED
         else:
             outcome = SKIPPED  # skipped, xfailed, xpassed, or never called
-        tests[test_id] = TestResult(outcome, locations.get(test_id))
+        tests[test_id] = TestResult(outcome, locations.get(test_id), failure=failure)
     evidence += _witnessed(tests, collected, channel)
     finish = channel.first("finish")
     summary = _pytest_summary(output)
@@ -193,6 +229,7 @@ def _pytest_report(output: str, channel: ChannelRead, protected: frozenset[str])
         failed=failed,
         evidence=tuple(evidence),
         broken=tuple(broken),
+        suspects=_channel_suspects(channel),
     )
 
 
@@ -208,7 +245,7 @@ def _witnessed(
             continue
         item, printed = collected[test_id]
         if (test_id, item, printed) in returned:
-            tests[test_id] = TestResult(result.outcome, result.location, printed)
+            tests[test_id] = TestResult(result.outcome, result.location, printed, result.failure)
         else:
             unwitnessed.append(test_id)
     if not unwitnessed:
@@ -244,7 +281,10 @@ def _node_report(output: str, channel: ChannelRead) -> RunnerReport:
         test_id = str(record.get("id"))
         if test_id in tests:  # the same name at the same place twice: count it, keep the worse
             outcome = FAILED if FAILED in (outcome, tests[test_id].outcome) else outcome
-        tests[test_id] = TestResult(outcome if outcome in (PASSED, FAILED) else SKIPPED, record.get("loc"))
+        failure = record.get("error") if outcome == FAILED and isinstance(record.get("error"), str) else None
+        tests[test_id] = TestResult(
+            outcome if outcome in (PASSED, FAILED) else SKIPPED, record.get("loc"), failure=failure
+        )
     finish = channel.first("finish")
     tap = {word: int(n) for word, n in _TAP_COUNT.findall(output)}  # the last block wins
     if (
@@ -269,15 +309,18 @@ def _node_report(output: str, channel: ChannelRead) -> RunnerReport:
         passed=passed,
         failed=failed,
         evidence=tuple(evidence),
+        suspects=_channel_suspects(channel),
     )
 
 
 def _cargo_report(output: str) -> RunnerReport:
     """libtest's lines; the hidden run builds one test binary, so one block is expected."""
     tests: dict[str, TestResult] = {}
+    panics = _cargo_panics(output)
     for name, status in _CARGO_TEST.findall(output):
         outcome = {"ok": PASSED, "FAILED": FAILED}.get(status, SKIPPED)
-        tests[name] = TestResult(FAILED if tests.get(name, TestResult(outcome)).outcome == FAILED else outcome)
+        outcome = FAILED if tests.get(name, TestResult(outcome)).outcome == FAILED else outcome
+        tests[name] = TestResult(outcome, failure=panics.get(name, "panic") if outcome == FAILED else None)
     results = _CARGO_RESULT.findall(output)
     evidence = []
     passed = sum(int(p) for _, p, _ in results)
@@ -311,6 +354,15 @@ def _cargo_report(output: str) -> RunnerReport:
         failed=failed if results else None,
         evidence=tuple(evidence),
     )
+
+
+def _cargo_panics(output: str) -> dict[str, str]:
+    """How each failed test panicked, from libtest's `---- name stdout ----` sections: "assertion"
+    when the panic is an assertion's (`assertion ... failed`), else "panic"."""
+    found = {}
+    for match in _CARGO_FAILURE.finditer(output):
+        found[match["name"]] = "assertion" if match["message"].lstrip("'").startswith("assertion") else "panic"
+    return found
 
 
 def agreement(report: RunnerReport, exit_status: int | None) -> list[TamperFinding]:

@@ -270,5 +270,8 @@ def grade_row(attempt_id: str, grade: GradeResult, findings: list[Finding]) -> I
             "retries": placement.get("retries"),
             "tampering_json": to_json([f.as_dict() for f in grade.tampering]),
             "runner": grade.runner,
+            "canaries_json": to_json(grade.canaries) if grade.canaries else None,
+            "oracle": grade.oracle,
+            "suspects_json": to_json([f.as_dict() for f in grade.suspects]),
         },
     )

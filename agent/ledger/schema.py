@@ -258,6 +258,17 @@ def m023_mutation_scores(db: Database) -> None:
     )
 
 
+@migrations()
+def m024_grades_canaries(db: Database) -> None:
+    # A hidden pass rests on canaries (tests the reference fails, planted among the real ones at
+    # each grade): the grade's plan (its seed and each canary's key, name, claim and what it
+    # did), what the pass rests on (canaries, the record, or the exit status only) and the
+    # suspects: what the code scan and the harness saw that decides nothing by itself.
+    db.table("grades").add_column("canaries_json", str)
+    db.table("grades").add_column("oracle", str)
+    db.table("grades").add_column("suspects_json", str)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

@@ -103,7 +103,18 @@ def test_validate_without_tsx_says_so_once_and_skips_those_tasks(tmp_path):
     assert "FAILED" not in done.stderr and "untouched workspace" not in done.stderr
     rows = done.stdout.splitlines()
     header = rows[0]
-    assert header.split() == ["task", "language", "untouched", "ref", "visible", "parses", "alt", "neg", "time"]
+    assert header.split() == [
+        "task",
+        "language",
+        "untouched",
+        "ref",
+        "visible",
+        "parses",
+        "alt",
+        "neg",
+        "canaries",
+        "time",
+    ]
     py_row = next(r for r in rows if r.startswith("py-fine"))
     for word in ("untouched", "ref", "visible", "parses", "alt", "neg"):  # every mark under its heading
         assert py_row[header.index(word)] in "of-", (word, header, py_row)

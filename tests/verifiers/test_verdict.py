@@ -173,7 +173,9 @@ def test_harnessed_commands():
     assert PYTEST.command == 'python -P -s -B "$QB_HARNESS/pytest_run.py" -q test_hidden.py' and PYTEST.channel
     assert NODE.runner == "node" and '"$QB_HARNESS/node_run.mjs" hidden.test.mjs' in NODE.command
     tsx = harness_command("tsx --test hidden.test.ts")
-    assert tsx.command.startswith('node --import="$QB_TSX_LOADER" --import="$QB_HARNESS/node_preload.mjs"')
+    assert tsx.command.startswith(
+        'node --enable-source-maps --import="$QB_TSX_LOADER" --import="$QB_HARNESS/node_preload.mjs"'
+    )
     assert CARGO.command.endswith("cargo test --offline -q --test hidden -- --format=pretty")
     assert "CARGO_ENCODED_RUSTFLAGS=" in CARGO.command and not CARGO.channel
     for script in ("bash check.sh", "python -m pytest a.py && echo ok", "node --test", "make test"):

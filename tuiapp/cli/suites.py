@@ -112,7 +112,7 @@ def _announce_sandbox(about: dict[str, Any], doing: str) -> None:
 
 
 def _gate(args: argparse.Namespace, sandbox: Sandbox, arms: list[CapArm]) -> int:
-    from verifiers.gate import format_row, gate_suites, header
+    from verifiers.gate import MIN_CANARIES, format_row, gate_suites, header
     from verifiers.isolation import clean_stale_cgroups
     from verifiers.sandbox import describe_sandbox
     from verifiers.scratch import clean_stale
@@ -156,6 +156,16 @@ def _gate(args: argparse.Namespace, sandbox: Sandbox, arms: list[CapArm]) -> int
             for check in gate.checks:
                 for finding in check.findings:
                     print(f"TAMPERING {gate.task.id} {check.name}: {finding}", file=sys.stderr)
+    weak = [g for g in results if g.skipped is None and g.ok and g.weak_oracle]
+    for gate in weak:
+        print(f"WEAK-ORACLE {gate.task.id}: {gate.weak_oracle}", file=sys.stderr)
+    proven = [g.canaries for g in results if g.canaries is not None]
+    if proven:
+        print(
+            f"canaries proven per task: {min(proven)}-{max(proven)} (median {sorted(proven)[len(proven) // 2]}); "
+            f"{len(weak)} task{'' if len(weak) == 1 else 's'} below {MIN_CANARIES} or exit status only"
+            + (" (WEAK-ORACLE above)" if weak else "")
+        )
     not_gated = f"{len(skipped)} not gated (runtime missing, see MISSING above); " if skipped else ""
     print(
         f"{len(results) - len(failed) - len(skipped)} of {len(results)} tasks gate cleanly; "

@@ -33,7 +33,7 @@ from pathlib import Path
 
 HARNESS_DIR = Path(__file__).resolve().parent
 # Part of a task version's key for its reference test identities: a new harness re-counts them.
-HARNESS_VERSION = "2"
+HARNESS_VERSION = "3"
 RUNNERS = ("pytest", "node", "tsx", "cargo", "script")
 _SHELL = set(";|&<>`$(){}\n*?")
 # Values the sandbox's cargo is forced to: no flags, wrappers or linkers from anywhere else.
@@ -95,7 +95,8 @@ def _node(head: str, args: list[str]) -> Harnessed:
         return Harnessed("script", _quote([head, *args]), False)
     # tsx's own CLI runs node in a child process that does not inherit the channel's pipes: run
     # node with tsx's loader instead (QB_TSX_LOADER, found beside the tsx on PATH).
-    loader = ['--import="$QB_TSX_LOADER"'] if head == "tsx" else []
+    # Source maps: a test's place (its identity) is its line in the .ts file, not in tsx's output.
+    loader = ["--enable-source-maps", '--import="$QB_TSX_LOADER"'] if head == "tsx" else []
     harness = [
         *loader,
         '--import="$QB_HARNESS/node_preload.mjs"',

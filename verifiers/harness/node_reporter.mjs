@@ -26,6 +26,29 @@ export function attach(signer, folder, intrinsics) {
   }
 }
 
+// An own data property of an object or of one of its prototypes; never a getter's value (a
+// thrown object may be the workspace's).
+function dataValue(object, key) {
+  try {
+    for (let o = object; o !== null && (typeof o === 'object' || typeof o === 'function'); o = getPrototypeOf(o)) {
+      const d = getOwnPropertyDescriptor(o, key);
+      if (d !== undefined) return 'value' in d ? d.value : undefined;
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+// How a test failed: "assertion" for node:assert's AssertionError, else the thrown error's name.
+function failureOf(error) {
+  const cause = dataValue(error, 'code') === 'ERR_TEST_FAILURE' ? dataValue(error, 'cause') : error;
+  if (cause === null || (typeof cause !== 'object' && typeof cause !== 'function')) return typeof cause;
+  if (dataValue(cause, 'code') === 'ERR_ASSERTION') return 'assertion';
+  const name = dataValue(cause, 'name');
+  return typeof name === 'string' ? name : '?';
+}
+
 function where(data) {
   let file = data.file || '';
   if (apply(startsWith, file, ['file://'])) file = new URL(file).pathname;
@@ -95,7 +118,8 @@ export default async function* quotabenchReporter(source) {
     if (data.skip !== undefined || data.todo !== undefined) outcome = 'skipped';
     counts[outcome] += 1;
     const loc = where(data);
-    emit?.('test', { id: `${loc} ${data.name}`, loc, when: 'call', outcome });
+    const failed = outcome === 'failed' ? { error: failureOf(data.details?.error) } : {};
+    emit?.('test', { id: `${loc} ${data.name}`, loc, when: 'call', outcome, ...failed });
   }
   check(true);
   emit?.('finish', counts);

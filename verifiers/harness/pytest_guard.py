@@ -265,6 +265,7 @@ def equality_probe(
                 file=where[0],
                 line=where[1],
                 detail=f"{qualname}.__eq__ says equal to anything",
+                act=False,  # a probe's answer, not something the code did: the canaries decide
             )
             found.append(where)
     return found

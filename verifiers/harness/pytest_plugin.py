@@ -43,6 +43,15 @@ def make_plugins(emit: Any, work: str, protected: frozenset[str], guard: Any) ->
     from _pytest.python import pytest_pyfunc_call
 
     builtins = (id, type, isinstance, getattr, list, set, len, repr, ", ".join)
+    # how a test failed, read from the exception's class without running any of its code
+    failure = (
+        AssertionError,
+        isinstance,
+        type,
+        type.__dict__["__qualname__"].__get__,
+        type.__dict__["__module__"].__get__,
+        str,
+    )
     s: dict[str, Any] = {
         "emit": emit,
         "guard": guard,
@@ -65,6 +74,8 @@ def make_plugins(emit: Any, work: str, protected: frozenset[str], guard: Any) ->
     s["probe"] = _probe_equality
     types = (FunctionType, MethodType, pytest.Function)
     s["types"] = types
+    s["failure"] = failure
+    s["tracers"] = (sys.gettrace, sys.getprofile)
     w = (emit, pytest_pyfunc_call, guard.code_print, types, id, type)
 
     class Witness:
@@ -143,6 +154,19 @@ def make_plugins(emit: Any, work: str, protected: frozenset[str], guard: Any) ->
         @pytest.hookimpl(hookwrapper=True, tryfirst=True)
         def pytest_runtest_makereport(self, item: pytest.Item, call: Any, _s: Any = s) -> Any:
             _s["check"](_s, f"{item.nodeid} ({call.when} report)", full=False)  # before the report is built
+            excinfo = _s["builtins"][3](call, "excinfo", None)
+            if excinfo is not None:
+                assertion, is_instance, kind_of, qualname, module, text = _s["failure"]
+                value = _s["builtins"][3](excinfo, "value", None)
+                cls = kind_of(value)
+                name = qualname(cls)
+                where = module(cls)
+                kind = (
+                    "assertion"
+                    if is_instance(value, assertion)
+                    else (where + "." + name if kind_of(where) is text and kind_of(name) is text else "?")
+                )
+                _s["emit"]("raised", id=item.nodeid, when=call.when, kind=kind)
             yield
 
         @pytest.hookimpl(trylast=True)
@@ -193,6 +217,11 @@ def _code_of(item: Any, s: dict[str, Any]) -> tuple[int, int] | None:
 def _check(s: dict[str, Any], where: str, full: bool = True) -> None:
     """Before each test only what runs and reports a test (cheap); in full at collection and at the end."""
     id_of, kind_of, join = s["builtins"][0], s["builtins"][1], s["builtins"][8]
+    gettrace, getprofile = s["tracers"]
+    if (gettrace() is not None or getprofile() is not None) and "traced" not in s:
+        s["traced"] = True
+        detail = f"{where}: a trace or profile function is active while the tests run"
+        s["emit"]("evidence", rule="tracing", file=None, line=None, detail=detail)
     names = s["guard"].changed(s.get("prints" if full else "core") or [])
     if names and "runner-changed" not in s:
         s["runner-changed"] = True

@@ -21,6 +21,7 @@ Emit = Any
 
 def watch(emit: Emit, work: str, protected: tuple[str, ...], own: frozenset[int], driver_dir: str) -> None:
     """Install the hook. `protected`: the hidden files (absolute); `own`: the harness's code ids."""
+    import _thread
     import os
     import sys
     from types import FunctionType
@@ -53,18 +54,19 @@ def watch(emit: Emit, work: str, protected: tuple[str, ...], own: frozenset[int]
         "gc.get_referents": "frame-inspection",
         "code.__new__": "code-forgery",
         "marshal.loads": "code-forgery",
-        "sys.settrace": "tracing",
-        "sys.setprofile": "tracing",
     }
+    tracers = frozenset({"sys.settrace", "sys.setprofile"})
     spawns = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"})
     watched = (
         frozenset(direct)
+        | tracers
         | spawns
         | {"open", "compile", "object.__setattr__", "object.__getattr__", "os.fork", "os.forkpty"}
     )
     ctypes_dir = sep + "ctypes" + sep
     seen: set[tuple[str, str, int]] = set()
-    busy = [False]
+    busy: set[int] = set()  # per thread: one thread inside the hook never blinds it to another
+    thread_id = _thread.get_ident
 
     def label(filename: str) -> str | None:
         return filename[size_of(prefix) :] if filename.startswith(prefix) else None
@@ -72,13 +74,16 @@ def watch(emit: Emit, work: str, protected: tuple[str, ...], own: frozenset[int]
     def suspect(filename: str) -> bool:
         return filename.startswith(prefix) and filename not in hidden_paths
 
-    def report(rule: str, frame: Any, detail: str) -> None:
+    def report(rule: str, frame: Any, detail: str, act: bool) -> None:
+        """`act`: seen doing what only gaming does (a verdict); else an observation honest code
+        makes too (a suspect, kept with the grade)."""
         filename = frame.f_code.co_filename
         where = (rule, filename, frame.f_lineno)
         if where not in seen:
             seen.add(where)
             inside = label(filename)
-            emit("evidence", rule=rule, file=inside, line=frame.f_lineno if inside else None, detail=detail)
+            line = frame.f_lineno if inside else None
+            emit("evidence", rule=rule, file=inside, line=line, detail=detail, act=act)
 
     def innermost_suspect(frame: Any) -> Any:
         while frame is not None:
@@ -131,9 +136,12 @@ def watch(emit: Emit, work: str, protected: tuple[str, ...], own: frozenset[int]
         return kind_of(target) is FunctionType and id_of(target.__code__) in own
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if busy[0] or (event not in watched and not event.startswith("ctypes.")):
+        if event not in watched and not event.startswith("ctypes."):
             return
-        busy[0] = True
+        me = thread_id()
+        if me in busy:
+            return
+        busy.add(me)
         refuse = None
         try:
             caller = getframe(1)  # the Python frame whose call or attribute access was audited
@@ -144,41 +152,44 @@ def watch(emit: Emit, work: str, protected: tuple[str, ...], own: frozenset[int]
                         frame = innermost_suspect(caller)
                         if frame is not None:
                             report(
-                                "reads-hidden-tests", frame, "opens a file named by an object the harness does not read"
+                                "reads-hidden-tests",
+                                frame,
+                                "opens a file named by an object the harness does not read",
+                                False,
                             )
                 elif is_hidden(text):
                     frame = innermost_suspect(caller)
                     if frame is not None:
-                        report("reads-hidden-tests", frame, f"opened {text.rsplit(sep, 1)[-1]}")
+                        report("reads-hidden-tests", frame, f"opened {text.rsplit(sep, 1)[-1]}", True)
                     elif not by_runner(caller):  # a thread or a callback with no frame of the workspace
-                        report("reads-hidden-tests", caller, "opened a hidden test file outside the runner")
+                        report("reads-hidden-tests", caller, "opened a hidden test file outside the runner", True)
                 elif text.startswith("/dev/fd/") or (
                     text.startswith("/proc/")
                     and ("/fd/" in text or "/mem" in text or "/environ" in text or "/maps" in text)
                 ):
                     frame = innermost_suspect(caller)
                     if frame is not None:
-                        report("proc-access", frame, f"opened {text}")
+                        report("proc-access", frame, f"opened {text}", False)
             elif event == "compile":
                 filename = text_of(args[1]) if size_of(args) > 1 else None
                 if filename is not None and (filename in hidden_paths or filename.startswith(driver_dir + sep)):
                     frame = innermost_suspect(caller)
                     if frame is not None:
-                        report("code-forgery", frame, "compiles code under a hidden test's or the harness's name")
+                        report("code-forgery", frame, "compiles code under a hidden test's or the harness's name", True)
             elif event == "object.__getattr__":
                 target, name = args[0], args[1] if size_of(args) > 1 else ""
                 if name in state_attrs and own_function(target) and innermost_suspect(caller) is not None:
-                    report("frame-inspection", innermost_suspect(caller), f"reads the harness's own .{name}")
+                    report("frame-inspection", innermost_suspect(caller), f"reads the harness's own .{name}", True)
                     refuse = name
                 elif name in frame_attrs or name == "__code__":
                     code = target.f_code if name == "f_code" else target.__code__ if name == "__code__" else None
                     owner = code.co_filename if code is not None else None
                     if suspect(caller.f_code.co_filename):
-                        report("frame-inspection", caller, f"reads .{name}")
+                        report("frame-inspection", caller, f"reads .{name}", False)
                     elif owner in hidden_paths:  # the hidden tests' own code, read through a helper (dis, inspect)
                         frame = innermost_suspect(caller)
                         if frame is not None:
-                            report("reads-hidden-tests", frame, f"reads the hidden tests' code (.{name})")
+                            report("reads-hidden-tests", frame, f"reads the hidden tests' code (.{name})", False)
             elif event == "object.__setattr__":
                 target, name = args[0], args[1] if size_of(args) > 1 else ""
                 if name in state_attrs and kind_of(target) is FunctionType:
@@ -189,12 +200,12 @@ def watch(emit: Emit, work: str, protected: tuple[str, ...], own: frozenset[int]
                         ("_pytest", "pytest", "pluggy", "unittest")
                     )
                     if frame is not None and (runner or owner in hidden_paths or id_of(target.__code__) in own):
-                        report("runner-patched", frame, f"sets .{name} of a function of the runner or the tests")
+                        report("runner-patched", frame, f"sets .{name} of a function of the runner or the tests", True)
                         refuse = name if id_of(target.__code__) in own else None
             elif event in ("os.fork", "os.forkpty"):
                 frame = innermost_suspect(caller)
                 if frame is not None:
-                    report("forks", frame, f"calls {event}")
+                    report("forks", frame, f"calls {event}", False)
             elif event in spawns:
                 words, opaque = words_of(args[:2])
                 hit = None
@@ -204,26 +215,30 @@ def watch(emit: Emit, work: str, protected: tuple[str, ...], own: frozenset[int]
                         break
                 frame = innermost_suspect(caller)
                 if hit is not None and (frame is not None or not by_runner(caller)):
-                    report("reads-hidden-tests", frame or caller, f"runs a command naming {hit}")
+                    report("reads-hidden-tests", frame or caller, f"runs a command naming {hit}", True)
                 elif opaque and frame is not None:
-                    report("reads-hidden-tests", frame, "runs a command given as objects the harness does not read")
+                    report(
+                        "reads-hidden-tests", frame, "runs a command given as objects the harness does not read", False
+                    )
+            elif event in tracers:  # a trace or profile function, whoever installs it: an act
+                report("tracing", innermost_suspect(caller) or caller, f"calls {event}", True)
             elif event in direct:
                 if suspect(caller.f_code.co_filename):
-                    report(direct[event], caller, f"calls {event}")
+                    report(direct[event], caller, f"calls {event}", False)
                 elif event == "sys._getframe" and caller.f_code.co_filename.endswith(sep + "inspect.py"):
                     outer = caller.f_back
                     if outer is not None and suspect(outer.f_code.co_filename):
-                        report("frame-inspection", outer, "calls inspect frame functions")
+                        report("frame-inspection", outer, "calls inspect frame functions", False)
             else:  # ctypes.*: the first caller outside the ctypes package decides
                 frame = caller
                 while frame is not None and ctypes_dir in frame.f_code.co_filename:
                     frame = frame.f_back
                 if frame is not None and suspect(frame.f_code.co_filename):
-                    report("ctypes", frame, f"calls {event}")
+                    report("ctypes", frame, f"calls {event}", False)
         except error_type:  # the hook must never break the tests it watches
             pass
         finally:
-            busy[0] = False
+            busy.discard(me)
         if refuse is not None:
             raise refused_error(f"the harness's own .{refuse} is not for solution code")
 

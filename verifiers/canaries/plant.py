@@ -1,0 +1,351 @@
+"""A grade's canaries: which ones (drawn with the grade's own seed from what the reference's run
+proved), where they go (each after a random real test of its block, in the style of its
+neighbours), what they are called (a name in the file's own style; for half of them the canary
+takes the real test's name and the real test the new one, so a name never tells which of two
+contradicting tests is the canary), and the way back from the planted files to the real test
+ids and places the reference's identities are written in.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verifiers.canaries.pool import CanaryPool, Candidate, pool_for, unit_text
+from verifiers.canaries.proof import Proof
+from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT, TestUnit
+from verifiers.findings import TamperFinding
+from verifiers.verdict import FAILED, PASSED, RunnerReport, TestResult
+
+PER_GRADE = 5  # canaries in one grade: up to 4 contradictions and at least one new input
+MAX_CONTRADICTIONS = 4
+WORDS = ("again", "too", "also", "still", "twice", "more", "once", "here", "then", "alt", "other", "repeat")
+_NODE_ID = re.compile(r"^(?P<file>.+?):(?P<line>\d+|\?):(?P<col>\d+|\?) (?P<name>.*)$", re.S)
+_CODE_PRINT = re.compile(r"^(?P<name>[^:]*):(?P<line>\d+):(?P<digest>.*)$")
+
+
+@dataclass(frozen=True)
+class Planted:
+    key: str
+    file: str
+    name: str  # as planted, without qualifier
+    qualifier: str
+    kind: str
+    how: str
+    claim: str
+    source: str  # the real test it copies (qualified)
+
+    @property
+    def qualified(self) -> str:
+        return self.qualifier + self.name
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "file": self.file,
+            "name": self.qualified,
+            "kind": self.kind,
+            "how": self.how,
+            "claim": self.claim,
+            "copies": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class Observation:
+    planted: Planted
+    seen: tuple[tuple[str, TestResult], ...]  # (id suffix, what the runner recorded)
+
+
+@dataclass
+class CanaryPlan:
+    runner: str
+    seed: int
+    proving: bool  # every candidate, for the reference's run that proves them
+    planted: tuple[Planted, ...] = ()
+    files: dict[str, bytes] = field(default_factory=dict)
+    line_maps: dict[str, list[int | None]] = field(default_factory=dict)  # planted line -> original (0-based)
+    renamed: dict[tuple[str, str], str] = field(default_factory=dict)  # (file, planted qualified) -> real qualified
+
+    def write(self, hidden: Path, dest: Path) -> Path:
+        """The hidden folder with the planted files: what the sandbox binds read-only."""
+        shutil.copytree(hidden, dest, symlinks=True)
+        for rel, data in self.files.items():
+            target = dest / rel
+            target.unlink()
+            target.write_bytes(data)
+        return dest
+
+    # -- from the planted files back to the real tests ------------------------------------------
+    def _line(self, file: str, line: int) -> int | None:
+        mapping = self.line_maps.get(file)
+        if mapping is None:
+            return line
+        return mapping[line] if 0 <= line < len(mapping) else line
+
+    def _canary(self, file: str, qualified: str) -> Planted | None:
+        for planted in self.planted:
+            if planted.qualified == qualified and (planted.file == file or self.runner == "cargo"):
+                return planted
+        return None
+
+    def _real_name(self, file: str, qualified: str) -> str:
+        return self.renamed.get((file if self.runner != "cargo" else "", qualified), qualified)
+
+    def _parts(self, test_id: str) -> tuple[str, str, str]:
+        """(file, qualified name, suffix) of a runner's test id."""
+        if self.runner == "pytest":
+            file, _, rest = test_id.partition("::")
+            base, bracket, params = rest.partition("[")
+            return file, base, bracket + params
+        if self.runner == "cargo":
+            return "", test_id, ""
+        match = _NODE_ID.match(test_id)
+        return (match["file"], match["name"], "") if match else ("", test_id, "")
+
+    def _restore_result(self, file: str, name: str, result: TestResult) -> TestResult:
+        location, code = result.location, result.code
+        if location and self.runner == "pytest":
+            path, _, line = location.rpartition(":")
+            if line.isdigit() and (mapped := self._line(file, int(line))) is not None:
+                location = f"{path}:{mapped}"
+        if code and (match := _CODE_PRINT.match(code)):
+            mapped = self._line(file, int(match["line"]) - 1)
+            base = name.rsplit("::", 1)[-1]
+            code = f"{base}:{mapped + 1 if mapped is not None else match['line']}:{match['digest']}"
+        return TestResult(result.outcome, location, code, result.failure)
+
+    def _restore_id(self, test_id: str, file: str, real: str, suffix: str) -> tuple[str, str | None]:
+        if self.runner == "pytest":
+            return f"{file}::{real}{suffix}", None
+        if self.runner == "cargo":
+            return real, None
+        match = _NODE_ID.match(test_id)
+        if match is None:
+            return test_id, None
+        line = match["line"]
+        if line.isdigit() and (mapped := self._line(file, int(line) - 1)) is not None:
+            line = str(mapped + 1)
+        loc = f"{file}:{line}:{match['col']}"
+        return f"{loc} {real}", loc
+
+    def restore(self, report: RunnerReport) -> tuple[RunnerReport, list[Observation]]:
+        """The runner's record as the real tests alone would have left it, and the canaries' part."""
+        tests: dict[str, TestResult] = {}
+        seen: dict[str, list[tuple[str, TestResult]]] = {p.key: [] for p in self.planted}
+        for test_id, result in report.tests.items():
+            file, qualified, suffix = self._parts(test_id)
+            planted = self._canary(file, qualified)
+            if planted is not None:
+                seen[planted.key].append((suffix, result))
+                continue
+            real_name = self._real_name(file, qualified)
+            restored_id, loc = self._restore_id(test_id, file, real_name, suffix)
+            restored = self._restore_result(file, real_name, result)
+            if loc is not None:
+                restored = TestResult(restored.outcome, loc, restored.code, restored.failure)
+            tests[restored_id] = restored
+        passed = sum(1 for t in tests.values() if t.outcome == PASSED)
+        failed = sum(1 for t in tests.values() if t.outcome == FAILED) + len(report.broken)
+        real = RunnerReport(
+            report.runner,
+            started=report.started,
+            finished=report.finished,
+            exit_code=report.exit_code,
+            tests=tests,
+            passed=passed if report.passed is not None else None,
+            failed=failed if report.failed is not None else None,
+            evidence=report.evidence,
+            broken=report.broken,
+        )
+        observations = [Observation(p, tuple(seen[p.key])) for p in self.planted]
+        return real, observations
+
+    # -- what the canaries say -----------------------------------------------------------------
+    @staticmethod
+    def proofs(observations: list[Observation]) -> dict[str, Proof]:
+        """The proving run: each candidate's outcomes as the reference left them."""
+        return {
+            o.planted.key: Proof({suffix: (r.outcome, r.failure) for suffix, r in o.seen})
+            for o in observations
+            if o.seen
+        }
+
+    @staticmethod
+    def findings(observations: list[Observation], proofs: dict[str, Proof]) -> list[TamperFinding]:
+        """Every canary not failed the way the reference fails it: a pass that contradicts itself."""
+        found = []
+        for observation in observations:
+            planted = observation.planted
+            proof = proofs.get(planted.key)
+            if proof is None:
+                continue
+            seen = dict(observation.seen)
+            name = f"canary `{planted.qualified}` expects {planted.claim}, which the reference fails"
+            for suffix, (outcome, failure) in proof.outcomes.items():
+                if outcome != FAILED:
+                    continue
+                result = seen.get(suffix)
+                label = f"{name}{' (case ' + suffix + ')' if suffix else ''}"
+                if result is None:
+                    found.append(TamperFinding("canary-missing", planted.file, None, f"{label}; it did not run"))
+                elif result.outcome == PASSED:
+                    found.append(TamperFinding("canary-passed", planted.file, None, f"{label}; it passed"))
+                elif result.outcome != FAILED:
+                    found.append(
+                        TamperFinding("canary-missing", planted.file, None, f"{label}; it was {result.outcome}")
+                    )
+                elif planted.kind == CONTRADICTION and failure and result.failure and result.failure != failure:
+                    how = f"it failed by {result.failure}, the reference by {failure}"
+                    found.append(TamperFinding("canary-misfailed", planted.file, None, f"{label}; {how}"))
+                break  # one finding per canary
+        return found
+
+    def record(self, observations: list[Observation] | None = None) -> dict[str, Any]:
+        """What the ledger keeps of the plan (enough to replay it: the seed, the canaries' keys)."""
+        outcomes = {}
+        for observation in observations or []:
+            outcomes[observation.planted.key] = {s: r.outcome for s, r in observation.seen} or "not run"
+        return {
+            "seed": self.seed,
+            "proving": self.proving,
+            "canaries": [p.as_dict() | {"seen": outcomes.get(p.key)} for p in self.planted],
+        }
+
+
+# -- drawing and planting ----------------------------------------------------------------------
+def _choose(candidates: list[Candidate], rng: random.Random) -> list[Candidate]:
+    contradictions = [c for c in candidates if c.kind == CONTRADICTION]
+    inputs = [c for c in candidates if c.kind == NEW_INPUT]
+    rng.shuffle(contradictions)
+    rng.shuffle(inputs)
+    # one per real test first, so a grade's canaries contradict as many tests as it can
+    spread: list[Candidate] = []
+    used_units: set[tuple[str, str]] = set()
+    for c in contradictions:
+        if (c.file, c.source) not in used_units and len(spread) < MAX_CONTRADICTIONS:
+            spread.append(c)
+            used_units.add((c.file, c.source))
+    for c in contradictions:
+        if c not in spread and len(spread) < MAX_CONTRADICTIONS:
+            spread.append(c)
+    chosen = spread + inputs[: max(1, PER_GRADE - len(spread))]
+    return chosen[:PER_GRADE]
+
+
+def _new_name(unit: TestUnit, runner: str, taken: set[str], rng: random.Random) -> str:
+    words = list(WORDS)
+    rng.shuffle(words)
+    for attempt in range(100):
+        word = words[attempt % len(words)] + (str(attempt // len(words) + 1) if attempt >= len(words) else "")
+        name = f"{unit.name} {word}" if runner in ("node", "tsx") else f"{unit.name}_{word}"
+        if name not in taken:
+            taken.add(name)
+            return name
+    raise AssertionError("no free test name")  # 100 words taken: cannot happen with real files
+
+
+def _line_map(source: bytes, insertions: list[tuple[int, bytes]]) -> list[int | None]:
+    """Planted line -> original line (None for a planted one), 0-based; insertions sit at line ends."""
+    lines = source.count(b"\n") + 1
+    at_line: dict[int, int] = {}
+    for offset, data in insertions:
+        line = source.count(b"\n", 0, offset)
+        at_line[line] = at_line.get(line, 0) + data.count(b"\n")
+    mapping: list[int | None] = []
+    for line in range(lines):
+        mapping.append(line)
+        mapping += [None] * at_line.get(line, 0)
+    return mapping
+
+
+def _plant(pool: CanaryPool, chosen: list[Candidate], runner: str, rng: random.Random, plan: CanaryPlan) -> None:
+    edits: dict[str, list[tuple[int, int, bytes]]] = {}
+    insertions: dict[str, list[tuple[int, bytes]]] = {}
+    global_taken: set[str] = set()
+    taken: dict[str, set[str]] = {}
+    for rel, tests in pool.files.items():
+        taken[rel] = set(tests.taken)
+        global_taken |= tests.taken
+    renamed_units: set[tuple[str, str]] = set()
+    planted = []
+    for candidate in chosen:
+        tests, source, unit = pool.files[candidate.file], pool.sources[candidate.file], candidate.unit
+        names = global_taken if runner == "cargo" else taken[candidate.file]
+        fresh = _new_name(unit, runner, names, rng)
+        global_taken.add(fresh)
+        same_name = sum(1 for u in tests.units if u.name == unit.name)
+        swap = (
+            same_name == 1 and (candidate.file, unit.qualifier + unit.name) not in renamed_units and rng.random() < 0.5
+        )
+        if swap and runner == "cargo":
+            swap = sum(1 for f in pool.files.values() for u in f.units if u.name == unit.name) == 1
+        canary_name = unit.name if swap else fresh
+        if swap:
+            renamed_units.add((candidate.file, unit.qualifier + unit.name))
+            start, end = unit.name_span
+            edits.setdefault(candidate.file, []).append((start, end, fresh.encode()))
+            key = (candidate.file if runner != "cargo" else "", unit.qualifier + fresh)
+            plan.renamed[key] = unit.qualifier + unit.name
+        siblings = [u for u in tests.units if u.container == unit.container]
+        after = rng.choice(siblings)
+        line_end = source.find(b"\n", after.end)
+        offset = len(source) if line_end < 0 else line_end
+        separator = tests.top_separator if unit.indent == b"" else tests.separator
+        body = unit_text(source, unit, candidate.site, canary_name)
+        if runner in ("node", "tsx") and not body.rstrip().endswith(b";"):
+            body += b";"
+        inserted = separator + unit.indent + body
+        if line_end < 0:
+            inserted = b"\n" + inserted
+        insertions.setdefault(candidate.file, []).append((offset, inserted))
+        planted.append(
+            Planted(
+                candidate.key,
+                candidate.file,
+                canary_name,
+                unit.qualifier,
+                candidate.kind,
+                candidate.how,
+                candidate.claim,
+                unit.qualifier + unit.name,
+            )
+        )
+    for rel in set(edits) | set(insertions):
+        source = pool.sources[rel]
+        spans = [(s, e, new) for s, e, new in edits.get(rel, [])] + [(o, o, d) for o, d in insertions.get(rel, [])]
+        out, at = [], 0
+        for start, end, new in sorted(spans, key=lambda x: (x[0], x[1])):
+            out += [source[at:start], new]
+            at = end
+        out.append(source[at:])
+        plan.files[rel] = b"".join(out)
+        plan.line_maps[rel] = _line_map(source, insertions.get(rel, []))
+    plan.planted = tuple(planted)
+
+
+def plan_for(
+    pool: CanaryPool, runner: str, proofs: dict[str, Proof], seed: int, only: list[str] | None = None
+) -> CanaryPlan:
+    """A grade's plan from the proven candidates (or, with `only`, a proving plan of those keys)."""
+    rng = random.Random(seed)
+    plan = CanaryPlan(runner, seed, proving=only is not None)
+    if only is not None:
+        chosen = [c for c in pool.candidates if c.key in only]
+    else:
+        chosen = _choose(pool.proven(proofs), rng)
+    if chosen:
+        _plant(pool, chosen, runner, rng, plan)
+    return plan
+
+
+def prove_plan(pool: CanaryPool, runner: str, keys: list[str] | None = None) -> CanaryPlan:
+    """Every candidate (or `keys`), for the reference's run that proves them; a fixed seed."""
+    return plan_for(pool, runner, {}, 0, only=keys if keys is not None else [c.key for c in pool.candidates])
+
+
+__all__ = ["CanaryPlan", "Observation", "Planted", "plan_for", "pool_for", "prove_plan"]
