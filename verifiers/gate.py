@@ -45,6 +45,7 @@ class CheckResult:
     detail: str = ""
     verdict: str | None = None  # the grade's verdict, for checks that graded
     findings: tuple[TamperFinding, ...] = ()  # its tamper findings (validate -v prints them)
+    suspects: tuple[TamperFinding, ...] = ()  # what the scan and the harness saw that decided nothing
 
 
 @dataclass
@@ -85,10 +86,15 @@ def _tail(g: GradeResult, lines: int = 6) -> str:
 def _expect(name: str, grade: GradeResult, want: str, what: str, why: str = "") -> CheckResult:
     """A check that `grade` has verdict `want`; the detail says what ran and, on failure, the output tail."""
     if grade.verdict == want:
-        return CheckResult(name, True, _summary(grade), grade.verdict, grade.tampering)
+        return CheckResult(name, True, _summary(grade), grade.verdict, grade.tampering, grade.suspects)
     found = "".join(f"\n  {f}" for f in grade.tampering)
     return CheckResult(
-        name, False, f"{what} {_summary(grade)}{why}{found}\n{_tail(grade)}", grade.verdict, grade.tampering
+        name,
+        False,
+        f"{what} {_summary(grade)}{why}{found}\n{_tail(grade)}",
+        grade.verdict,
+        grade.tampering,
+        grade.suspects,
     )
 
 

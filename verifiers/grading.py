@@ -193,13 +193,13 @@ class SandboxGrader:
         self._locks_guard = threading.Lock()
         self._pools: dict[str, CanaryPool] = {}
 
-    def pool(self, task: Task, harnessed: Harnessed) -> CanaryPool:
-        """The task version's canary candidates (read once per task version)."""
-        key = f"{task_key(task)}\0{harnessed.command}"
+    def pool(self, task: Task, harnessed: Harnessed, seed: int) -> CanaryPool:
+        """The task version's canary candidates as `seed` draws them (read once per version)."""
+        key = f"{task_key(task)}\0{harnessed.command}\0{seed}"
         with self._locks_guard:
             known = self._pools.get(key)
         if known is None:
-            known = pool_for(task, harnessed.runner, _named(harnessed, task.hidden_cmd))
+            known = pool_for(task, harnessed.runner, _named(harnessed, task.hidden_cmd), seed)
             with self._locks_guard:
                 self._pools[key] = known
         return known
@@ -233,6 +233,8 @@ class SandboxGrader:
                 dirs = [".", *(str(Path(f).parent) for f in harnessed.files)]
                 found += collisions(staged, dirs, hidden, _task_files(task))
             timeout = task.timeout_s if timeout_s is None else max(0.1, min(task.timeout_s, timeout_s))
+            if plan is not None:  # the canaries are tests too: they get their share of the time
+                timeout *= plan.load
             limits = limits_for(task.language, timeout, task.memory_mb)
             setup = _setup(task, harnessed, hidden)
             result = self.sandbox.run(harnessed.command, staged, limits, protected, setup.blob() if setup else None)
@@ -257,7 +259,12 @@ class SandboxGrader:
         """A hidden run with canaries: a grade's own draw from what the reference proved, or,
         with no identities known yet (the reference's own run), every candidate, proved there."""
         harnessed = harness_command(task.hidden_cmd)
-        pool = self.pool(task, harnessed) if canaries else CanaryPool({}, {}, ())
+        if not canaries:
+            pool = CanaryPool({}, {}, ())
+        elif expected is not None:
+            pool = self.pool(task, harnessed, expected.pool_seed)
+        else:  # a fresh draw of the changes, which the reference's identities will keep
+            pool = self.pool(task, harnessed, secrets.randbits(63))
 
         def run(plan: CanaryPlan | None) -> GradeResult:
             return self._run(
@@ -282,7 +289,7 @@ class SandboxGrader:
             return grade.verdict == "pass" and not pool.missing(harnessed.runner, list(grade.tests))
 
         proved = run(prove_plan(pool, harnessed.runner))
-        if proves(proved) or proved.verdict in ("timeout", "tampering"):
+        if proves(proved) or proved.verdict == "tampering":
             return proved
         # A candidate broke the file (it no longer builds or collects, or stopped the run): prove
         # them in halves, and without any when neither half runs clean.
@@ -374,7 +381,9 @@ def reference_identity(reference: GradeResult) -> Expected | None:
         return None
     locations, codes = reference.locations, reference.codes
     tests = {i: TestResult(o, locations.get(i), codes.get(i)) for i, o in reference.tests.items()}
-    return Expected(tests, {k: p for k, p in reference.proofs.items() if p.proven})
+    pool = reference.canaries.get("pool")
+    proofs = {k: p for k, p in reference.proofs.items() if p.proven}
+    return Expected(tests, proofs, pool if isinstance(pool, int) else 0)
 
 
 def _setup(task: Task, harnessed: Harnessed, hidden: list[str]) -> ChannelSetup | None:

@@ -73,6 +73,7 @@ class Expected:
 
     tests: dict[str, TestResult]
     canaries: dict[str, Proof] = field(default_factory=dict)
+    pool_seed: int = 0  # what drew the canaries' changes: their keys are the pool's
 
     @property
     def passed(self) -> int:
@@ -84,13 +85,15 @@ class Expected:
 
     def as_json(self) -> dict[str, Any]:
         tests = {i: [t.outcome, t.location, t.code] for i, t in self.tests.items()}
-        return {"tests": tests, "canaries": {k: p.as_json() for k, p in self.canaries.items()}}
+        proofs = {k: p.as_json() for k, p in self.canaries.items()}
+        return {"tests": tests, "canaries": proofs, "pool": self.pool_seed}
 
     @classmethod
     def from_json(cls, data: Any) -> Expected | None:
         if not isinstance(data, dict):
             return None
         proofs = {}
+        pool = data["pool"] if isinstance(data.get("pool"), int) else 0
         if isinstance(data.get("tests"), dict) and isinstance(data.get("canaries"), dict):
             for key, value in data["canaries"].items():
                 proof = Proof.from_json(value)
@@ -104,7 +107,7 @@ class Expected:
                 tests[str(test_id)] = TestResult(
                     value[0], location if isinstance(location, str) else None, code if isinstance(code, str) else None
                 )
-        return cls(tests, proofs)
+        return cls(tests, proofs, pool)
 
 
 def _listed(ids: list[str]) -> str:

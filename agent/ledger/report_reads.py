@@ -80,6 +80,25 @@ def tampering_and_controls(ledger: Ledger, run_id: str, controls: set[str]) -> l
     )
 
 
+def suspects_and_oracles(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """Accepted attempts whose grade kept suspects (constructs the scan or the harness saw that
+    decided nothing), and grades whose pass rested on the exit status only (a custom verifier
+    script, no canaries): only those rows, so a clean run reads almost nothing."""
+    return ledger.query(
+        "select a.arm, a.task_id, a.accepted, g.suspects_json, g.oracle "
+        "from attempts a join grades g on g.attempt_id = a.id where a.run_id = ? and "
+        "((a.accepted = 1 and g.suspects_json is not null and g.suspects_json != '[]') or g.oracle = 'exit status only')",
+        [run_id],
+    )
+
+
+def accepted_counts(ledger: Ledger, run_id: str) -> dict[str, int]:
+    rows = ledger.query(
+        "select arm, count(*) as n from attempts where run_id = ? and accepted = 1 group by arm", [run_id]
+    )
+    return {r["arm"]: r["n"] for r in rows}
+
+
 def submissions(ledger: Ledger, run_id: str) -> list[Row]:
     return ledger.rows("select * from submissions where run_id = ?", [run_id])
 

@@ -190,7 +190,13 @@ def _run_section(
     note = budget_note(setup["arms"])
     if note:  # a max of k candidates is not a mean of one: the verdict says what was compared
         comparisons = [replace(c, verdict=replace(c.verdict, text=f"{c.verdict.text} — {note}")) for c in comparisons]
-    integrity = integrity_section([a["name"] for a in arm_rows], all_tasks, tampering)
+    integrity = integrity_section(
+        [a["name"] for a in arm_rows],
+        all_tasks,
+        tampering,
+        reads.suspects_and_oracles(ledger, run_id),
+        reads.accepted_counts(ledger, run_id),
+    )
     flags = {arm["arm"]: arm for arm in integrity["arms"]}
     read_lines = [
         with_integrity(r, flags.get(m.name))

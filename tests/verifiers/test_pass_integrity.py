@@ -109,7 +109,8 @@ def test_a_test_function_the_runner_never_called_is_unwitnessed(tmp_path):
     )
     grade = SandboxGrader().grade(task, _final(tmp_path, task, {"mod.py": cheat}))
     assert grade.exit_status == 0 and set(grade.tests.values()) == {"passed"}
-    assert grade.verdict == "tampering" and _rules(grade) == {"unwitnessed"}, grade.tampering
+    # the witness and the canaries, which the skipped calls passed too, each catch it
+    assert grade.verdict == "tampering" and _rules(grade) == {"unwitnessed", "canary-passed"}, grade.tampering
 
 
 def test_the_signer_refuses_records_offered_by_solution_code(tmp_path):

@@ -302,6 +302,38 @@ SECTIONS = {
 }
 
 
+def _oracle(view: AttemptView) -> list[RenderableType]:
+    """What the grade's verdict rests on (its canaries, each with what it did) and what it only noted."""
+    g = view.grade or {}
+    parts: list[RenderableType] = []
+    plan = loads(g.get("canaries_json"), {})
+    canaries = plan.get("canaries") if isinstance(plan, dict) else None
+    if canaries:
+        parts.append(heading(f"Canaries (n={len(canaries)}, seed {plan.get('seed')}): tests the reference fails"))
+        for c in canaries:
+            seen = c.get("seen")
+            outcomes = set(seen.values()) if isinstance(seen, dict) else {str(seen)}
+            ok = outcomes == {"failed"}
+            line = Text(f"  {'✓' if ok else '✗'} {c.get('name')}", style="green" if ok else "bold red")
+            line.append(f"  expects {c.get('claim')}; {', '.join(sorted(outcomes))}", style="" if ok else "bold")
+            parts.append(line)
+    elif g.get("oracle") == "exit status only":
+        parts.append(Text("integrity: exit status only (a custom verifier script takes no canaries)", style="yellow"))
+    suspects = loads(g.get("suspects_json"), [])
+    if suspects:
+        parts.append(heading(f"Suspects (n={len(suspects)}): noted, never a verdict"))
+        for f in suspects:
+            rule = str(f.get("rule") or "?")
+            where = f.get("file") or ""
+            line = Text(f"  ? {rule}", style="yellow")
+            if where:
+                line.append(f"  {where}" + (f":{f['line']}" if f.get("line") else ""), style="bold")
+            if f.get("snippet"):
+                line.append(f"  {str(f['snippet'])[:160]}")
+            parts.append(line)
+    return [*parts, Text()] if parts else []
+
+
 def render_evidence(view: AttemptView) -> RenderableType:
     state = attempt_state(view)
     parts: list[RenderableType] = [summary(view), Text()]
@@ -309,5 +341,6 @@ def render_evidence(view: AttemptView) -> RenderableType:
     section = SECTIONS.get(state)
     if section:
         parts += [*section(view), Text()]
+    parts += _oracle(view)
     parts.append(calls_table(view))
     return Group(*parts)

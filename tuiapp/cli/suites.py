@@ -156,6 +156,8 @@ def _gate(args: argparse.Namespace, sandbox: Sandbox, arms: list[CapArm]) -> int
             for check in gate.checks:
                 for finding in check.findings:
                     print(f"TAMPERING {gate.task.id} {check.name}: {finding}", file=sys.stderr)
+                for finding in check.suspects:  # seen, decided nothing: the record and the canaries did
+                    print(f"SUSPECT {gate.task.id} {check.name}: {finding}", file=sys.stderr)
     weak = [g for g in results if g.skipped is None and g.ok and g.weak_oracle]
     for gate in weak:
         print(f"WEAK-ORACLE {gate.task.id}: {gate.weak_oracle}", file=sys.stderr)

@@ -6,9 +6,11 @@ with types)."""
 
 from __future__ import annotations
 
+import random
+
 from tree_sitter import Node
 
-from verifiers.canaries.mutate import COLLECTIONS, altered_collection, changed_literal
+from verifiers.canaries.mutate import COLLECTIONS, Mutator, negated
 from verifiers.canaries.sites import (
     CONTRADICTION,
     MAX_SITES_PER_TEST,
@@ -35,11 +37,13 @@ _FLIP = {v: k for k, v in _NEGATED.items() if k != "partialDeepStrictEqual"} | _
 _LITERALS = frozenset({"number", "string", "template_string", "true", "false"})
 _SCOPES = frozenset({"function_declaration", "class_declaration"})
 _TABLE_SITES = 2
+_ERRORS = (b"TypeError", b"RangeError", b"SyntaxError", b"ReferenceError")
 
 
-def tests_of(path: str, source: bytes, grammar: str) -> FileTests:
+def tests_of(path: str, source: bytes, grammar: str, rng: random.Random) -> FileTests:
     root = parse(source, grammar)
     asserts, local = _imports(root, source)
+    mutator = Mutator(rng, source, root)
     units: list[TestUnit] = []
     taken: set[str] = set()
     for node in walk(root):
@@ -61,7 +65,7 @@ def tests_of(path: str, source: bytes, grammar: str) -> FileTests:
                 end=node.end_byte,
                 indent=indent_of(source, node.start_byte),
                 container=node.parent.start_byte,
-                sites=tuple(_sites(body, source, asserts, local)[:MAX_SITES_PER_TEST]),
+                sites=tuple(_sites(body, source, asserts, local, mutator)[:MAX_SITES_PER_TEST]),
             )
         )
     return FileTests(path, grammar, tuple(units), frozenset(taken))
@@ -165,18 +169,18 @@ def _statement_of(node: Node) -> tuple[int, int]:
     return current.start_byte, current.end_byte
 
 
-def _sites(body: Node, source: bytes, asserts: dict[str, str | None], local: set[str]) -> list[Site]:
+def _sites(body: Node, source: bytes, asserts: dict[str, str | None], local: set[str], mutator: Mutator) -> list[Site]:
     sites: list[Site] = []
     tables = 0
     for node in walk(body, _SCOPES):
         if node.type == "call_expression":
             found = _assertion(node, source, asserts)
             if found is not None:
-                sites += _assert_sites(node, found, source, local)
+                sites += _assert_sites(node, found, source, local, mutator)
         elif node.type == "array" and tables < _TABLE_SITES and not _in_assertion(node, source, asserts):
             if node.parent is not None and node.parent.type == "array":
                 continue
-            site = _table_site(node, source)
+            site = _table_site(node, source, mutator)
             if site is not None:
                 sites.append(site)
                 tables += 1
@@ -192,7 +196,9 @@ def _in_assertion(node: Node, source: bytes, asserts: dict[str, str | None]) -> 
     return False
 
 
-def _assert_sites(call: Node, found: tuple[str, Node, Node], source: bytes, local: set[str]) -> list[Site]:
+def _assert_sites(
+    call: Node, found: tuple[str, Node, Node], source: bytes, local: set[str], mutator: Mutator
+) -> list[Site]:
     which, naming, arguments = found
     claim = _statement_of(call)
     args = [a for a in arguments.named_children if a.type != "comment"]
@@ -201,16 +207,12 @@ def _assert_sites(call: Node, found: tuple[str, Node, Node], source: bytes, loca
         return sites
     if which == "ok":
         first = args[0]
-        return [
-            Site(
-                first.start_byte,
-                first.end_byte,
-                b"!(" + text(source, first) + b")",
-                CONTRADICTION,
-                "truth flipped",
-                claim,
-            )
-        ]
+        if first.type == "unary_expression" and text(source, first).startswith(b"!"):
+            operand = first.child_by_field_name("argument")
+            flipped = text(source, operand) if operand is not None else b"!" + text(source, first)
+        else:
+            flipped = negated(source, first, b"!")
+        return [Site(first.start_byte, first.end_byte, flipped, CONTRADICTION, "truth flipped", claim)]
     if which in _NEGATED and naming.type == "property_identifier":
         return [
             Site(
@@ -218,12 +220,12 @@ def _assert_sites(call: Node, found: tuple[str, Node, Node], source: bytes, loca
             )
         ]
     if which in ("throws", "rejects") and len(args) >= 2 and args[1].type == "identifier":
-        swapped = b"RangeError" if text(source, args[1]) != b"RangeError" else b"TypeError"
+        swapped = mutator.rng.choice([e for e in _ERRORS if e != text(source, args[1])])
         return [Site(args[1].start_byte, args[1].end_byte, swapped, CONTRADICTION, "expected exception swapped", claim)]
     if which not in _EQUALITY or len(args) < 2:
         return sites
     actual, expected = args[0], args[1]
-    change = _expected_change(expected, source)
+    change = _expected_change(expected, source, mutator)
     if change is not None:
         start, end, new, how = change
         sites.append(Site(start, end, new, NEW_INPUT if _uses(expected, source, local) else CONTRADICTION, how, claim))
@@ -234,29 +236,31 @@ def _assert_sites(call: Node, found: tuple[str, Node, Node], source: bytes, loca
         parent = literal.parent
         if parent is None or parent.type != "arguments" or parent is arguments:
             continue
-        moved = changed_literal(source, literal)
+        moved = mutator.literal(source, literal)
         if moved is not None:
-            sites.append(Site(literal.start_byte, literal.end_byte, moved[0], NEW_INPUT, "input changed", claim))
+            again = _expected_change(expected, source, mutator)  # a new input, and a new expected value
+            more = ((again[0], again[1], again[2]),) if again is not None else ()
+            sites.append(Site(literal.start_byte, literal.end_byte, moved[0], NEW_INPUT, "input changed", claim, more))
             break
     return sites
 
 
-def _expected_change(expected: Node, source: bytes) -> tuple[int, int, bytes, str] | None:
+def _expected_change(expected: Node, source: bytes, mutator: Mutator) -> tuple[int, int, bytes, str] | None:
     node = expected
     while node.type == "parenthesized_expression" and node.named_child_count == 1:
         node = node.named_children[0]
     if node.type in COLLECTIONS:
-        altered = altered_collection(source, node)
+        altered = mutator.collection(source, node)
         if altered is not None:
             return node.start_byte, node.end_byte, altered, "collection altered"
     for literal in _literals(node):
-        change = changed_literal(source, literal)
+        change = mutator.literal(source, literal)
         if change is not None:
             return literal.start_byte, literal.end_byte, change[0], change[1]
     return None
 
 
-def _table_site(table: Node, source: bytes) -> Site | None:
+def _table_site(table: Node, source: bytes, mutator: Mutator) -> Site | None:
     """A table the test feeds its code: in a table of rows, the first row's last value changed
     (its expected value, usually); else its first two elements swapped, or its first literal
     changed."""
@@ -264,7 +268,7 @@ def _table_site(table: Node, source: bytes) -> Site | None:
     elements = [c for c in table.named_children if c.type != "comment"]
     if elements and all(e.type == "array" for e in elements):
         for literal in reversed(_literals(elements[0])):
-            change = changed_literal(source, literal)
+            change = mutator.literal(source, literal)
             if change is not None:
                 return Site(literal.start_byte, literal.end_byte, change[0], NEW_INPUT, "table row changed", claim)
     if len(elements) >= 2 and text(source, elements[0]) != text(source, elements[1]):
@@ -272,7 +276,7 @@ def _table_site(table: Node, source: bytes) -> Site | None:
         swapped = text(source, second) + source[first.end_byte : second.start_byte] + text(source, first)
         return Site(first.start_byte, second.end_byte, swapped, NEW_INPUT, "input reordered", claim)
     for literal in _literals(table):
-        change = changed_literal(source, literal)
+        change = mutator.literal(source, literal)
         if change is not None:
             return Site(literal.start_byte, literal.end_byte, change[0], NEW_INPUT, "input changed", claim)
     return None

@@ -21,8 +21,7 @@ from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT, TestUnit
 from verifiers.findings import TamperFinding
 from verifiers.verdict import FAILED, PASSED, RunnerReport, TestResult
 
-PER_GRADE = 5  # canaries in one grade: up to 4 contradictions and at least one new input
-MAX_CONTRADICTIONS = 4
+PER_GRADE = 6  # canaries in one grade at most: a new input and contradictions
 WORDS = ("again", "too", "also", "still", "twice", "more", "once", "here", "then", "alt", "other", "repeat")
 _NODE_ID = re.compile(r"^(?P<file>.+?):(?P<line>\d+|\?):(?P<col>\d+|\?) (?P<name>.*)$", re.S)
 _CODE_PRINT = re.compile(r"^(?P<name>[^:]*):(?P<line>\d+):(?P<digest>.*)$")
@@ -66,10 +65,18 @@ class CanaryPlan:
     runner: str
     seed: int
     proving: bool  # every candidate, for the reference's run that proves them
+    pool_seed: int = 0  # what drew the candidates' changes (the reference's identities keep it)
     planted: tuple[Planted, ...] = ()
     files: dict[str, bytes] = field(default_factory=dict)
     line_maps: dict[str, list[int | None]] = field(default_factory=dict)  # planted line -> original (0-based)
     renamed: dict[tuple[str, str], str] = field(default_factory=dict)  # (file, planted qualified) -> real qualified
+
+    real_tests: int = 0  # the real tests of the files the canaries went into
+
+    @property
+    def load(self) -> float:
+        """How much more the run has to do than the real tests alone (1: nothing planted)."""
+        return 1.0 + len(self.planted) / max(1, self.real_tests)
 
     def write(self, hidden: Path, dest: Path) -> Path:
         """The hidden folder with the planted files: what the sandbox binds read-only."""
@@ -212,6 +219,7 @@ class CanaryPlan:
             outcomes[observation.planted.key] = {s: r.outcome for s, r in observation.seen} or "not run"
         return {
             "seed": self.seed,
+            "pool": self.pool_seed,
             "proving": self.proving,
             "canaries": [p.as_dict() | {"seen": outcomes.get(p.key)} for p in self.planted],
         }
@@ -219,22 +227,35 @@ class CanaryPlan:
 
 # -- drawing and planting ----------------------------------------------------------------------
 def _choose(candidates: list[Candidate], rng: random.Random) -> list[Candidate]:
-    contradictions = [c for c in candidates if c.kind == CONTRADICTION]
-    inputs = [c for c in candidates if c.kind == NEW_INPUT]
-    rng.shuffle(contradictions)
-    rng.shuffle(inputs)
-    # one per real test first, so a grade's canaries contradict as many tests as it can
-    spread: list[Candidate] = []
-    used_units: set[tuple[str, str]] = set()
-    for c in contradictions:
-        if (c.file, c.source) not in used_units and len(spread) < MAX_CONTRADICTIONS:
-            spread.append(c)
-            used_units.add((c.file, c.source))
-    for c in contradictions:
-        if c not in spread and len(spread) < MAX_CONTRADICTIONS:
-            spread.append(c)
-    chosen = spread + inputs[: max(1, PER_GRADE - len(spread))]
-    return chosen[:PER_GRADE]
+    """A grade's canaries: at most one change per real test (two changes of one test would leave
+    the real test the one that agrees with each), in one or two variants; one new input first
+    when there is one, then contradictions."""
+    by_unit: dict[tuple[str, str], dict[tuple[str, str, int], list[Candidate]]] = {}
+    for c in candidates:
+        by_unit.setdefault((c.file, c.source), {}).setdefault(c.group, []).append(c)
+    units = sorted(by_unit)
+    rng.shuffle(units)
+    chosen: list[Candidate] = []
+    used: set[tuple[str, str]] = set()
+    inputs = [u for u in units if any(g[0].kind == NEW_INPUT for g in by_unit[u].values())]
+    if inputs:
+        unit = inputs[0]
+        group = rng.choice(sorted(g for g, cs in by_unit[unit].items() if cs[0].kind == NEW_INPUT))
+        chosen.append(rng.choice(by_unit[unit][group]))
+        used.add(unit)
+    for unit in units:
+        if len(chosen) >= PER_GRADE:
+            break
+        if unit in used:
+            continue
+        groups = sorted(g for g, cs in by_unit[unit].items() if cs[0].kind == CONTRADICTION)
+        if not groups:
+            continue
+        variants = list(by_unit[unit][rng.choice(groups)])
+        rng.shuffle(variants)
+        chosen += variants[: min(PER_GRADE - len(chosen), rng.choice((1, 2)))]
+        used.add(unit)
+    return chosen
 
 
 def _new_name(unit: TestUnit, runner: str, taken: set[str], rng: random.Random) -> str:
@@ -326,6 +347,7 @@ def _plant(pool: CanaryPool, chosen: list[Candidate], runner: str, rng: random.R
         plan.files[rel] = b"".join(out)
         plan.line_maps[rel] = _line_map(source, insertions.get(rel, []))
     plan.planted = tuple(planted)
+    plan.real_tests = sum(len(tests.units) for tests in pool.files.values())
 
 
 def plan_for(
@@ -333,7 +355,7 @@ def plan_for(
 ) -> CanaryPlan:
     """A grade's plan from the proven candidates (or, with `only`, a proving plan of those keys)."""
     rng = random.Random(seed)
-    plan = CanaryPlan(runner, seed, proving=only is not None)
+    plan = CanaryPlan(runner, seed, proving=only is not None, pool_seed=pool.seed)
     if only is not None:
         chosen = [c for c in pool.candidates if c.key in only]
     else:

@@ -9,6 +9,7 @@ every candidate planted, kept with the reference's test identities (verifiers.ve
 from __future__ import annotations
 
 import hashlib
+import random
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,8 @@ from verifiers.canaries.proof import Proof
 from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT, FileTests, Site, TestUnit
 from verifiers.tasks import Task, iter_files
 
-MAX_CANDIDATES = 16  # planted together in the proving run
+MAX_CANDIDATES = 24  # planted together in the proving run
+VARIANTS = 2  # draws of each contradiction: a grade may plant two of one test's change
 CANARY_RUNNERS = ("pytest", "node", "tsx", "cargo")
 _NODE_GRAMMARS = {
     ".js": "javascript",
@@ -50,12 +52,18 @@ class Candidate:
     def source(self) -> str:
         return self.unit.qualifier + self.unit.name
 
+    @property
+    def group(self) -> tuple[str, str, int]:
+        """The change's place: variants of one change share it."""
+        return self.file, self.source, self.site.start
+
 
 @dataclass(frozen=True)
 class CanaryPool:
     files: dict[str, FileTests]  # the hidden test files canaries go into
     sources: dict[str, bytes]
     candidates: tuple[Candidate, ...]
+    seed: int = 0  # what drew the changes
 
     def proven(self, proofs: dict[str, Proof]) -> list[Candidate]:
         return [c for c in self.candidates if c.key in proofs and proofs[c.key].proven]
@@ -88,7 +96,12 @@ def _one_line(data: bytes, limit: int = 160) -> str:
 
 def _claim(source: bytes, site: Site) -> str:
     start, end = site.claim
-    changed = source[start : site.start] + site.replacement + source[site.end : end]
+    pieces, at = [], start
+    for edit_start, edit_end, new in site.edits:
+        if start <= edit_start and edit_end <= end:
+            pieces += [source[at:edit_start], new]
+            at = edit_end
+    changed = b"".join(pieces) + source[at:end]
     shown = _one_line(changed).rstrip(";")
     return shown.removeprefix("assert ") if shown.startswith("assert ") else shown
 
@@ -147,61 +160,71 @@ def _crate(task: Task) -> str:
     return "crate"
 
 
-def tests_in(task: Task, rel: str, data: bytes) -> FileTests | None:
+def tests_in(task: Task, rel: str, data: bytes, seed: str) -> FileTests | None:
     suffix = Path(rel).suffix
+    rng = random.Random(seed)
     if suffix == ".py":
-        return python.tests_of(rel, data, _local_modules(task))
+        return python.tests_of(rel, data, _local_modules(task), rng)
     if suffix in _NODE_GRAMMARS:
-        return node.tests_of(rel, data, _NODE_GRAMMARS[suffix])
+        return node.tests_of(rel, data, _NODE_GRAMMARS[suffix], rng)
     if suffix == ".rs":
-        return rust.tests_of(rel, data, _crate(task))
+        return rust.tests_of(rel, data, _crate(task), rng)
     return None
 
 
-def pool_for(task: Task, runner: str, named: tuple[str, ...]) -> CanaryPool:
-    """Every candidate of the task version, in a fixed order: contradictions first, spread over
-    the tests (one per test before a second from any), then new inputs; at most MAX_CANDIDATES."""
+def pool_for(task: Task, runner: str, named: tuple[str, ...], seed: int) -> CanaryPool:
+    """Every candidate of the task version with the pool's `seed` (which draws the changes: a
+    secret of the ledger, so the tests' readers cannot know how a canary was made), in a fixed
+    order: contradictions first, spread over the tests (one per test before a second from any),
+    then new inputs; at most MAX_CANDIDATES."""
     files: dict[str, FileTests] = {}
     sources: dict[str, bytes] = {}
     if runner not in CANARY_RUNNERS:
-        return CanaryPool(files, sources, ())
+        return CanaryPool(files, sources, (), seed)
     by_kind: dict[str, list[list[Candidate]]] = {CONTRADICTION: [], NEW_INPUT: []}
     for rel in canary_files(task, runner, named):
         try:
             data = (task.hidden / rel).read_bytes()
         except OSError:
             continue
-        found = tests_in(task, rel, data)
+        # two draws of the same sites: a test's contradictions come in variants of one change
+        variants = [tests_in(task, rel, data, f"{seed}:{rel}:{v}") for v in range(VARIANTS)]
+        found = variants[0]
         if found is None or not found.units:
             continue
         files[rel], sources[rel] = found, data
-        for unit in found.units:
+        for at, unit in enumerate(found.units):
             per_kind: dict[str, list[Candidate]] = {CONTRADICTION: [], NEW_INPUT: []}
-            for site in unit.sites:
-                digest = hashlib.sha256(
-                    b"\0".join(
-                        [
-                            rel.encode(),
-                            (unit.qualifier + unit.name).encode(),
-                            str(site.start).encode(),
-                            site.replacement,
-                        ]
-                    )
-                ).hexdigest()[:12]
-                per_kind[site.kind].append(Candidate(digest, rel, unit, site, _claim(data, site)))
+            keys = set()
+            for variant in variants:
+                if variant is None or len(variant.units) != len(found.units):
+                    continue
+                for site in variant.units[at].sites:
+                    if site.kind == NEW_INPUT and variant is not found:
+                        continue
+                    candidate = _candidate(rel, data, unit, site)
+                    if candidate.key not in keys:
+                        keys.add(candidate.key)
+                        per_kind[site.kind].append(candidate)
             for kind, found_sites in per_kind.items():
                 if found_sites:
-                    by_kind[kind].append(found_sites)
+                    by_kind[kind].append(sorted(found_sites, key=lambda c: (c.site.start, c.key)))
     ordered: list[Candidate] = []
     for kind in (CONTRADICTION, NEW_INPUT):
         lists = by_kind[kind]
         depth = 0
-        while any(depth < len(found) for found in lists):
-            ordered += [found[depth] for found in lists if depth < len(found)]
+        while any(depth < len(found_sites) for found_sites in lists):
+            ordered += [found_sites[depth] for found_sites in lists if depth < len(found_sites)]
             depth += 1
     contradictions = [c for c in ordered if c.kind == CONTRADICTION][: MAX_CANDIDATES * 3 // 4]
     inputs = [c for c in ordered if c.kind == NEW_INPUT][: MAX_CANDIDATES - len(contradictions)]
-    return CanaryPool(files, sources, tuple(contradictions + inputs))
+    return CanaryPool(files, sources, tuple(contradictions + inputs), seed)
+
+
+def _candidate(rel: str, data: bytes, unit: TestUnit, site: Site) -> Candidate:
+    edits = b"\0".join(b"%d:%d:%s" % (start, end, new) for start, end, new in site.edits)
+    key = hashlib.sha256(b"\0".join([rel.encode(), (unit.qualifier + unit.name).encode(), edits])).hexdigest()[:12]
+    return Candidate(key, rel, unit, site, _claim(data, site))
 
 
 def unit_text(source: bytes, unit: TestUnit, site: Site | None, name: str | None) -> bytes:
@@ -209,7 +232,7 @@ def unit_text(source: bytes, unit: TestUnit, site: Site | None, name: str | None
     its name replaced."""
     edits = []
     if site is not None:
-        edits.append((site.start, site.end, site.replacement))
+        edits += site.edits
     if name is not None:
         edits.append((unit.name_span[0], unit.name_span[1], name.encode()))
     out, at = [], unit.start

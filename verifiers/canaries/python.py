@@ -4,11 +4,12 @@ sites of their assertions: `assert actual == expected` (and the other comparison
 
 from __future__ import annotations
 
+import random
 import sys
 
 from tree_sitter import Node
 
-from verifiers.canaries.mutate import COLLECTIONS, altered_collection, changed_literal
+from verifiers.canaries.mutate import COLLECTIONS, Mutator, negated
 from verifiers.canaries.sites import (
     CONTRADICTION,
     MAX_SITES_PER_TEST,
@@ -25,18 +26,19 @@ from verifiers.canaries.sites import (
 _SCOPES = frozenset({"function_definition", "class_definition", "lambda"})
 _LITERALS = frozenset({"integer", "float", "string", "true", "false"})
 _FLIPPED = {b"==": b"!=", b"!=": b"==", b"in": b"not in", b"is": b"is not"}
-_SWAP_TO = {b"ZeroDivisionError": b"KeyError", b"ArithmeticError": b"KeyError"}
+# what an expected exception becomes (one a test could expect as well: the copy must not stand out)
+_EXCEPTIONS = (b"ValueError", b"TypeError", b"KeyError", b"IndexError", b"RuntimeError", b"AttributeError")
 _UNCAUGHT = frozenset({b"KeyboardInterrupt", b"SystemExit", b"GeneratorExit", b"BaseException", b"BaseExceptionGroup"})
 _TABLE_SITES = 2
 
 
-def tests_of(path: str, source: bytes, local_modules: frozenset[str]) -> FileTests:
+def tests_of(path: str, source: bytes, local_modules: frozenset[str], rng: random.Random) -> FileTests:
     """`local_modules`: the workspace's own top-level module names (the code under test)."""
     root = parse(source, "python")
     impure = _impure_names(root, source, local_modules)
     units: list[TestUnit] = []
     taken: set[str] = set()
-    _collect(root, source, impure, "", units, taken)
+    _collect(root, source, (impure, Mutator(rng, source, root)), "", units, taken)
     return FileTests(path, "python", tuple(units), frozenset(taken), separator=b"\n\n", top_separator=b"\n\n\n")
 
 
@@ -49,8 +51,11 @@ def _name(node: Node, source: bytes) -> tuple[str, Node] | None:
     return (text(source, name).decode(), name) if name is not None else None
 
 
+Context = tuple[set[str], Mutator]  # the names that reach the code under test, the file's changes
+
+
 def _collect(
-    block: Node, source: bytes, impure: set[str], qualifier: str, units: list[TestUnit], taken: set[str]
+    block: Node, source: bytes, context: Context, qualifier: str, units: list[TestUnit], taken: set[str]
 ) -> None:
     for child in block.children:
         definition = _definition(child)
@@ -64,7 +69,7 @@ def _collect(
             continue
         if definition.type == "class_definition":
             if name.startswith("Test"):
-                _collect(body, source, impure, f"{qualifier}{name}::", units, taken)
+                _collect(body, source, context, f"{qualifier}{name}::", units, taken)
             else:
                 for inner in walk(body, _SCOPES - {"class_definition"}):
                     inner_name = _name(inner, source) if inner.type == "function_definition" else None
@@ -82,7 +87,7 @@ def _collect(
                 indent=indent_of(source, child.start_byte),
                 container=block.start_byte,
                 qualifier=qualifier,
-                sites=tuple(_sites(body, source, impure)[:MAX_SITES_PER_TEST]),
+                sites=tuple(_sites(body, source, context)[:MAX_SITES_PER_TEST]),
             )
         )
 
@@ -135,14 +140,15 @@ def _literals(node: Node) -> list[Node]:
     return [n for n in [node, *walk(node, _SCOPES)] if n.type in _LITERALS]
 
 
-def _sites(body: Node, source: bytes, impure: set[str]) -> list[Site]:
+def _sites(body: Node, source: bytes, context: Context) -> list[Site]:
+    mutator = context[1]
     sites: list[Site] = []
     tables = 0
     for node in walk(body, _SCOPES):
         if node.type == "assert_statement":
-            sites += _assert_sites(node, source, impure)
+            sites += _assert_sites(node, source, context)
         elif node.type == "with_item":
-            site = _raises_site(node, source)
+            site = _raises_site(node, source, mutator)
             if site is not None:
                 sites.append(site)
         elif (
@@ -150,14 +156,14 @@ def _sites(body: Node, source: bytes, impure: set[str]) -> list[Site]:
             and tables < _TABLE_SITES
             and not _inside(node, "assert_statement", "list", "tuple")
         ):
-            site = _table_site(node, source, {(s.start, s.end) for s in sites})
+            site = _table_site(node, source, mutator, {(s.start, s.end) for s in sites})
             if site is not None:
                 sites.append(site)
                 tables += 1
     return sites
 
 
-def _table_site(table: Node, source: bytes, used: set[tuple[int, int]]) -> Site | None:
+def _table_site(table: Node, source: bytes, mutator: Mutator, used: set[tuple[int, int]]) -> Site | None:
     """A table the test feeds its code: in a table of rows, the first row's last value changed
     (its expected value, usually); else its first two elements swapped (an ordering's input no
     longer ordered), or its first literal changed."""
@@ -165,7 +171,7 @@ def _table_site(table: Node, source: bytes, used: set[tuple[int, int]]) -> Site 
     elements = [c for c in table.named_children if c.type != "comment"]
     if elements and all(e.type in ("list", "tuple") for e in elements):
         for literal in reversed(_literals(elements[0])):
-            change = changed_literal(source, literal)
+            change = mutator.literal(source, literal)
             if change is not None and (literal.start_byte, literal.end_byte) not in used:
                 return Site(literal.start_byte, literal.end_byte, change[0], NEW_INPUT, "table row changed", claim)
     if len(elements) >= 2 and text(source, elements[0]) != text(source, elements[1]):
@@ -174,7 +180,7 @@ def _table_site(table: Node, source: bytes, used: set[tuple[int, int]]) -> Site 
         if (first.start_byte, second.end_byte) not in used:
             return Site(first.start_byte, second.end_byte, swapped, NEW_INPUT, "input reordered", claim)
     for literal in _literals(table):
-        change = changed_literal(source, literal)
+        change = mutator.literal(source, literal)
         if change is not None and (literal.start_byte, literal.end_byte) not in used:
             return Site(literal.start_byte, literal.end_byte, change[0], NEW_INPUT, "input changed", claim)
     return None
@@ -196,7 +202,8 @@ def _statement(node: Node) -> tuple[int, int]:
     return current.start_byte, current.end_byte
 
 
-def _assert_sites(node: Node, source: bytes, impure: set[str]) -> list[Site]:
+def _assert_sites(node: Node, source: bytes, context: Context) -> list[Site]:
+    impure, mutator = context
     claim = (node.start_byte, node.end_byte)
     condition = next((c for c in node.children if c.is_named and c.type != "comment"), None)
     if condition is None:
@@ -206,26 +213,10 @@ def _assert_sites(node: Node, source: bytes, impure: set[str]) -> list[Site]:
             operand = condition.child_by_field_name("argument")
             if operand is None:
                 return []
-            return [
-                Site(
-                    condition.start_byte,
-                    condition.end_byte,
-                    text(source, operand),
-                    CONTRADICTION,
-                    "truth flipped",
-                    claim,
-                )
-            ]
-        return [
-            Site(
-                condition.start_byte,
-                condition.end_byte,
-                b"not (" + text(source, condition) + b")",
-                CONTRADICTION,
-                "truth flipped",
-                claim,
-            )
-        ]
+            flipped = text(source, operand)
+        else:
+            flipped = negated(source, condition, b"not ")
+        return [Site(condition.start_byte, condition.end_byte, flipped, CONTRADICTION, "truth flipped", claim)]
     operands = [c for c in condition.children if c.is_named]
     operators = [c for c in condition.children if not c.is_named]
     if len(operands) != 2 or len(operators) != 1:
@@ -233,7 +224,7 @@ def _assert_sites(node: Node, source: bytes, impure: set[str]) -> list[Site]:
     actual, expected = operands
     operator = text(source, operators[0])
     sites = []
-    change = _expected_change(expected, source)
+    change = _expected_change(expected, source, mutator)
     if change is not None:
         start, end, new, how = change
         kind = NEW_INPUT if _uses(expected, source, impure) else CONTRADICTION
@@ -246,31 +237,36 @@ def _assert_sites(node: Node, source: bytes, impure: set[str]) -> list[Site]:
         for literal in _literals(actual):
             if not _inside(literal, "argument_list"):
                 continue
-            moved = changed_literal(source, literal)
+            moved = mutator.literal(source, literal)
             if moved is not None:
-                sites.append(Site(literal.start_byte, literal.end_byte, moved[0], NEW_INPUT, "input changed", claim))
+                # a new input, and a new expected value for it: no test but this one has either
+                again = _expected_change(expected, source, mutator)
+                more = ((again[0], again[1], again[2]),) if again is not None else ()
+                sites.append(
+                    Site(literal.start_byte, literal.end_byte, moved[0], NEW_INPUT, "input changed", claim, more)
+                )
                 break
     return sites
 
 
-def _expected_change(expected: Node, source: bytes) -> tuple[int, int, bytes, str] | None:
+def _expected_change(expected: Node, source: bytes, mutator: Mutator) -> tuple[int, int, bytes, str] | None:
     node = expected
     while node.type == "parenthesized_expression" and node.named_child_count == 1:
         node = node.named_children[0]
     if node.type == "none":
         return None
     if node.type in COLLECTIONS:
-        altered = altered_collection(source, node)
+        altered = mutator.collection(source, node)
         if altered is not None:
             return node.start_byte, node.end_byte, altered, "collection altered"
     for literal in _literals(node):
-        change = changed_literal(source, literal)
+        change = mutator.literal(source, literal)
         if change is not None:
             return literal.start_byte, literal.end_byte, change[0], change[1]
     return None
 
 
-def _raises_site(item: Node, source: bytes) -> Site | None:
+def _raises_site(item: Node, source: bytes, mutator: Mutator) -> Site | None:
     """`with pytest.raises(E)`: expect another exception (the real one then propagates)."""
     call = item.child_by_field_name("value")
     if call is None or call.type != "call":
@@ -285,7 +281,7 @@ def _raises_site(item: Node, source: bytes) -> Site | None:
     expected = text(source, first).split(b".")[-1]
     if expected in _UNCAUGHT:
         return None  # what pytest lets through would stop the whole session, not fail one test
-    swapped = _SWAP_TO.get(expected, b"ZeroDivisionError")
+    swapped = mutator.rng.choice([e for e in _EXCEPTIONS if e != expected])
     statement = item.parent.parent if item.parent is not None and item.parent.parent is not None else item
     claim = (statement.start_byte, item.end_byte)
     return Site(first.start_byte, first.end_byte, swapped, CONTRADICTION, "expected exception swapped", claim)

@@ -5,9 +5,11 @@ compiling: the test binary holds the real tests too."""
 
 from __future__ import annotations
 
+import random
+
 from tree_sitter import Node
 
-from verifiers.canaries.mutate import changed_literal, rust_vec_without_last
+from verifiers.canaries.mutate import Mutator
 from verifiers.canaries.sites import (
     CONTRADICTION,
     MAX_SITES_PER_TEST,
@@ -25,9 +27,12 @@ _LITERALS = frozenset({"integer_literal", "float_literal", "string_literal", "bo
 _ASSERTS = frozenset({"assert_eq", "assert_ne", "assert", "debug_assert_eq", "debug_assert_ne", "debug_assert"})
 _SCOPES = frozenset({"function_item", "closure_expression", "impl_item", "mod_item"})
 _TABLE_SITES = 2
+_BINARY = frozenset(
+    {"==", "!=", "<", ">", "<=", ">=", "&&", "||", "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "as", ".."}
+)
 
 
-def tests_of(path: str, source: bytes, crate: str) -> FileTests:
+def tests_of(path: str, source: bytes, crate: str, rng: random.Random) -> FileTests:
     """`crate`: the library's crate name (what the tests `use`): names reaching it are not plain values."""
     root = parse(source, "rust")
     impure = _impure_names(root, source, crate)
@@ -35,11 +40,12 @@ def tests_of(path: str, source: bytes, crate: str) -> FileTests:
     variants = _variants(root, source)
     units: list[TestUnit] = []
     taken: set[str] = set()
-    _collect(root, source, (impure, helpers, variants), "", units, taken)
+    _collect(root, source, (impure, helpers, variants, Mutator(rng, source, root)), "", units, taken)
     return FileTests(path, "rust", tuple(units), frozenset(taken))
 
 
-Names = tuple[set[str], set[str], dict[str, list[str]]]  # impure names, assertion helpers, enum variants
+# impure names, assertion helpers, enum variants, the file's changes
+Names = tuple[set[str], set[str], dict[str, list[str]], Mutator]
 
 
 def _collect(block: Node, source: bytes, names: Names, qualifier: str, units: list[TestUnit], taken: set[str]) -> None:
@@ -178,7 +184,7 @@ def _uses(group: list[Node], source: bytes, names: set[str]) -> bool:
 
 
 def _sites(body: Node, source: bytes, names: Names) -> list[Site]:
-    impure, helpers, variants = names
+    impure, helpers, variants, mutator = names
     sites: list[Site] = []
     tables = 0
     for node in walk(body, _SCOPES):
@@ -186,7 +192,7 @@ def _sites(body: Node, source: bytes, names: Names) -> list[Site]:
             function = node.child_by_field_name("function")
             arguments = node.child_by_field_name("arguments")
             if function is not None and arguments is not None and text(source, function).decode() in helpers:
-                site = _helper_site(node, arguments, source, variants)
+                site = _helper_site(node, arguments, source, variants, mutator)
                 if site is not None:
                     sites.append(site)
         elif node.type == "macro_invocation":
@@ -194,18 +200,18 @@ def _sites(body: Node, source: bytes, names: Names) -> list[Site]:
             tree = next((c for c in node.children if c.type == "token_tree"), None)
             name = text(source, macro).decode() if macro is not None else ""
             if name in _ASSERTS and tree is not None:
-                sites += _assert_sites(node, name, tree, source, impure)
+                sites += _assert_sites(node, name, tree, source, impure, mutator)
         elif node.type == "array_expression" and tables < _TABLE_SITES:
             if node.parent is not None and node.parent.type == "array_expression":
                 continue
-            site = _table_site(node, source)
+            site = _table_site(node, source, mutator)
             if site is not None:
                 sites.append(site)
                 tables += 1
     return sites
 
 
-def _assert_sites(node: Node, name: str, tree: Node, source: bytes, impure: set[str]) -> list[Site]:
+def _assert_sites(node: Node, name: str, tree: Node, source: bytes, impure: set[str], mutator: Mutator) -> list[Site]:
     claim = (node.start_byte, node.end_byte)
     groups = _arguments(tree)
     if not groups:
@@ -213,9 +219,13 @@ def _assert_sites(node: Node, name: str, tree: Node, source: bytes, impure: set[
     if name in ("assert", "debug_assert"):
         first = groups[0]
         span = source[first[0].start_byte : first[-1].end_byte]
-        return [
-            Site(first[0].start_byte, first[-1].end_byte, b"!(" + span + b")", CONTRADICTION, "truth flipped", claim)
-        ]
+        # `!` binds tighter than any binary operator and looser than a method chain
+        binary = any(t.type in _BINARY for t in first)
+        if binary:
+            flipped = b"!(" + span + b")"
+        else:
+            flipped = span[1:].lstrip() if span.startswith(b"!") else b"!" + span
+        return [Site(first[0].start_byte, first[-1].end_byte, flipped, CONTRADICTION, "truth flipped", claim)]
     macro = node.child_by_field_name("macro")
     if name.endswith("_ne") and macro is not None:
         flipped = name.replace("_ne", "_eq").encode()
@@ -225,33 +235,42 @@ def _assert_sites(node: Node, name: str, tree: Node, source: bytes, impure: set[
     actual, expected = groups[0], groups[1]
     sites = []
     kind = NEW_INPUT if _uses(expected, source, impure) else CONTRADICTION
-    vec = _vec_tree(expected, source)
-    if vec is not None and (altered := rust_vec_without_last(source, vec)) is not None:
-        sites.append(Site(vec.start_byte, vec.end_byte, altered, kind, "collection altered", claim))
-    else:
-        for literal in _group_literals(expected):
-            change = changed_literal(source, literal)
-            if change is not None:
-                sites.append(Site(literal.start_byte, literal.end_byte, change[0], kind, change[1], claim))
-                break
-        else:
-            if macro is not None:
-                flipped = name.replace("_eq", "_ne").encode()
-                sites.append(
-                    Site(macro.start_byte, macro.end_byte, flipped, CONTRADICTION, "comparison flipped", claim)
-                )
+    change = _expected_change(expected, source, mutator)
+    if change is not None:
+        sites.append(Site(change[0], change[1], change[2], kind, change[3], claim))
+    elif macro is not None:
+        flipped = name.replace("_eq", "_ne").encode()
+        sites.append(Site(macro.start_byte, macro.end_byte, flipped, CONTRADICTION, "comparison flipped", claim))
     if any(t.type == "token_tree" for t in actual):
         for literal in _group_literals(actual):
             if literal.parent is None or literal.parent.type != "token_tree" or literal.parent == tree:
                 continue
-            change = changed_literal(source, literal)
-            if change is not None:
-                sites.append(Site(literal.start_byte, literal.end_byte, change[0], NEW_INPUT, "input changed", claim))
+            moved = mutator.literal(source, literal)
+            if moved is not None:
+                again = _expected_change(expected, source, mutator)  # a new input, and a new expected value
+                more = ((again[0], again[1], again[2]),) if again is not None else ()
+                sites.append(
+                    Site(literal.start_byte, literal.end_byte, moved[0], NEW_INPUT, "input changed", claim, more)
+                )
                 break
     return sites
 
 
-def _helper_site(call: Node, arguments: Node, source: bytes, variants: dict[str, list[str]]) -> Site | None:
+def _expected_change(group: list[Node], source: bytes, mutator: Mutator) -> tuple[int, int, bytes, str] | None:
+    vec = _vec_tree(group, source)
+    if vec is not None:
+        altered = mutator.vec(source, vec)
+        return (vec.start_byte, vec.end_byte, altered, "collection altered") if altered is not None else None
+    for literal in _group_literals(group):
+        change = mutator.literal(source, literal)
+        if change is not None:
+            return literal.start_byte, literal.end_byte, change[0], change[1]
+    return None
+
+
+def _helper_site(
+    call: Node, arguments: Node, source: bytes, variants: dict[str, list[str]], mutator: Mutator
+) -> Site | None:
     """An assertion helper's last argument (what it expects, usually): another variant of the
     same enum, or its literal changed."""
     args = arguments.named_children
@@ -261,10 +280,10 @@ def _helper_site(call: Node, arguments: Node, source: bytes, variants: dict[str,
     claim = (call.start_byte, call.end_byte)
     name = text(source, last).decode()
     if last.type == "identifier" and variants.get(name):
-        other = variants[name][0].encode()
+        other = mutator.rng.choice(variants[name]).encode()
         return Site(last.start_byte, last.end_byte, other, NEW_INPUT, "expected argument changed", claim)
     if last.type in _LITERALS:
-        change = changed_literal(source, last)
+        change = mutator.literal(source, last)
         if change is not None:
             return Site(last.start_byte, last.end_byte, change[0], NEW_INPUT, "expected argument changed", claim)
     return None
@@ -277,7 +296,7 @@ def _vec_tree(group: list[Node], source: bytes) -> Node | None:
     return None
 
 
-def _table_site(table: Node, source: bytes) -> Site | None:
+def _table_site(table: Node, source: bytes, mutator: Mutator) -> Site | None:
     claim = (table.start_byte, table.end_byte)
     parent = table.parent
     while parent is not None and parent.type not in ("let_declaration", "for_expression", "expression_statement"):
@@ -287,7 +306,7 @@ def _table_site(table: Node, source: bytes) -> Site | None:
     elements = [c for c in table.named_children if c.type not in ("line_comment", "block_comment")]
     if elements and all(e.type in ("tuple_expression", "array_expression") for e in elements):
         for literal in reversed([n for n in walk(elements[0]) if n.type in _LITERALS]):
-            change = changed_literal(source, literal)
+            change = mutator.literal(source, literal)
             if change is not None:
                 return Site(literal.start_byte, literal.end_byte, change[0], NEW_INPUT, "table row changed", claim)
     if len(elements) >= 2 and text(source, elements[0]) != text(source, elements[1]):

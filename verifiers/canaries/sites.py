@@ -32,6 +32,11 @@ class Site:
     kind: str  # CONTRADICTION | NEW_INPUT
     how: str  # what changed, in words ("number moved", "collection altered", ...)
     claim: tuple[int, int]  # the statement whose changed text is the canary's claim
+    more: tuple[tuple[int, int, bytes], ...] = ()  # a new input's expected value changes too
+
+    @property
+    def edits(self) -> list[tuple[int, int, bytes]]:
+        return sorted([(self.start, self.end, self.replacement), *self.more])
 
 
 @dataclass(frozen=True)
