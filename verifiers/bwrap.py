@@ -46,6 +46,7 @@ UID_BASE = 3_000_000_000  # far from login uids and the usual subuid ranges
 UID_POOL = 64
 # Inside paths: chosen not to collide with the host paths bound read-only (a venv under /work).
 WORK, SRC, TMP = "/sandbox/work", "/sandbox/.src", "/tmp"
+SHM_MB = 64  # /dev/shm's own size limit
 HARNESS = "/sandbox/harness"  # quotabench's runner drivers, read-only, outside the workspace
 HOME = f"{TMP}/home"
 
@@ -255,6 +256,9 @@ class BwrapSandbox:
             argv += ["--symlink", target, link]
         argv += ["--ro-bind", str(etc), "/etc", "--ro-bind", str(HARNESS_DIR), HARNESS]
         argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "0777", "--dir", HOME]
+        # POSIX semaphores and shared memory (multiprocessing's locks and pools) live in /dev/shm
+        shm = str(min(limits.disk_mb, SHM_MB) * 1024 * 1024)
+        argv += ["--perms", "1777", "--size", shm, "--tmpfs", "/dev/shm"]
         argv += ["--perms", "0777", "--size", disk, "--tmpfs", WORK]
         for folder in sorted({str(p) for h in hidden for p in Path(h).parents if str(p) != "."}, key=len):
             argv += ["--perms", "0777", "--dir", f"{WORK}/{folder}"]

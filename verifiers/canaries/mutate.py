@@ -90,7 +90,7 @@ class Mutator:
         head = source[node.start_byte : opening.end_byte]
         tail = source[closing.start_byte : node.end_byte]
         mine = text(source, node)
-        others = sorted({v for v in self.strings.get(head + tail, []) if v != mine})
+        others = sorted({v for v in self.strings.get(head + tail, []) if v != mine and _alike(v, mine)})
         if others and self.rng.random() < 0.5:
             return self.rng.choice(others)
         body = source[opening.end_byte : closing.start_byte].decode("utf-8", "surrogateescape")
@@ -173,6 +173,19 @@ def _value(literal: bytes) -> float | None:
         return None
     digits = literal.decode("ascii", "replace").replace("_", "")
     return float(digits[: len(digits) - len(shape[1])] if shape[1] else digits)
+
+
+def _alike(a: bytes, b: bytes) -> bool:
+    """Two strings of one kind: a copy expecting "bash" where the test expects "5" would stand out."""
+
+    def kind(s: bytes) -> tuple[bool, bool, bool]:
+        return (
+            any(c.isdigit() for c in s.decode("utf-8", "replace")),
+            any(c.isalpha() for c in s.decode("utf-8", "replace")),
+            b" " in s,
+        )
+
+    return kind(a) == kind(b) and max(len(a), len(b)) <= 2 * min(len(a), len(b)) + 2
 
 
 def _string_parts(node: Node) -> tuple[Node, Node] | None:

@@ -1,9 +1,8 @@
 """A grade's canaries: which ones (drawn with the grade's own seed from what the reference's run
 proved), where they go (each after a random real test of its block, in the style of its
-neighbours), what they are called (a name in the file's own style; for half of them the canary
-takes the real test's name and the real test the new one, so a name never tells which of two
-contradicting tests is the canary), and the way back from the planted files to the real test
-ids and places the reference's identities are written in.
+neighbours), what they are called (a name made of the words of the file's own test names, with
+no suffix or pattern to tell a copy by), and the way back from the planted files to the real
+test ids and places the reference's identities are written in.
 """
 
 from __future__ import annotations
@@ -17,12 +16,12 @@ from typing import Any
 
 from verifiers.canaries.pool import CanaryPool, Candidate, pool_for, unit_text
 from verifiers.canaries.proof import Proof
-from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT, TestUnit
+from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT, FileTests, TestUnit
 from verifiers.findings import TamperFinding
 from verifiers.verdict import FAILED, PASSED, RunnerReport, TestResult
 
 PER_GRADE = 6  # canaries in one grade at most: a new input and contradictions
-WORDS = ("again", "too", "also", "still", "twice", "more", "once", "here", "then", "alt", "other", "repeat")
+WORDS = ["case", "value", "input", "result", "check", "works", "edge", "basic"]  # for files with one-word names
 _NODE_ID = re.compile(r"^(?P<file>.+?):(?P<line>\d+|\?):(?P<col>\d+|\?) (?P<name>.*)$", re.S)
 _CODE_PRINT = re.compile(r"^(?P<name>[^:]*):(?P<line>\d+):(?P<digest>.*)$")
 
@@ -69,7 +68,6 @@ class CanaryPlan:
     planted: tuple[Planted, ...] = ()
     files: dict[str, bytes] = field(default_factory=dict)
     line_maps: dict[str, list[int | None]] = field(default_factory=dict)  # planted line -> original (0-based)
-    renamed: dict[tuple[str, str], str] = field(default_factory=dict)  # (file, planted qualified) -> real qualified
 
     real_tests: int = 0  # the real tests of the files the canaries went into
 
@@ -99,9 +97,6 @@ class CanaryPlan:
             if planted.qualified == qualified and (planted.file == file or self.runner == "cargo"):
                 return planted
         return None
-
-    def _real_name(self, file: str, qualified: str) -> str:
-        return self.renamed.get((file if self.runner != "cargo" else "", qualified), qualified)
 
     def _parts(self, test_id: str) -> tuple[str, str, str]:
         """(file, qualified name, suffix) of a runner's test id."""
@@ -150,7 +145,7 @@ class CanaryPlan:
             if planted is not None:
                 seen[planted.key].append((suffix, result))
                 continue
-            real_name = self._real_name(file, qualified)
+            real_name = qualified
             restored_id, loc = self._restore_id(test_id, file, real_name, suffix)
             restored = self._restore_result(file, real_name, result)
             if loc is not None:
@@ -258,16 +253,23 @@ def _choose(candidates: list[Candidate], rng: random.Random) -> list[Candidate]:
     return chosen
 
 
-def _new_name(unit: TestUnit, runner: str, taken: set[str], rng: random.Random) -> str:
-    words = list(WORDS)
-    rng.shuffle(words)
-    for attempt in range(100):
-        word = words[attempt % len(words)] + (str(attempt // len(words) + 1) if attempt >= len(words) else "")
-        name = f"{unit.name} {word}" if runner in ("node", "tsx") else f"{unit.name}_{word}"
-        if name not in taken:
+def _new_name(unit: TestUnit, tests: FileTests, runner: str, taken: set[str], rng: random.Random) -> str:
+    """A name in the file's own words (those of its tests' names): no suffix or pattern marks the
+    copy, and the real test keeps its name (a test may check its own name)."""
+    vocabulary = sorted({w for u in tests.units for w in re.split(r"[^0-9A-Za-z]+", u.name) if w and w != "test"})
+    if len(vocabulary) < 8:  # a file of few, short names: words any test name could have
+        vocabulary = sorted(set(vocabulary) | set(WORDS))
+    length = max(2, min(4, len([w for w in re.split(r"[^0-9A-Za-z]+", unit.name) if w and w != "test"])))
+    python = runner == "pytest"
+    for _ in range(200):
+        words = rng.sample(vocabulary, min(length, len(vocabulary))) if vocabulary else []
+        name = " ".join(words) if runner in ("node", "tsx") else "_".join(words)
+        name = "test_" + name if python else name
+        if name and not name[0].isdigit() and name not in taken:
             taken.add(name)
             return name
-    raise AssertionError("no free test name")  # 100 words taken: cannot happen with real files
+        length = min(length + 1, 6, len(vocabulary))
+    raise AssertionError("no free test name")  # 200 draws taken: cannot happen with real files
 
 
 def _line_map(source: bytes, insertions: list[tuple[int, bytes]]) -> list[int | None]:
@@ -285,41 +287,31 @@ def _line_map(source: bytes, insertions: list[tuple[int, bytes]]) -> list[int | 
 
 
 def _plant(pool: CanaryPool, chosen: list[Candidate], runner: str, rng: random.Random, plan: CanaryPlan) -> None:
-    edits: dict[str, list[tuple[int, int, bytes]]] = {}
     insertions: dict[str, list[tuple[int, bytes]]] = {}
     global_taken: set[str] = set()
     taken: dict[str, set[str]] = {}
     for rel, tests in pool.files.items():
         taken[rel] = set(tests.taken)
         global_taken |= tests.taken
-    renamed_units: set[tuple[str, str]] = set()
     planted = []
     for candidate in chosen:
         tests, source, unit = pool.files[candidate.file], pool.sources[candidate.file], candidate.unit
         names = global_taken if runner == "cargo" else taken[candidate.file]
-        fresh = _new_name(unit, runner, names, rng)
-        global_taken.add(fresh)
-        same_name = sum(1 for u in tests.units if u.name == unit.name)
-        swap = (
-            same_name == 1 and (candidate.file, unit.qualifier + unit.name) not in renamed_units and rng.random() < 0.5
-        )
-        if swap and runner == "cargo":
-            swap = sum(1 for f in pool.files.values() for u in f.units if u.name == unit.name) == 1
-        canary_name = unit.name if swap else fresh
-        if swap:
-            renamed_units.add((candidate.file, unit.qualifier + unit.name))
-            start, end = unit.name_span
-            edits.setdefault(candidate.file, []).append((start, end, fresh.encode()))
-            key = (candidate.file if runner != "cargo" else "", unit.qualifier + fresh)
-            plan.renamed[key] = unit.qualifier + unit.name
+        canary_name = _new_name(unit, tests, runner, names, rng)
+        global_taken.add(canary_name)
         siblings = [u for u in tests.units if u.container == unit.container]
         after = rng.choice(siblings)
         line_end = source.find(b"\n", after.end)
         offset = len(source) if line_end < 0 else line_end
         separator = tests.top_separator if unit.indent == b"" else tests.separator
         body = unit_text(source, unit, candidate.site, canary_name)
-        if runner in ("node", "tsx") and not body.rstrip().endswith(b";"):
-            body += b";"
+        following = source[offset:].lstrip()[:1]
+        if (
+            runner in ("node", "tsx")
+            and not body.rstrip().endswith(b";")
+            and following in (b"(", b"[", b"`", b"+", b"-", b"/")
+        ):
+            body += b";"  # no automatic semicolon before what follows: the copy would run into it
         inserted = separator + unit.indent + body
         if line_end < 0:
             inserted = b"\n" + inserted
@@ -336,9 +328,9 @@ def _plant(pool: CanaryPool, chosen: list[Candidate], runner: str, rng: random.R
                 unit.qualifier + unit.name,
             )
         )
-    for rel in set(edits) | set(insertions):
+    for rel in insertions:
         source = pool.sources[rel]
-        spans = [(s, e, new) for s, e, new in edits.get(rel, [])] + [(o, o, d) for o, d in insertions.get(rel, [])]
+        spans = [(o, o, d) for o, d in insertions[rel]]
         out, at = [], 0
         for start, end, new in sorted(spans, key=lambda x: (x[0], x[1])):
             out += [source[at:start], new]

@@ -200,8 +200,6 @@ def pool_for(task: Task, runner: str, named: tuple[str, ...], seed: int) -> Cana
                 if variant is None or len(variant.units) != len(found.units):
                     continue
                 for site in variant.units[at].sites:
-                    if site.kind == NEW_INPUT and variant is not found:
-                        continue
                     candidate = _candidate(rel, data, unit, site)
                     if candidate.key not in keys:
                         keys.add(candidate.key)

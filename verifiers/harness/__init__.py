@@ -12,7 +12,9 @@ The files beside this module are what the sandbox mounts read-only at `$QB_HARNE
     pytest_guard.py    fingerprints (runner, the tests' stdlib oracles, the hidden modules' own
                        names), code prints, the equality probe
     pytest.ini         the harness's pytest config (a task's own config is used where it has one)
-    node_preload.mjs   loaded by `--import` before any workspace module: freezes node:assert,
+    node_preload.mjs   loaded by `--import` before any workspace module; in the graded process
+                       (not a child forked with its flags) it loads node_harness.mjs
+    node_harness.mjs   freezes node:assert,
                        node:assert/strict and node:test, signs the records of node_reporter.mjs
     node_guard.cjs     hidden-test reads, the inspector, internal bindings: refused and recorded;
                        every worker thread runs it first

@@ -1,7 +1,9 @@
 // The JavaScript built-ins hidden tests judge with (Number.isNaN, Array.prototype.includes,
 // TypeError[Symbol.hasInstance], JSON, Object.is, ...): node_preload.mjs snapshots them before any
 // workspace module loads, and node_reporter.mjs checks them when the tests are over.
-// A property replaced, added or removed on one of them is `oracle-patched`. node's assert module
+// A property replaced, added or removed on one of them is `oracle-patched`: an act when one the
+// tests judge with was replaced or removed, or a symbol (Symbol.hasInstance: what instanceof asks)
+// added; a suspect when a polyfill added a named one. node's assert module
 // compares with its own saved copies (primordials); the tests' own expressions do not.
 const { getOwnPropertyDescriptor, getPrototypeOf, is: same } = Object;
 const { ownKeys } = Reflect;
@@ -47,7 +49,7 @@ function places() {
   return out;
 }
 
-// Returns a check: null while every built-in is as it was, else what changed.
+// Returns a check: null while every built-in is as it was, else [what changed, whether it is an act].
 export function snapshot() {
   const prints = [];
   for (const [object, name, only] of places()) {
@@ -66,20 +68,24 @@ export function snapshot() {
     prints.push([object, name, keys, values, getters, setters, only === null ? ownKeys(object).length : -1]);
   }
   return function changed() {
+    let addition = null;
     for (const [object, name, keys, values, getters, setters, count] of prints) {
       for (let i = 0; i < keys.length; i++) {
         const d = getOwnPropertyDescriptor(object, keys[i]);
         const kept = d === undefined
           ? getters[i] === MISSING
           : getters[i] !== MISSING && same(d.value, values[i]) && d.get === getters[i] && d.set === setters[i];
-        if (!kept) return `${name}${named(keys[i])} was ${d === undefined ? 'removed' : 'replaced'}`;
+        if (!kept) return [`${name}${named(keys[i])} was ${d === undefined ? 'removed' : 'replaced'}`, true];
       }
       if (count >= 0 && ownKeys(object).length !== count) {
         const known = new Set(keys);
-        const added = ownKeys(object).find((k) => !known.has(k) && !MOVABLE.has(`${name}${named(k)}`));
-        if (added !== undefined) return `${name}${named(added)} was added`;
+        for (const added of ownKeys(object)) {
+          if (known.has(added) || MOVABLE.has(`${name}${named(added)}`)) continue;
+          if (typeof added === 'symbol') return [`${name}${named(added)} was added`, true];
+          addition ??= [`${name}${named(added)} was added`, false];
+        }
       }
     }
-    return null;
+    return addition;
   };
 }

@@ -105,7 +105,9 @@ export default async function* quotabenchReporter(source) {
     const builtin = oracle || !last ? null : builtins();
     if (builtin !== null) {
       oracle = true;
-      emit?.('evidence', { rule: 'oracle-patched', file: null, line: null, detail: `the built-in ${builtin}` });
+      // a polyfill adds to a built-in too: a suspect then; a replaced one is an act
+      const [detail, act] = builtin;
+      emit?.('evidence', { rule: 'oracle-patched', file: null, line: null, detail: `the built-in ${detail}`, act });
     }
   };
   const counts = { passed: 0, failed: 0, skipped: 0 };

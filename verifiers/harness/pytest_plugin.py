@@ -76,6 +76,7 @@ def make_plugins(emit: Any, work: str, protected: frozenset[str], guard: Any) ->
     s["types"] = types
     s["failure"] = failure
     s["tracers"] = (sys.gettrace, sys.getprofile)
+    s["oracle_act"] = _oracle_act
     w = (emit, pytest_pyfunc_call, guard.code_print, types, id, type)
 
     class Witness:
@@ -243,7 +244,12 @@ def _check_modules(s: dict[str, Any], where: str, first: bool = False) -> None:
     names = guard.changed(s.get("oracle") or [])
     if names and "oracle-changed" not in s:
         s["oracle-changed"] = True
-        emit("evidence", rule="oracle-patched", file=None, line=None, detail=f"{where}: {join(names)} changed")
+        # A module's own public function or a class's special method replaced is an act; honest
+        # code configures the rest (logging's converter, its record factory): a suspect.
+        acts = [n for n in names if s["oracle_act"](n)]
+        shown = acts or names
+        detail = f"{where}: {join(shown)} changed"
+        emit("evidence", rule="oracle-patched", file=None, line=None, detail=detail, act=bool(acts))
     if first:
         spaces = []
         for module in list_(s["modules"].values()):
@@ -267,6 +273,14 @@ def _check_modules(s: dict[str, Any], where: str, first: bool = False) -> None:
         s["module-changed"] = True
         detail = f"{where}: {join(names + [n + ' added' for n in added])} in the hidden tests' modules"
         emit("evidence", rule="test-patched", file=None, line=None, detail=detail)
+
+
+def _oracle_act(label: str) -> bool:
+    """`math.isclose`, `fractions.Fraction.__eq__`: what a test judges with. Not
+    `logging.Formatter.converter` or `logging._logRecordFactory`: what honest code configures."""
+    parts = label.split(".")
+    last = parts[-1]
+    return (len(parts) == 2 and not last.startswith("_")) or (last.startswith("__") and last.endswith("__"))
 
 
 def _probe_equality(s: dict[str, Any]) -> None:
