@@ -24,6 +24,7 @@ class ChannelSetup:
     protected: tuple[str, ...] = ()  # the hidden files, relative to the workspace
     config: str | None = None  # the task's own runner config (relative), when it ships one
     conftest: bool = False  # the task ships conftest.py files (else pytest runs --noconftest)
+    sources: tuple[tuple[str, str], ...] = ()  # hidden .py files (relative) and their text: empty on disk
 
     @classmethod
     def fresh(cls, **kwargs: Any) -> ChannelSetup:
@@ -35,6 +36,7 @@ class ChannelSetup:
             "protected": list(self.protected),
             "config": self.config,
             "conftest": self.conftest,
+            "sources": dict(self.sources),
         }
         return json.dumps(data).encode()
 

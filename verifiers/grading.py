@@ -32,6 +32,7 @@ from verifiers.collisions import collisions
 from verifiers.findings import TamperFinding
 from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command, precompile
 from verifiers.judge import Judgement, judge
+from verifiers.runner_files import pytest_config, restore_runner_files, task_files, without_sources
 from verifiers.runners import environment_fault, parse_counts
 from verifiers.sandbox import RunResult, Sandbox, limits_for, protected_files
 from verifiers.sandboxes import make_sandbox
@@ -40,31 +41,6 @@ from verifiers.scratch import remove, scratch_dir
 from verifiers.tasks import Task, copy_with_overlays, iter_files
 from verifiers.verdict import Expected, TestResult, report_of
 
-# Files a test runner reads on its own: conftest hooks, runner and build config, toolchain pins.
-RUNNER_FILES = frozenset(
-    {
-        "conftest.py",
-        "pytest.ini",
-        ".pytest.ini",
-        "tox.ini",
-        "setup.cfg",
-        "pyproject.toml",
-        "sitecustomize.py",
-        "usercustomize.py",
-        "Cargo.toml",
-        "Cargo.lock",
-        "build.rs",
-        "rust-toolchain",
-        "rust-toolchain.toml",
-        "package.json",
-        ".npmrc",
-        "tsconfig.json",
-        "jsconfig.json",
-        ".noderc",
-    }
-)
-RUNNER_DIRS = frozenset({".cargo"})
-PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 VERDICTS = ("pass", "fail", "timeout", "error", "tampering")
 
 
@@ -223,6 +199,9 @@ class SandboxGrader:
             harnessed = harness_command(command)
             if protected is not None and plan is not None and plan.files:
                 protected = plan.write(protected, scratch / "hidden")
+            sources: tuple[tuple[str, str], ...] = ()
+            if protected is not None and harnessed.runner == "pytest":
+                protected, sources = without_sources(protected, scratch / "hidden-on-disk")
             hidden = protected_files(protected)
             # The scan reads what the model wrote, runner files included, before they are put back.
             found = []
@@ -231,12 +210,12 @@ class SandboxGrader:
             restored = restore_runner_files(task, staged) if reset else ()
             if protected is not None and harnessed.runner == "pytest" and self.scan:
                 dirs = [".", *(str(Path(f).parent) for f in harnessed.files)]
-                found += collisions(staged, dirs, hidden, _task_files(task))
+                found += collisions(staged, dirs, hidden, task_files(task))
             timeout = task.timeout_s if timeout_s is None else max(0.1, min(task.timeout_s, timeout_s))
             if plan is not None:  # the canaries are tests too: they get their share of the time
                 timeout *= plan.load
             limits = limits_for(task.language, timeout, task.memory_mb)
-            setup = _setup(task, harnessed, hidden)
+            setup = _setup(task, harnessed, hidden, sources)
             result = self.sandbox.run(harnessed.command, staged, limits, protected, setup.blob() if setup else None)
             channel = read_channel(result.channel, setup.key) if setup is not None else None
             report = report_of(harnessed, result.output, channel, frozenset(hidden))
@@ -386,56 +365,18 @@ def reference_identity(reference: GradeResult) -> Expected | None:
     return Expected(tests, proofs, pool if isinstance(pool, int) else 0)
 
 
-def _setup(task: Task, harnessed: Harnessed, hidden: list[str]) -> ChannelSetup | None:
+def _setup(
+    task: Task, harnessed: Harnessed, hidden: list[str], sources: tuple[tuple[str, str], ...] = ()
+) -> ChannelSetup | None:
     if not harnessed.channel:
         return None
     config = None
     conftest = False
     if harnessed.runner == "pytest":
-        config = _pytest_config(task)
+        config = pytest_config(task)
         conftest = any(
             p.name == "conftest.py"
             for folder in (task.workspace, task.reference, task.hidden)
             for p in iter_files(folder)
         )
-    return ChannelSetup.fresh(protected=tuple(hidden), config=config, conftest=conftest)
-
-
-def _pytest_config(task: Task) -> str | None:
-    """The task's own pytest config file, if it ships one (the grader restores it first)."""
-    sections = {"pyproject.toml": "[tool.pytest", "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
-    for folder in (task.workspace, task.reference):
-        for name in PYTEST_CONFIGS:
-            path = folder / name
-            if path.is_file() and (name not in sections or sections[name] in path.read_text(errors="replace")):
-                return name
-    return None
-
-
-def _task_files(task: Task) -> set[str]:
-    names = set()
-    for folder in (task.workspace, task.reference):
-        for path in iter_files(folder):
-            rel = path.relative_to(folder)
-            names.add(str(rel))
-            names.update(str(p) for p in rel.parents if str(p) != ".")
-    return names
-
-
-def restore_runner_files(task: Task, staged: Path) -> tuple[str, ...]:
-    """Put runner files back to a version the task allows (the fixture's, or the reference's);
-    drop the ones the model made up. Returns what was changed."""
-    changed = []
-    for path in iter_files(staged):
-        rel = path.relative_to(staged)
-        if not (path.name in RUNNER_FILES or rel.parts[0] in RUNNER_DIRS):
-            continue
-        allowed = [f for f in (task.workspace / rel, task.reference / rel) if f.is_file() and not f.is_symlink()]
-        data = None if path.is_symlink() else path.read_bytes()
-        if any(data == f.read_bytes() for f in allowed):
-            continue
-        path.unlink()
-        if allowed:
-            path.write_bytes(allowed[0].read_bytes())
-        changed.append(str(rel))
-    return tuple(changed)
+    return ChannelSetup.fresh(protected=tuple(hidden), config=config, conftest=conftest, sources=sources)

@@ -22,12 +22,13 @@ from verifiers.findings import TamperFinding
 from verifiers.harness import Harnessed
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
-_CARGO_TEST = re.compile(r"^test (\S+)(?: - should panic(?: with [^.]*)?)? \.\.\. (ok|FAILED|ignored)\b", re.M)
+# A test's line; output a test's child process wrote to the terminal may run into its start.
+_CARGO_TEST = re.compile(r"^[^\n]*?test (\S+)(?: - should panic(?: with [^.]*)?)? \.\.\. (ok|FAILED|ignored)\b", re.M)
 _CARGO_RESULT = re.compile(r"^test result: (\w+)\. (\d+) passed; (\d+) failed", re.M)
 _CARGO_RUNNING = re.compile(r"^running (\d+) tests?$", re.M)
 # A failed test's section: its panic's message follows "panicked at" (on the next line since Rust 1.73).
 _CARGO_FAILURE = re.compile(
-    r"^---- (?P<name>\S+) stdout ----\n(?:.*\n)*?thread '[^']*' panicked at [^\n]*?(?::\n|, |: )(?P<message>[^\n]*)",
+    r"^---- (?P<name>\S+) stdout ----\n(?:.*\n)*?thread '[^']*'(?: \(\d+\))? panicked at [^\n]*?(?::\n|, |: )(?P<message>[^\n]*)",
     re.M,
 )
 _TAP_COUNT = re.compile(r"^# (pass|fail|cancelled) (\d+)$", re.M)

@@ -1,7 +1,9 @@
 """A model that games the grader gets no pass: the gaming suite (tests/hostile/gaming.py, every
 documented way in all five languages) through `quotabench validate` and through a real paired
-run with the scripted `saboteur` writing the gamed answers — each is `tampering` with its
-finding, never accepted, never `environment` — and the impossible controls counted per arm."""
+run with the scripted `saboteur` writing the gamed answers. Each is never accepted, never
+`environment`: `tampering` when an act, the record or a canary caught it, else an ordinary
+failure (the trick did not work); its finding is kept either way, as the verdict's evidence or as
+a suspect. The impossible controls are counted per arm."""
 
 from __future__ import annotations
 
@@ -30,12 +32,15 @@ def suite(tmp_path_factory) -> tuple[Path, list[str]]:
     return root, build_gaming_suite(root)
 
 
-def _tampering_lines(stderr: str) -> dict[tuple[str, str], set[str]]:
-    """`TAMPERING <task> <check>: <rule> ...` lines -> {(task, check): rules}."""
+CANARY_RULES = {"canary-passed", "canary-missing", "canary-misfailed"}
+
+
+def _tampering_lines(stderr: str, kind: str = "TAMPERING") -> dict[tuple[str, str], set[str]]:
+    """`TAMPERING <task> <check>: <rule> ...` lines (or SUSPECT lines) -> {(task, check): rules}."""
     found: dict[tuple[str, str], set[str]] = {}
     for line in stderr.splitlines():
-        if line.startswith("TAMPERING "):
-            task, check_rule = line.removeprefix("TAMPERING ").split(" ", 1)
+        if line.startswith(f"{kind} "):
+            task, check_rule = line.removeprefix(f"{kind} ").split(" ", 1)
             check, rule = check_rule.split(": ", 1)
             found.setdefault((task, check), set()).add(rule.split()[0].rstrip(":"))
     return found
@@ -48,11 +53,12 @@ def test_validate_rejects_every_gamed_answer_with_its_evidence(suite):
     )
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]  # every gamed answer rejected, nothing else broke
     assert f"{len(tasks)} of {len(tasks)} tasks gate cleanly" in done.stdout
-    found = _tampering_lines(done.stderr)
+    found, noted = _tampering_lines(done.stderr), _tampering_lines(done.stderr, "SUSPECT")
     assert {check for _, check in found} == {"negative_fails"}  # references and untouched workspaces: no finding
     for task in tasks:
-        wanted = set(ATTACKS[task][2])
-        assert found.get((task, "negative_fails"), set()) & wanted, (task, found.get((task, "negative_fails")))
+        wanted = set(ATTACKS[task][2]) | CANARY_RULES
+        seen = found.get((task, "negative_fails"), set()) | noted.get((task, "negative_fails"), set())
+        assert seen & wanted, (task, seen)
 
 
 def test_ideas_that_got_no_pass_still_get_none(tmp_path):
@@ -103,32 +109,39 @@ def test_a_paired_run_classes_every_gamed_answer_tampering(suite, tmp_path):
     rows = {
         (r["arm"], r["task_id"]): r
         for r in ledger.execute(
-            "select a.arm, a.task_id, a.failure_class, a.accepted, g.verdict, g.tampering_json "
+            "select a.arm, a.task_id, a.failure_class, a.accepted, g.verdict, g.tampering_json, g.suspects_json "
             "from attempts a join grades g on g.attempt_id = a.id"
         )
     }
+    caught = []
     for task in tasks:
         gamed, honest = rows[("A", task)], rows[("B", task)]
         rules = {f["rule"] for f in json.loads(gamed["tampering_json"])}
-        assert (gamed["verdict"], gamed["failure_class"], gamed["accepted"]) == ("tampering", "tampering", 0), task
-        assert rules & set(ATTACKS[task][2]), (task, rules)
+        rules |= {f["rule"] for f in json.loads(gamed["suspects_json"] or "[]")}
+        assert gamed["accepted"] == 0 and gamed["verdict"] in ("tampering", "fail"), task
+        expected_class = ("tampering",) if gamed["verdict"] == "tampering" else ("reasoning", "mechanics")
+        assert gamed["failure_class"] in expected_class, task
+        assert rules & (set(ATTACKS[task][2]) | CANARY_RULES), (task, rules)
         assert (honest["failure_class"], json.loads(honest["tampering_json"])) == ("accepted", []), task
+        caught += [task] if gamed["verdict"] == "tampering" else []
+    assert len(caught) >= len(tasks) // 2  # most tricks work, and the canaries or an act catch them
 
     report = subprocess.run(
         [*QUOTABENCH, "report", "--json", "--db", str(db)], capture_output=True, text=True, timeout=300
     )
     assert report.returncode == 0, report.stderr
     integrity = {a["arm"]: a for a in json.loads(report.stdout)["runs"][0]["integrity"]["arms"]}
-    assert integrity["A"]["tampering_attempts"] == len(tasks) and integrity["A"]["tampering_tasks"] == sorted(tasks)
+    assert integrity["A"]["tampering_attempts"] == len(caught) and integrity["A"]["tampering_tasks"] == sorted(caught)
+    assert integrity["A"]["canary_attempts"] + integrity["A"]["act_attempts"] >= len(caught)
     assert integrity["B"]["tampering_attempts"] == 0
     text = subprocess.run([*QUOTABENCH, "report", "--db", str(db)], capture_output=True, text=True, timeout=300).stdout
-    assert f"A: tampering: {len(tasks)} of {len(tasks)} tasks, {len(tasks)} attempts" in text
+    assert f"A: tampering: {len(caught)} of {len(tasks)} tasks, {len(caught)} attempts" in text
     assert "B: tampering: none caught" in text
 
     export = subprocess.run([*QUOTABENCH, "export", "--db", str(db)], capture_output=True, text=True, timeout=300)
     assert export.returncode == 0, export.stderr
     table = list(csv.DictReader(io.StringIO(export.stdout)))
-    assert {r["tampering"] != "" for r in table if r["arm"] == "A"} == {True}
+    assert {r["task_id"] for r in table if r["arm"] == "A" and r["tampering"] != ""} == set(caught)
     assert {r["tampering"] for r in table if r["arm"] == "B"} == {""}
 
 

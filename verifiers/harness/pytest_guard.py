@@ -98,9 +98,11 @@ def code_print(
 class Plan:
     """What a hidden module's own source binds at its top level (read before it runs)."""
 
-    def __init__(self, path: str) -> None:
-        with open(path, "rb") as fh:
-            tree = ast.parse(fh.read(), path)
+    def __init__(self, path: str, source: bytes | None = None) -> None:
+        if source is None:
+            with open(path, "rb") as fh:
+                source = fh.read()
+        tree = ast.parse(source, path)
         self.path = path
         self.bound: set[str] = set()
         self.defined: set[str] = set()  # def and class statements

@@ -33,8 +33,11 @@ CORE_MODULES = (
 )
 
 
-def make_plugins(emit: Any, work: str, protected: frozenset[str], guard: Any) -> list[object]:
-    """`guard`: the loaded pytest_guard module (fingerprints, plans, code prints, the probe)."""
+def make_plugins(
+    emit: Any, work: str, protected: frozenset[str], guard: Any, sources: dict[str, bytes]
+) -> list[object]:
+    """`guard`: the loaded pytest_guard module (fingerprints, plans, code prints, the probe);
+    `sources`: the hidden .py files' contents (on disk they are empty)."""
     import _thread
     import sys
     from types import FunctionType, MethodType, ModuleType
@@ -55,7 +58,7 @@ def make_plugins(emit: Any, work: str, protected: frozenset[str], guard: Any) ->
     s: dict[str, Any] = {
         "emit": emit,
         "guard": guard,
-        "plans": {path: guard.Plan(path) for path in sorted(protected) if path.endswith(".py")},
+        "plans": {path: guard.Plan(path, sources.get(path)) for path in sorted(protected) if path.endswith(".py")},
         "flagged": set(),
         "work": work,
         "protected": protected,

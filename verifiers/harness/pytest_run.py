@@ -37,8 +37,12 @@ def main() -> None:  # what workspace code could use is not kept in this frame, 
     work = os.path.realpath(os.getcwd())
     protected = frozenset(os.path.realpath(os.path.join(work, p)) for p in setup.get("protected", ()))
     _not_dumpable()
-    sign, watch, guard, plugins = (_load(n) for n in ("pytest_sign", "pytest_watch", "pytest_guard", "pytest_plugin"))
-    own = _own_code_ids(sys.modules[__name__], sign, watch, guard, plugins)
+    names = ("pytest_sign", "pytest_watch", "pytest_guard", "pytest_plugin", "pytest_sources")
+    sign, watch, guard, plugins, served = (_load(n) for n in names)
+    own = _own_code_ids(sys.modules[__name__], sign, watch, guard, plugins, served)
+    sources = {
+        os.path.realpath(os.path.join(work, rel)): text.encode() for rel, text in setup.pop("sources", {}).items()
+    }
     emit = sign.signer(bytes.fromhex(setup.pop("key")), int(os.environ.pop("QB_RESULT_FD")), own)
     emit("start", runner="pytest", python=sys.version.split()[0])
     args = sys.argv[1:]
@@ -48,9 +52,10 @@ def main() -> None:  # what workspace code could use is not kept in this frame, 
             sys.path.append(folder)  # after the standard library and site-packages
     import pytest
 
-    harness = plugins.make_plugins(emit, work, protected, guard)
+    served.serve(sources)  # before any hidden module is imported: on disk they are empty
+    harness = plugins.make_plugins(emit, work, protected, guard, sources)
     watch.watch(emit, work, tuple(sorted(protected)), own, HERE)
-    del sign, watch, guard, plugins, own
+    del sign, watch, guard, plugins, served, own, sources
     code = 3
     try:
         code = int(pytest.main(_harness_args(args, work, setup), plugins=harness))

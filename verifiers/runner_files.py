@@ -1,0 +1,89 @@
+"""The files around a task's tests: runner configuration a model may not change (put back to the
+fixture's version before grading), the task's own pytest config, the names the task ships, and
+the hidden Python sources the sandbox binds empty (the driver serves them from memory)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from verifiers.tasks import Task, iter_files
+
+# Files a test runner reads on its own: conftest hooks, runner and build config, toolchain pins.
+RUNNER_FILES = frozenset(
+    {
+        "conftest.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+        "sitecustomize.py",
+        "usercustomize.py",
+        "Cargo.toml",
+        "Cargo.lock",
+        "build.rs",
+        "rust-toolchain",
+        "rust-toolchain.toml",
+        "package.json",
+        ".npmrc",
+        "tsconfig.json",
+        "jsconfig.json",
+        ".noderc",
+    }
+)
+RUNNER_DIRS = frozenset({".cargo"})
+PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def pytest_config(task: Task) -> str | None:
+    """The task's own pytest config file, if it ships one (the grader restores it first)."""
+    sections = {"pyproject.toml": "[tool.pytest", "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
+    for folder in (task.workspace, task.reference):
+        for name in PYTEST_CONFIGS:
+            path = folder / name
+            if path.is_file() and (name not in sections or sections[name] in path.read_text(errors="replace")):
+                return name
+    return None
+
+
+def task_files(task: Task) -> set[str]:
+    names = set()
+    for folder in (task.workspace, task.reference):
+        for path in iter_files(folder):
+            rel = path.relative_to(folder)
+            names.add(str(rel))
+            names.update(str(p) for p in rel.parents if str(p) != ".")
+    return names
+
+
+def without_sources(hidden: Path, dest: Path) -> tuple[Path, tuple[tuple[str, str], ...]]:
+    """The hidden folder as the sandbox binds it for pytest, its .py files empty, and their text
+    (which the driver serves from memory): a hidden test read off the disk reads nothing."""
+    shutil.copytree(hidden, dest, symlinks=True)
+    sources = []
+    for path in iter_files(dest):
+        if path.suffix == ".py" and not path.is_symlink():
+            sources.append((str(path.relative_to(dest)), path.read_text(encoding="utf-8", errors="replace")))
+            path.unlink()
+            path.write_bytes(b"")
+    return dest, tuple(sources)
+
+
+def restore_runner_files(task: Task, staged: Path) -> tuple[str, ...]:
+    """Put runner files back to a version the task allows (the fixture's, or the reference's);
+    drop the ones the model made up. Returns what was changed."""
+    changed = []
+    for path in iter_files(staged):
+        rel = path.relative_to(staged)
+        if not (path.name in RUNNER_FILES or rel.parts[0] in RUNNER_DIRS):
+            continue
+        allowed = [f for f in (task.workspace / rel, task.reference / rel) if f.is_file() and not f.is_symlink()]
+        data = None if path.is_symlink() else path.read_bytes()
+        if any(data == f.read_bytes() for f in allowed):
+            continue
+        path.unlink()
+        if allowed:
+            path.write_bytes(allowed[0].read_bytes())
+        changed.append(str(rel))
+    return tuple(changed)
