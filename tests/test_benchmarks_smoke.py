@@ -11,6 +11,8 @@ import sys
 import pytest
 
 from benchmarks.all import DOCS, RESULTS, SCRIPTS
+
+NEEDS_EXTRA = {"executor": "ray"}  # script -> the optional extra's module it imports
 from benchmarks.readme_figures import figures_read
 from tests.conftest import ROOT
 
@@ -31,6 +33,8 @@ SMALLEST = {  # script: the arguments that still take every path through it, as 
 @pytest.mark.parametrize("name", [*SCRIPTS, *(set(SMALLEST) - set(SCRIPTS))])
 def test_the_script_runs_and_writes_every_figure_the_docs_read(name, tmp_path):
     assert name in SCRIPTS, f"{name!r} is not among benchmarks/all.py's scripts: remove it from SMALLEST"
+    if name in NEEDS_EXTRA and importlib.util.find_spec(NEEDS_EXTRA[name]) is None:
+        pytest.skip(f"{SCRIPTS[name][0]} needs the [{NEEDS_EXTRA[name]}] extra, which is not installed")
     assert name in SMALLEST, f"benchmarks/all.py runs {name!r}: add its smallest arguments to SMALLEST"
     out = tmp_path / "figures.json"
     docs = {path: path.read_bytes() for path in (RESULTS, *DOCS)}
