@@ -4,6 +4,7 @@ cause) without a traceback, and its figures hold every key the README's blocks r
 (benchmarks/readme_figures.figures_read, with these figures in place of the script's last ones).
 What is measured at this size means nothing; that it is there is the point."""
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -11,10 +12,10 @@ import sys
 import pytest
 
 from benchmarks.all import DOCS, RESULTS, SCRIPTS
-
-NEEDS_EXTRA = {"executor": "ray"}  # script -> the optional extra's module it imports
 from benchmarks.readme_figures import figures_read
 from tests.conftest import ROOT
+
+NEEDS_EXTRA = {"executor": "ray"}  # script -> the optional extra's module it imports
 
 SMALLEST = {  # script: the arguments that still take every path through it, as quickly as it goes
     "engine": ["--attempts", "2", "--turns", "3", "--rows", "50", "--repeats", "1"],

@@ -58,12 +58,15 @@ def task_files(task: Task) -> set[str]:
 
 
 def without_sources(hidden: Path, dest: Path) -> tuple[Path, tuple[tuple[str, str], ...]]:
-    """The hidden folder as the sandbox binds it for pytest, its .py files empty, and their text
-    (which the driver serves from memory): a hidden test read off the disk reads nothing."""
+    """The hidden folder as the sandbox binds it for pytest, its test modules and conftests empty,
+    and their text (which the driver serves from memory): a hidden test read off the disk reads
+    nothing. Other files stay as they are: the tests may read them (HumanEval's check file)."""
     shutil.copytree(hidden, dest, symlinks=True)
     sources = []
     for path in iter_files(dest):
-        if path.suffix == ".py" and not path.is_symlink():
+        name = path.name
+        collected = name.startswith("test") or name.endswith("_test.py") or name == "conftest.py"
+        if path.suffix == ".py" and collected and not path.is_symlink():
             sources.append((str(path.relative_to(dest)), path.read_text(encoding="utf-8", errors="replace")))
             path.unlink()
             path.write_bytes(b"")

@@ -46,7 +46,8 @@ def test_forcing_every_assertion_or_forging_every_report_is_caught_by_the_canari
     assert grade.verdict == "tampering" and rules & CANARY_RULES, (task, [str(f) for f in grade.tampering])
     canary = next(f for f in grade.tampering if f.rule in CANARY_RULES)
     assert "which the reference fails" in canary.snippet and canary.snippet.startswith("canary `")
-    assert grade.canaries["seed"] is not None and len(grade.canaries["canaries"]) >= 3
+    # the base task has two tests, and a grade changes each at most once (in one or two variants)
+    assert grade.canaries["seed"] is not None and len(grade.canaries["canaries"]) >= 2
     assert grade.suspects == () or all(f.rule not in CANARY_RULES for f in grade.suspects)
 
 

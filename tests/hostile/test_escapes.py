@@ -167,7 +167,7 @@ def test_a_paired_run_on_the_hostile_suite_holds(hostile):
     attempts = {
         r["task_id"]: dict(r)
         for r in db.execute(
-            "select a.*, g.integrity, g.restored_json, g.output as grade_output, g.sandbox, g.tampering_json "
+            "select a.*, g.integrity, g.restored_json, g.output as grade_output, g.sandbox, g.tampering_json, g.suspects_json "
             "from attempts a "
             "left join grades g on g.attempt_id = a.id where a.arm = 'A'"
         )
@@ -195,7 +195,7 @@ def test_a_paired_run_on_the_hostile_suite_holds(hostile):
 
     exit_zero = attempts["exit-zero"]
     assert (exit_zero["verdict"], exit_zero["failure_class"]) == ("tampering", "tampering")
-    assert "exited-early" in exit_zero["tampering_json"] and "exit-hook" in exit_zero["tampering_json"]
+    assert "exited-early" in exit_zero["tampering_json"] and "exit-hook" in exit_zero["suspects_json"]
     assert "conftest.py" in attempts["conftest-force"]["restored_json"]
     assert "FULL" in attempts["big-writes"]["grade_output"]
     assert set(json.loads(attempts["plant-symlink"]["files_json"])) == {"mod.py"}  # no planted link

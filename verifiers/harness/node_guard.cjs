@@ -70,7 +70,9 @@ function install({ work, protected: hidden, channel, report, everyone = false })
     if (typeof target === 'number') return;
     let full;
     try {
-      const text = target instanceof URL ? target.pathname : Buffer.isBuffer(target) ? target.toString() : String(target);
+      // fs takes any object with an href and a protocol for a URL: read it as fs will
+      const urlish = target !== null && typeof target === 'object' && !Buffer.isBuffer(target) && target.href !== undefined && target.protocol !== undefined;
+      const text = target instanceof URL ? target.pathname : urlish ? new URL(String(target.href)).pathname : Buffer.isBuffer(target) ? target.toString() : String(target);
       full = resolve(work, text);
       try { full = realpathSync(full); } catch { /* not there: not a hidden file either */ }
     } catch {
@@ -125,7 +127,7 @@ function install({ work, protected: hidden, channel, report, everyone = false })
 
   // Every way to read a file's bytes or to give it another name (then read that), and every way
   // to start a process (that could read it for us).
-  const READS = ['readFileSync', 'readFile', 'openSync', 'open', 'createReadStream', 'opendir', 'opendirSync'];
+  const READS = ['readFileSync', 'readFile', 'openSync', 'open', 'openAsBlob', 'createReadStream', 'opendir', 'opendirSync'];
   const COPIES = ['copyFile', 'copyFileSync', 'cp', 'cpSync', 'link', 'linkSync', 'symlink', 'symlinkSync', 'rename', 'renameSync'];
   const byFirst = (args) => watchRead(args[0]);
   for (const name of [...READS, ...COPIES]) wrap(fs, name, byFirst);
@@ -136,6 +138,10 @@ function install({ work, protected: hidden, channel, report, everyone = false })
 
   for (const name of ['binding', '_linkedBinding', '_debugProcess', '_debugEnd']) refuse(process, name, `process.${name}`);
   for (const name of ['open', 'close', 'waitForDebugger']) refuse(inspector, name, `inspector.${name}`);
+  // A loader of the workspace's own runs on a hooks thread no guard is in; a heap snapshot holds
+  // every script's source.
+  refuse(require('node:module'), 'register', 'module.register');
+  for (const name of ['writeHeapSnapshot', 'getHeapSnapshot']) refuse(require('node:v8'), name, `v8.${name}`);
   for (const session of [inspector.Session, require('node:inspector/promises').Session]) {
     for (const name of ['connect', 'connectToMainThread', 'post']) refuse(session.prototype, name, `an inspector session's ${name}`);
   }

@@ -1,5 +1,6 @@
 """The hidden tests' Python sources, served from memory (the driver has them from its setup pipe):
-on disk, at their places in the tree, the hidden .py files are empty. So a hidden test file read
+on disk, at their places in the tree, the hidden test modules and conftests are empty (other
+hidden files stay readable: the tests may read them). So a hidden test file read
 by any other way than the import (a child process's `cat`, `os.open` with a `dir_fd`, a glob)
 reads nothing, and the tests still run as written.
 
