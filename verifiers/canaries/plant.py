@@ -300,9 +300,12 @@ def _plant(pool: CanaryPool, chosen: list[Candidate], runner: str, rng: random.R
         canary_name = _new_name(unit, tests, runner, names, rng)
         global_taken.add(canary_name)
         siblings = [u for u in tests.units if u.container == unit.container]
-        after = rng.choice(siblings)
-        line_end = source.find(b"\n", after.end)
-        offset = len(source) if line_end < 0 else line_end
+        # before or after a random real test of its block: a copy is not always the later one
+        target = rng.choice(siblings)
+        before = source.rfind(b"\n", 0, target.start)
+        ahead = rng.random() < 0.5 and before > 0 and not source[before + 1 : target.start].strip()
+        line_end = source.find(b"\n", target.end)
+        offset = before if ahead else len(source) if line_end < 0 else line_end
         separator = tests.top_separator if unit.indent == b"" else tests.separator
         body = unit_text(source, unit, candidate.site, canary_name)
         following = source[offset:].lstrip()[:1]
@@ -312,8 +315,8 @@ def _plant(pool: CanaryPool, chosen: list[Candidate], runner: str, rng: random.R
             and following in (b"(", b"[", b"`", b"+", b"-", b"/")
         ):
             body += b";"  # no automatic semicolon before what follows: the copy would run into it
-        inserted = separator + unit.indent + body
-        if line_end < 0:
+        inserted = separator + unit.indent + body + (separator[:-1] if ahead else b"")
+        if line_end < 0 and not ahead:
             inserted = b"\n" + inserted
         insertions.setdefault(candidate.file, []).append((offset, inserted))
         planted.append(
