@@ -299,12 +299,12 @@ def _plant(pool: CanaryPool, chosen: list[Candidate], runner: str, rng: random.R
         names = global_taken if runner == "cargo" else taken[candidate.file]
         canary_name = _new_name(unit, tests, runner, names, rng)
         global_taken.add(canary_name)
-        siblings = [u for u in tests.units if u.container == unit.container]
-        # before or after a random real test of its block: a copy is not always the later one
-        target = rng.choice(siblings)
-        before = source.rfind(b"\n", 0, target.start)
-        ahead = rng.random() < 0.5 and before > 0 and not source[before + 1 : target.start].strip()
-        line_end = source.find(b"\n", target.end)
+        # right before or right after the test it copies, even odds: the copy is not always the
+        # later one, and whatever the test needs when it is defined (a table a decorator reads, a
+        # constant the call reads) is defined before either place
+        before = source.rfind(b"\n", 0, unit.start)
+        ahead = rng.random() < 0.5 and before > 0 and not source[before + 1 : unit.start].strip()
+        line_end = source.find(b"\n", unit.end)
         offset = before if ahead else len(source) if line_end < 0 else line_end
         separator = tests.top_separator if unit.indent == b"" else tests.separator
         body = unit_text(source, unit, candidate.site, canary_name)

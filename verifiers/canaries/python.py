@@ -29,6 +29,8 @@ _FLIPPED = {b"==": b"!=", b"!=": b"==", b"in": b"not in", b"is": b"is not"}
 # what an expected exception becomes (one a test could expect as well: the copy must not stand out)
 _EXCEPTIONS = (b"ValueError", b"TypeError", b"KeyError", b"IndexError", b"RuntimeError", b"AttributeError")
 _UNCAUGHT = frozenset({b"KeyboardInterrupt", b"SystemExit", b"GeneratorExit", b"BaseException", b"BaseExceptionGroup"})
+_COMPLEMENT = {b"<": b">=", b">=": b"<", b">": b"<=", b"<=": b">"}
+_TOLERANT = (b"approx", b"isclose", b"ANY")  # an expected value with a margin: a moved one may still match
 _TABLE_SITES = 2
 
 
@@ -224,15 +226,24 @@ def _assert_sites(node: Node, source: bytes, context: Context) -> list[Site]:
     actual, expected = operands
     operator = text(source, operators[0])
     sites = []
+    if operator != b"==" or _tolerant(expected, source):
+        # `x != 0` and `x != 2`, `x < 10` and `x < 12`: both can hold, so only the claim's negation
+        # is sure to fail for every answer the real test passes
+        flipped = _FLIPPED.get(operator) or _COMPLEMENT.get(operator)
+        if flipped is None and operator in (b"is not", b"not in"):
+            flipped = operator.replace(b" not", b"").replace(b"not ", b"")
+        if flipped is None:
+            return []
+        op = operators[0]
+        return [Site(op.start_byte, op.end_byte, flipped, CONTRADICTION, "comparison flipped", claim)]
     change = _expected_change(expected, source, mutator)
     if change is not None:
         start, end, new, how = change
         kind = NEW_INPUT if _uses(expected, source, impure) else CONTRADICTION
         sites.append(Site(start, end, new, kind, how, claim))
-    elif operator in _FLIPPED or operator in (b"is not", b"not in"):
-        flipped = _FLIPPED.get(operator) or operator.replace(b" not", b"").replace(b"not ", b"")
+    else:
         op = operators[0]
-        sites.append(Site(op.start_byte, op.end_byte, flipped, CONTRADICTION, "comparison flipped", claim))
+        sites.append(Site(op.start_byte, op.end_byte, b"!=", CONTRADICTION, "comparison flipped", claim))
     if actual.type == "call" or any(n.type == "call" for n in walk(actual, _SCOPES)):
         for literal in _literals(actual):
             if not _inside(literal, "argument_list"):
@@ -247,6 +258,13 @@ def _assert_sites(node: Node, source: bytes, context: Context) -> list[Site]:
                 )
                 break
     return sites
+
+
+def _tolerant(expected: Node, source: bytes) -> bool:
+    return any(
+        n.type in ("identifier", "attribute") and text(source, n).split(b".")[-1] in _TOLERANT
+        for n in [expected, *walk(expected, _SCOPES)]
+    )
 
 
 def _expected_change(expected: Node, source: bytes, mutator: Mutator) -> tuple[int, int, bytes, str] | None:

@@ -113,14 +113,17 @@ def grade_mutant(
     alternates: AlternateTraces | None = None,
     timeout_s: float | None = None,
 ) -> MutantResult:
-    """Grade one mutant like a model's answer (the reference's tests expected, runner files reset);
-    a survivor is then checked for likely equivalence with the alternate (equivalence.py)."""
+    """Grade one mutant like a model's answer (the reference's tests expected, runner files reset),
+    without canaries: the score is the task's own tests' (a draw of canaries would make it vary
+    from run to run); a survivor is then checked for likely equivalence with the alternate."""
     started = time.monotonic()
     scratch = scratch_dir(f"mutant-{task.id}")
     try:
         folder = overlay(task, mutant, scratch / "overlay")
         expected = grader.expected_tests(task)
-        grade = grader.grade_overlay(task, folder, expected=expected, reset=True, timeout_s=timeout_s)
+        grade = grader.grade_overlay(
+            task, folder, expected=expected, reset=True, timeout_s=timeout_s, canaries=False
+        )
     finally:
         remove(scratch)
     result = _mutant_result(task, mutant, grade, time.monotonic() - started)

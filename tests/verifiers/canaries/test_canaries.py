@@ -67,6 +67,25 @@ def test_python_sites_are_the_assertions_expected_sides_and_inputs():
     assert b"pytest.raises(ValueError)" not in swapped and b"pytest.raises(" in swapped
 
 
+@pytest.mark.parametrize(
+    "claim, flipped",
+    [
+        ("run(2).returncode != 0", "run(2).returncode == 0"),
+        ("add(2, 3) < 10", "add(2, 3) >= 10"),
+        ("'x' in add(2, 3)", "'x' not in add(2, 3)"),
+        ("add(2, 3) == pytest.approx(5.0, abs=1)", "add(2, 3) != pytest.approx(5.0, abs=1)"),
+    ],
+)
+def test_a_claim_that_a_moved_value_could_still_meet_is_only_negated(claim, flipped):
+    # `returncode != 2` holds for an honest answer exiting 1 as well as for the reference's 0:
+    # only the negation of the real claim is sure to fail for every answer that passes it
+    source = f"import pytest\nfrom mod import add, run\n\n\ndef test_it():\n    assert {claim}\n".encode()
+    for seed in range(20):
+        (unit,) = python.tests_of("test_h.py", source, frozenset({"mod"}), random.Random(seed)).units
+        assert [(s.kind, s.how) for s in unit.sites] == [(CONTRADICTION, "comparison flipped")]
+        assert f"assert {flipped}".encode() in _changed(source, unit.sites[0])
+
+
 def test_node_and_rust_sites():
     js = b"""import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -124,6 +143,30 @@ def test_every_planted_file_of_the_corpus_still_parses(seed):
                 assert syntax_problems(data, grammar) == [], (task.id, rel)
     assert planted >= 50
 
+
+
+def test_a_canary_sits_right_before_or_right_after_the_test_it_copies():
+    # anywhere else it could precede what the test needs when it is defined (a table its
+    # parametrize decorator reads: sh-export-users' BAD_LINES), and collection would fail
+    sides = set()
+    for task in [t for t in _tasks() if harness_command(t.hidden_cmd).runner == "pytest"]:
+        harnessed = harness_command(task.hidden_cmd)
+        pool = pool_for(task, "pytest", harnessed.files, 3)
+        proofs = {c.key: Proof({"": ("failed", "assertion")}) for c in pool.candidates}
+        for seed in range(6):
+            plan = plan_for(pool, "pytest", proofs, seed)
+            copies = {p.qualified for p in plan.planted}
+            for planted in plan.planted:
+                tree = ast.parse(plan.files[planted.file])
+                body = tree.body
+                for part in planted.qualifier.split("::")[:-1]:
+                    body = next(n for n in body if isinstance(n, ast.ClassDef) and n.name == part).body
+                names = [getattr(n, "name", None) for n in body]
+                at, original = names.index(planted.name), names.index(planted.source.split("::")[-1])
+                between = names[min(at, original) + 1 : max(at, original)]
+                assert all(planted.qualifier + str(n) in copies for n in between), (task.id, planted.name, between)
+                sides.add(at < original)
+    assert sides == {True, False}
 
 def _pytest_task():
     return next(t for t in _tasks() if t.id == "py-free-slots")
