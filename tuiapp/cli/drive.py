@@ -1,5 +1,5 @@
 """Driving a run from the terminal: headless with the line printer and the signals (Ctrl-C once
-aborts, twice or SIGTERM stops now), whether the live view can run here, and the harness
+aborts, twice, SIGTERM or SIGHUP stops now), whether the live view can run here, and the harness
 guarded before any model-written code runs."""
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ async def headless(engine: RunEngine, start: Callable[[], Awaitable[str]]) -> st
     result: dict[str, str] = {}
 
     async def watch_signals() -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
             count = 0
             async for signum in signals:
                 count += 1
-                if signum == signal.SIGTERM or count > 1:
+                if signum in (signal.SIGTERM, signal.SIGHUP) or count > 1:
                     print(STOP_NOW, file=sys.stderr, flush=True)
                     engine.stop_now()
                 else:

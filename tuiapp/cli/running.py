@@ -69,8 +69,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         ledger = open_ledger(db)
         engine = RunEngine(config, ledger)
         run_id = anyio.run(headless, engine, engine.run)
-    after_run(ledger, run_id, db, live=live)
-    return run_exit(ledger, run_id)
+    try:
+        after_run(ledger, run_id, db, live=live)
+        return run_exit(ledger, run_id)
+    finally:  # the WAL folded into the file (a terminal closed under the report cannot stop that)
+        ledger.close()
 
 
 def preflight_flags(config: RunConfig, args: argparse.Namespace) -> RunConfig:

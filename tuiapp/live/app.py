@@ -9,6 +9,8 @@ its own worker; its commands (pause, abort, stop an arm, raise a cap) are plain 
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -134,6 +136,9 @@ class LiveApp(RunKeys):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):  # the default would end the process mid-write
+            loop.add_signal_handler(signum, self.stop_on_signal)
         self.grid.focus()
         self._redraw()  # the configured caps and the task list are on the first frame
         self.call_after_refresh(self._start)  # the engine's start-up work comes after that frame

@@ -128,6 +128,15 @@ class RunKeys(App[str | None]):
             self.state.note("Ctrl-C: aborting, the view closes when the run has stopped", self.clock())
         self._show_engine_state()
 
+    def stop_on_signal(self) -> None:
+        """SIGTERM, or SIGHUP when the terminal closed: stop now, as headless does (calls in flight
+        recorded as lost); the view closes when the run has stopped, and the ledger is closed whole."""
+        self.quit_requested = True
+        if not self.state.live or self.fatal or self.engine is None:
+            self.exit(self.run_id or None)
+        else:
+            self.engine.stop_now()
+
     def _quit_confirmed(self, yes: bool | None) -> None:
         if not yes:
             return

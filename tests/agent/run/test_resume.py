@@ -1,8 +1,10 @@
 """SIGKILL mid-run, then `quotabench resume`: same accepted set, nothing counted twice, no key leaked."""
 
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -149,7 +151,7 @@ def test_resume_refuses_a_finished_run(tmp_path):
 def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
     """Every stop leaves final arms rows: state, the unfinished tasks (the one in flight too),
     tokens_used equal to the calls rows, busy_ms; and the run exits 130."""
-    for presses in (1, 2, "term"):
+    for presses in (1, 2, "term", "hup"):  # hup: the terminal closed
         folder = tmp_path / f"presses-{presses}"
         folder.mkdir()
         cfg = write_config(
@@ -166,22 +168,25 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
         while time.monotonic() < deadline:
             time.sleep(0.2)
             try:
-                if (
-                    Ledger(db).query("select count(*) n from calls where status = 'ok' and kind = 'attempt'")[0]["n"]
-                    >= 2
-                ):
-                    break
+                with contextlib.closing(sqlite3.connect(db)) as conn:  # closed: the run's close folds the WAL
+                    if conn.execute("select count(*) from calls where status = 'ok' and kind = 'attempt'").fetchone()[0] >= 2:
+                        break
             except Exception:
                 continue
-        if presses == "term":
-            proc.send_signal(signal.SIGTERM)
-        for _ in range(presses if presses != "term" else 0):
+        if presses in ("term", "hup"):
+            proc.send_signal(signal.SIGTERM if presses == "term" else signal.SIGHUP)
+        for _ in range(presses if isinstance(presses, int) else 0):
             proc.send_signal(signal.SIGINT)
             time.sleep(0.05)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 130, out
         assert "Traceback" not in out
-        if presses != "term":
+        # the ledger file is whole by itself (its WAL folded in): a copy of the .sqlite alone has the run
+        alone = folder / "copy.sqlite"
+        alone.write_bytes(db.read_bytes())
+        with contextlib.closing(sqlite3.connect(alone)) as conn:
+            assert conn.execute("select count(*) from calls where kind = 'attempt'").fetchone()[0] >= 2, presses
+        if isinstance(presses, int):
             assert "quotabench: aborting: waiting for a call of " in out and "Ctrl-C again to stop now" in out
         if presses != 1:
             assert "stopping now" in out

@@ -4,6 +4,9 @@ attempts, q (and ctrl+q) asks while the run is live and quits at once when it is
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 
 from agent.metrics.report import build_report
@@ -167,6 +170,20 @@ async def test_q_again_while_aborting_stops_now(tmp_path, slow_server):
         await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
     assert ledger.run(engine.run_id)["status"] == "aborted"
 
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM])
+async def test_a_hang_up_or_sigterm_stops_now_and_the_view_closes(tmp_path, slow_server, signum):
+    # the terminal closed (SIGHUP) or the process was asked to end: by default either ended the
+    # process mid-write and left the ledger's WAL unfolded
+    app, engine, ledger = real_app(tmp_path, base_url=slow_server.base_url, a="never-finish")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: started(app) and len(slow_server.requests) >= 2, what="the first calls")
+        os.kill(os.getpid(), signum)
+        await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
+    assert app.quit_requested and app.return_value == engine.run_id
+    assert ledger.run(engine.run_id)["status"] == "aborted"
+    assert not ledger.query("select * from calls where status = 'in_flight'")
 
 async def test_ctrl_c_aborts_saying_what_it_waits_for_and_ctrl_c_again_stops_now(tmp_path):
     """Each call takes 3 s: the abort waits for the calls in flight and says so; the second Ctrl-C
