@@ -229,13 +229,13 @@ def _assert_sites(node: Node, source: bytes, context: Context) -> list[Site]:
     if operator != b"==" or _tolerant(expected, source):
         # `x != 0` and `x != 2`, `x < 10` and `x < 12`: both can hold, so only the claim's negation
         # is sure to fail for every answer the real test passes
-        flipped = _FLIPPED.get(operator) or _COMPLEMENT.get(operator)
-        if flipped is None and operator in (b"is not", b"not in"):
-            flipped = operator.replace(b" not", b"").replace(b"not ", b"")
-        if flipped is None:
+        negation = _FLIPPED.get(operator) or _COMPLEMENT.get(operator)
+        if negation is None and operator in (b"is not", b"not in"):
+            negation = operator.replace(b" not", b"").replace(b"not ", b"")
+        if negation is None:
             return []
         op = operators[0]
-        return [Site(op.start_byte, op.end_byte, flipped, CONTRADICTION, "comparison flipped", claim)]
+        return [Site(op.start_byte, op.end_byte, negation, CONTRADICTION, "comparison flipped", claim)]
     change = _expected_change(expected, source, mutator)
     if change is not None:
         start, end, new, how = change

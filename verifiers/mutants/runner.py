@@ -121,9 +121,7 @@ def grade_mutant(
     try:
         folder = overlay(task, mutant, scratch / "overlay")
         expected = grader.expected_tests(task)
-        grade = grader.grade_overlay(
-            task, folder, expected=expected, reset=True, timeout_s=timeout_s, canaries=False
-        )
+        grade = grader.grade_overlay(task, folder, expected=expected, reset=True, timeout_s=timeout_s, canaries=False)
     finally:
         remove(scratch)
     result = _mutant_result(task, mutant, grade, time.monotonic() - started)

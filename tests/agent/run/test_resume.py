@@ -169,7 +169,12 @@ def test_ctrl_c_aborts_gracefully_and_twice_stops_now(tmp_path, slow_server):
             time.sleep(0.2)
             try:
                 with contextlib.closing(sqlite3.connect(db)) as conn:  # closed: the run's close folds the WAL
-                    if conn.execute("select count(*) from calls where status = 'ok' and kind = 'attempt'").fetchone()[0] >= 2:
+                    if (
+                        conn.execute("select count(*) from calls where status = 'ok' and kind = 'attempt'").fetchone()[
+                            0
+                        ]
+                        >= 2
+                    ):
                         break
             except Exception:
                 continue

@@ -171,7 +171,6 @@ async def test_q_again_while_aborting_stops_now(tmp_path, slow_server):
     assert ledger.run(engine.run_id)["status"] == "aborted"
 
 
-
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM])
 async def test_a_hang_up_or_sigterm_stops_now_and_the_view_closes(tmp_path, slow_server, signum):
     # the terminal closed (SIGHUP) or the process was asked to end: by default either ended the
@@ -184,6 +183,7 @@ async def test_a_hang_up_or_sigterm_stops_now_and_the_view_closes(tmp_path, slow
     assert app.quit_requested and app.return_value == engine.run_id
     assert ledger.run(engine.run_id)["status"] == "aborted"
     assert not ledger.query("select * from calls where status = 'in_flight'")
+
 
 async def test_ctrl_c_aborts_saying_what_it_waits_for_and_ctrl_c_again_stops_now(tmp_path):
     """Each call takes 3 s: the abort waits for the calls in flight and says so; the second Ctrl-C

@@ -144,7 +144,6 @@ def test_every_planted_file_of_the_corpus_still_parses(seed):
     assert planted >= 50
 
 
-
 def test_a_canary_sits_right_before_or_right_after_the_test_it_copies():
     # anywhere else it could precede what the test needs when it is defined (a table its
     # parametrize decorator reads: sh-export-users' BAD_LINES), and collection would fail
@@ -167,6 +166,7 @@ def test_a_canary_sits_right_before_or_right_after_the_test_it_copies():
                 assert all(planted.qualifier + str(n) in copies for n in between), (task.id, planted.name, between)
                 sides.add(at < original)
     assert sides == {True, False}
+
 
 def _pytest_task():
     return next(t for t in _tasks() if t.id == "py-free-slots")
