@@ -151,13 +151,12 @@ class Mutator:
     def literal(self, source: bytes, node: Node) -> tuple[bytes, str] | None:
         """The one change for a literal node, with what it is in words."""
         if node.type in NUMBERS:
-            moved = self.number(text(source, node))
             negated = node.prev_sibling is not None and text(source, node.prev_sibling) == b"-"
             for _ in range(8):  # `-0` is no new value (and reads as a made-up one)
-                if moved is None or not negated or _value(moved) != 0:
-                    break
                 moved = self.number(text(source, node))
-            return (moved, "number moved") if moved is not None and not (negated and _value(moved) == 0) else None
+                if moved is None or not (negated and _value(moved) == 0):
+                    return (moved, "number moved") if moved is not None else None
+            return None
         if node.type in STRINGS:
             altered = self.string(source, node)
             return (altered, "string altered") if altered is not None else None

@@ -25,11 +25,23 @@ from verifiers.canaries.sites import (
 
 _SCOPES = frozenset({"function_definition", "class_definition", "lambda"})
 _LITERALS = frozenset({"integer", "float", "string", "true", "false"})
-_FLIPPED = {b"==": b"!=", b"!=": b"==", b"in": b"not in", b"is": b"is not"}
+# each comparison's negation: the only change of a claim other than an equality that no answer
+# passing the real test can also pass
+_NEGATED = {
+    b"==": b"!=",
+    b"!=": b"==",
+    b"in": b"not in",
+    b"not in": b"in",
+    b"is": b"is not",
+    b"is not": b"is",
+    b"<": b">=",
+    b">=": b"<",
+    b">": b"<=",
+    b"<=": b">",
+}
 # what an expected exception becomes (one a test could expect as well: the copy must not stand out)
 _EXCEPTIONS = (b"ValueError", b"TypeError", b"KeyError", b"IndexError", b"RuntimeError", b"AttributeError")
 _UNCAUGHT = frozenset({b"KeyboardInterrupt", b"SystemExit", b"GeneratorExit", b"BaseException", b"BaseExceptionGroup"})
-_COMPLEMENT = {b"<": b">=", b">=": b"<", b">": b"<=", b"<=": b">"}
 _TOLERANT = (b"approx", b"isclose", b"ANY")  # an expected value with a margin: a moved one may still match
 _TABLE_SITES = 2
 
@@ -229,9 +241,7 @@ def _assert_sites(node: Node, source: bytes, context: Context) -> list[Site]:
     if operator != b"==" or _tolerant(expected, source):
         # `x != 0` and `x != 2`, `x < 10` and `x < 12`: both can hold, so only the claim's negation
         # is sure to fail for every answer the real test passes
-        negation = _FLIPPED.get(operator) or _COMPLEMENT.get(operator)
-        if negation is None and operator in (b"is not", b"not in"):
-            negation = operator.replace(b" not", b"").replace(b"not ", b"")
+        negation = _NEGATED.get(b" ".join(operator.split()))
         if negation is None:
             return []
         op = operators[0]
