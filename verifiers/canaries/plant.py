@@ -1,5 +1,5 @@
 """A grade's canaries: which ones (drawn with the grade's own seed from what the reference's run
-proved), where they go (each after a random real test of its block, in the style of its
+proved), where they go (right before or right after the test it copies, in the style of its
 neighbours), what they are called (a name made of the words of the file's own test names, with
 no suffix or pattern to tell a copy by), and the way back from the planted files to the real
 test ids and places the reference's identities are written in.
