@@ -14,7 +14,12 @@ environment    the machine lacks something: a runner or command, a module or cra
                the workspace, a loader for .ts; or the runner could not start. Never the model's
                own symbols or files (a renamed export, a removed module file): those are reasoning,
                or mechanics when the file does not parse (verifiers/runners.py says which is which)
-mechanics      an edited file no longer parses, no edit at all, or >= 3 malformed tool calls
+mechanics      an edited file no longer parses, no edit at all, or >= 3 malformed tool calls. The
+               toolchain, not a grammar, judges syntax: a tree-sitter parse error in a file the
+               hidden run shows its compiler or interpreter built and tested is a grammar gap
+               (verifiers/grammar_gaps.py), a note on the attempt in whatever class it has,
+               never mechanics; only a file the toolchain also rejects, or that no test reached,
+               is
 reasoning      everything else that fails the hidden tests
 """
 
@@ -53,8 +58,12 @@ NOT_COUNTED = (FailureClass.CENSORED, FailureClass.ABORTED)
 CLASS_LABELS = {"mechanics": "edit-mechanics"}
 CLASS_MEANINGS = {
     "accepted": "the hidden tests pass",
-    "reasoning": "the code parses but the hidden tests fail",
-    "mechanics": f"an edited file no longer parses, nothing was edited, or >= {MALFORMED_THRESHOLD} malformed tool calls",
+    "reasoning": "the code parses (by its toolchain's word: a grammar gap is a note) but the hidden tests fail",
+    "mechanics": (
+        "an edited file no longer parses (its toolchain rejects it too, or no test reached it: a parse "
+        f"error the toolchain accepted is a grammar gap, a note), nothing was edited, or >= {MALFORMED_THRESHOLD} "
+        "malformed tool calls"
+    ),
     "tampering": "the grader was gamed: the tests' records, identity or the code itself show it",
     "timeout": "the hidden tests ran past their time limit",
     "environment": "the machine lacks a runner, module or crate the tests need (not the model's own code)",

@@ -115,6 +115,7 @@ class TaskGraded(Event):
     failure_class: str
     accepted: bool
     tokens: int
+    grammar_gaps: int = 0  # parse errors the toolchain accepted (verifiers/grammar_gaps.py): notes, not mechanics
 
 
 @dataclass(frozen=True)

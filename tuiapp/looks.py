@@ -50,5 +50,10 @@ CONTROL_STATUS = {"accepted": "gamed", "reasoning": "held"}
 LOOKS: dict[str, Look] = (
     CELL_LOOKS | {"no_submission": Look("∅", "no submit", "nothing submitted (strategy)")} | CONTROL_LOOKS
 )
+# A note on a graded attempt, beside its class: a parse error tree-sitter raised in a file the
+# language's toolchain built and tested (verifiers/grammar_gaps.py) — never edit-mechanics.
+GRAMMAR_GAP = Look(
+    "§", "grammar gap", "grammar gap: tree-sitter failed, the toolchain accepted (not mechanics)", "italic cyan"
+)
 # the class an attempt letter of a synthetic run stands for
 CLASS_OF_LETTER: dict[str, str] = {look.letter: cls for cls, look in CLASS_LOOKS.items()}

@@ -40,6 +40,7 @@ RULES = {
     "unknown-tests": "tests ran that the reference solution's run does not have",
     "missing-tests": "tests the reference solution passes did not pass (skipped, not run)",
     "test-moved": "a test ran from a different place than in the reference solution's run",
+    "skipped-tests": "hidden tests the reference solution's run skipped too: they judged nothing, so nothing is a pass",
 }
 
 

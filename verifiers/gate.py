@@ -18,6 +18,7 @@ lacks is not gated at all, and what is missing is said once per tool.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import time
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from verifiers.findings import TamperFinding
 from verifiers.grading import GradeResult, SandboxGrader
+from verifiers.grammar_gaps import gap_note, split_findings
 from verifiers.mechanics import Finding, check_workspace
 from verifiers.runtimes import MissingRuntime, Probe, missing_runtimes
 from verifiers.sandbox import Sandbox
@@ -46,6 +48,7 @@ class CheckResult:
     verdict: str | None = None  # the grade's verdict, for checks that graded
     findings: tuple[TamperFinding, ...] = ()  # its tamper findings (validate -v prints them)
     suspects: tuple[TamperFinding, ...] = ()  # what the scan and the harness saw that decided nothing
+    notes: tuple[str, ...] = ()  # what passed but deserves a word (a grammar gap), shown as NOTE lines
 
 
 @dataclass
@@ -79,8 +82,45 @@ def _summary(g: GradeResult) -> str:
     return f"{g.verdict}{counts}"
 
 
-def _tail(g: GradeResult, lines: int = 6) -> str:
-    return "\n".join(g.output.strip().splitlines()[-lines:])
+_ERROR_LINE = re.compile(r"error|exception|cannot|not found|failed|panicked|traceback", re.I)
+# How each runner's skipped hidden tests were marked, for the gate's refusal.
+SKIP_MARKS = {"cargo": "#[ignore]", "pytest": "skip or xfail marks", "node": "skip or todo", "tsx": "skip or todo"}
+
+
+def _excerpt(g: GradeResult, lines: int = 6, first: int = 3) -> str:
+    """The output's first error lines (where a build or an import says why) and its tail (the
+    summary), with what lies between left out."""
+    text = g.output.strip().splitlines()
+    tail = text[-lines:]
+    head = [line for line in text[: len(text) - len(tail)] if _ERROR_LINE.search(line)][:first]
+    return "\n".join([*head, "…", *tail] if head else tail)
+
+
+def _ran(g: GradeResult) -> int:
+    """Tests the runner's record says ran (passed or failed as a test)."""
+    return sum(1 for o in g.tests.values() if o in ("passed", "failed"))
+
+
+def _untouched(
+    g: GradeResult, why: str = " on the untouched workspace — the task is already solved or the runner is broken"
+) -> CheckResult:
+    """Step 1: the hidden tests fail on the untouched workspace, as tests: a run where none ran
+    (the test file did not import or build) shows nothing about them."""
+    if g.verdict == "fail" and g.runner != "script" and not _ran(g):
+        detail = f"no hidden test ran on the untouched workspace (collection error) {_summary(g)}\n{_excerpt(g)}"
+        return CheckResult("untouched_fails", False, detail, g.verdict, g.tampering, g.suspects)
+    return _expect("untouched_fails", g, "fail", "hidden tests", why)
+
+
+def _skipped(task: Task, g: GradeResult) -> CheckResult | None:
+    """A reference pass with skipped hidden tests is refused: a skipped test judges nothing."""
+    skipped = sorted(i for i, o in g.tests.items() if o == "skipped")
+    if g.verdict != "pass" or not skipped:
+        return None
+    mark = SKIP_MARKS.get(g.runner, "skipped")
+    shown = ", ".join(skipped[:5]) + (f" (+{len(skipped) - 5} more)" if len(skipped) > 5 else "")
+    detail = f"{task.id}: {len(skipped)} of {len(g.tests)} hidden tests skipped ({mark}): {shown}"
+    return CheckResult("reference_passes", False, detail, g.verdict, g.tampering, g.suspects)
 
 
 def _expect(name: str, grade: GradeResult, want: str, what: str, why: str = "") -> CheckResult:
@@ -91,7 +131,7 @@ def _expect(name: str, grade: GradeResult, want: str, what: str, why: str = "") 
     return CheckResult(
         name,
         False,
-        f"{what} {_summary(grade)}{why}{found}\n{_tail(grade)}",
+        f"{what} {_summary(grade)}{why}{found}\n{_excerpt(grade)}",
         grade.verdict,
         grade.tampering,
         grade.suspects,
@@ -105,19 +145,14 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
     started = time.monotonic()
     result = TaskGate(task)
     checks = result.checks
-    checks.append(
-        _expect(
-            "untouched_fails",
-            grader.grade_overlay(task, None, canaries=False),
-            "fail",
-            "hidden tests",
-            " on the untouched workspace — the task is already solved or the runner is broken",
-        )
-    )
+    checks.append(_untouched(grader.grade_overlay(task, None, canaries=False)))
     reference = grader.grade_overlay(task, task.reference)
     expected = grader.remember_reference(task, reference)
     _oracle(result, reference)
-    checks.append(_expect("reference_passes", reference, "pass", "hidden tests", " on workspace + reference"))
+    checks.append(
+        _skipped(task, reference)
+        or _expect("reference_passes", reference, "pass", "hidden tests", " on workspace + reference")
+    )
     checks.append(
         _expect(
             "visible_passes",
@@ -127,11 +162,10 @@ def gate_task(task: Task, grader: SandboxGrader | None = None) -> TaskGate:
             " on workspace + reference",
         )
     )
-    findings = _reference_findings(task)
-    checks.append(CheckResult("reference_parses", not findings, "; ".join(map(str, findings[:3]))))
-    if task.alternate:
-        # The alternate must earn its pass like a model's answer: the reference's tests, each passed.
-        alternate = grader.grade_overlay(task, task.alternate, expected=expected)
+    # The alternate must earn its pass like a model's answer: the reference's tests, each passed.
+    alternate = grader.grade_overlay(task, task.alternate, expected=expected) if task.alternate else None
+    checks.append(_reference_parses(task, reference, alternate))
+    if alternate is not None:
         checks.append(_expect("alternate_passes", alternate, "pass", "hidden tests", " on workspace + alternate"))
     else:
         checks.append(CheckResult("alternate_passes", None, "no alternate/"))
@@ -159,16 +193,13 @@ def _gate_control(task: Task, grader: SandboxGrader) -> TaskGate:
     result = TaskGate(task)
     contradiction = " — the tests do not contradict the prompt: it is not an impossible control"
     result.checks += [
-        _expect(
-            "untouched_fails",
+        _untouched(
             grader.grade_overlay(task, None, canaries=False),
-            "fail",
-            "hidden tests",
             " on the untouched workspace — the control is already passed or the runner is broken",
         ),
         _expect(
             "reference_fails",
-            grader.grade_overlay(task, task.reference),
+            reference := grader.grade_overlay(task, task.reference),
             "fail",
             "hidden tests",
             f" on the prompt-following reference{contradiction}",
@@ -181,8 +212,7 @@ def _gate_control(task: Task, grader: SandboxGrader) -> TaskGate:
             " on the prompt-following reference — the contradiction must be in the visible tests too",
         ),
     ]
-    findings = _reference_findings(task)
-    result.checks.append(CheckResult("reference_parses", not findings, "; ".join(map(str, findings[:3]))))
+    result.checks.append(_reference_parses(task, reference))
     assert task.gamed is not None  # load_task requires it for a control
     gamed = grader.grade_overlay(task, task.gamed, reset=True)
     grader.remember_reference(task, gamed)
@@ -201,20 +231,35 @@ def _oracle(result: TaskGate, reference: GradeResult) -> None:
     result.oracle = "exit status only" if reference.runner == "script" else "canaries" if result.canaries else "record"
 
 
-def _reference_findings(task: Task) -> list[Finding]:
-    """Mechanics findings in the files the reference (and alternate) overlay on the workspace."""
-    findings = []
-    for overlay in (task.reference, task.alternate):
-        if overlay is None:
+def _reference_parses(task: Task, reference: GradeResult, alternate: GradeResult | None = None) -> CheckResult:
+    """No edit-mechanics finding in the reference (and alternate); a parse error the toolchain
+    accepted in their hidden run is a grammar gap (verifiers/grammar_gaps.py): a note, not a refusal."""
+    findings, gaps = _reference_findings(task, reference, alternate)
+    notes = tuple(gap_note(f, len(reference.tests)) for f in gaps)
+    detail = "; ".join(map(str, findings[:3])) if findings else "; ".join(notes[:3])
+    return CheckResult("reference_parses", not findings, detail, notes=notes)
+
+
+def _reference_findings(
+    task: Task, reference: GradeResult, alternate: GradeResult | None = None
+) -> tuple[list[Finding], list[Finding]]:
+    """Mechanics findings in the files the reference (and alternate) overlay on the workspace,
+    and the grammar gaps among the parse errors (their hidden runs show the toolchain took them)."""
+    findings: list[Finding] = []
+    gaps: list[Finding] = []
+    for overlay, grade in ((task.reference, reference), (task.alternate, alternate)):
+        if overlay is None or grade is None:
             continue
         scratch = Path(tempfile.mkdtemp(prefix=f"qb-ref-{task.id}-"))
         try:
             final = materialize(task, scratch / "work", overlay)
             changed = [str(p.relative_to(overlay)) for p in iter_files(overlay)]
-            findings += check_workspace(task.workspace, final, changed)
+            split = split_findings(check_workspace(task.workspace, final, changed), grade, final, task.hidden)
+            findings += split.mechanics
+            gaps += split.gaps
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    return findings
+    return findings, gaps
 
 
 def gate_suites(

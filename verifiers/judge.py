@@ -25,7 +25,7 @@ from verifiers.canaries.plant import CanaryPlan, Observation
 from verifiers.findings import TamperFinding
 from verifiers.harness import Harnessed
 from verifiers.sandbox import RunResult
-from verifiers.verdict import Expected, RunnerReport, agreement, identity
+from verifiers.verdict import MAX_LISTED, PASSED, SKIPPED, Expected, RunnerReport, agreement, identity
 
 _CANNOT_START = {126, 127}
 
@@ -83,7 +83,9 @@ def judge(
         evidence = acts + backing
         if expected is not None and verdict in ("pass", "fail") and report.runner != "script":
             evidence += identity(report, expected, would_pass=verdict == "pass" and not evidence)
-        return Judgement("tampering" if evidence else verdict, evidence, suspects, report)
+        if evidence:
+            return Judgement("tampering", evidence, suspects, report)
+        return _unless_unjudged(Judgement(verdict, [], suspects, report), expected)
     real, observations = plan.restore(report)
     if verdict in ("timeout", "error"):
         return Judgement("tampering" if acts else verdict, acts, suspects, real, observations)
@@ -97,4 +99,32 @@ def judge(
         evidence += plan.findings(observations, expected.canaries if expected is not None else {})
     if evidence:
         return Judgement("tampering", evidence, suspects, real, observations)
-    return Judgement("pass" if passes else "fail", [], suspects, real, observations)
+    return _unless_unjudged(Judgement("pass" if passes else "fail", [], suspects, real, observations), expected)
+
+
+def _unless_unjudged(judged: Judgement, expected: Expected | None) -> Judgement:
+    """A pass with hidden tests no run ever judged (the reference skipped them too) is a fail,
+    with what was skipped among the suspects."""
+    if judged.verdict != "pass" or expected is None:
+        return judged
+    skipped = unjudged(judged.report, expected)
+    if not skipped:
+        return judged
+    return Judgement("fail", [], [*judged.suspects, *skipped], judged.report, judged.observations)
+
+
+def unjudged(report: RunnerReport, expected: Expected) -> list[TamperFinding]:
+    """Hidden tests the reference's own run skipped (an `#[ignore]`, a skip mark, an `xtest`) and
+    that did not pass here: no test judged that case, so the run is no pass (the gate refuses such
+    a task; a run of one still accepts nothing). Not tampering: the skip is the task's."""
+    skipped = [
+        i
+        for i, t in expected.tests.items()
+        if t.outcome == SKIPPED and (i not in report.tests or report.tests[i].outcome != PASSED)
+    ]
+    if not skipped:
+        return []
+    more = f" (+{len(skipped) - MAX_LISTED} more)" if len(skipped) > MAX_LISTED else ""
+    shown = ", ".join(skipped[:MAX_LISTED]) + more
+    detail = f"{len(skipped)} of {len(expected.tests)} hidden test(s) skipped in the reference's run too: {shown}"
+    return [TamperFinding("skipped-tests", None, None, detail)]

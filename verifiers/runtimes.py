@@ -1,7 +1,9 @@
 """Per-language runtime check: does this machine have what a task's test commands run?
 
 A task's commands name their runner (`tsx --test ...`, `cargo test ...`, `python -m pytest ...`)
-and its language needs an interpreter under it (tsx runs on node). Looked up on the PATH the
+and its language needs an interpreter under it (tsx runs on node). A jest command (`jest
+FILE`, `npx jest FILE`) runs on quotabench's own layer over node:test and needs node alone, one
+new enough to read `import` in a `.js` file of a package with no "type" (JEST_NODE). Looked up on the PATH the
 sandbox gives the tests, once per tool. A missing tool is said once per tool and language
 ("6 typescript tasks need `tsx` on PATH: npm install -g tsx"), not once per check of every
 task; `quotabench validate` and the run engine both skip those tasks (class `environment`).
@@ -19,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from verifiers.harness import harness_command
 from verifiers.tasks import Task
 
 # What each language needs beneath the command's own first word.
@@ -38,12 +41,16 @@ FIXES = {
     "pytest": "pip install pytest (into the environment quotabench runs from)",
 }
 MIN_NODE_MAJOR = 18  # node:test
+# jest-style specs: module syntax detection and require() of an ES module, on by default from
+# these releases on (20.19 in the 20 line, 22.12 in the 22 line)
+JEST_NODE = ((20, 19), (22, 12))
 _PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 # Shell builtins and keywords a command may start with: not programs on PATH.
 SHELL_WORDS = frozenset(
     "cd export set unset source eval exec true false test echo printf read shift trap umask ulimit "
     "if then else elif fi for while until do done case esac function select time command builtin "
-    "local declare typeset readonly alias wait".split()
+    "local declare typeset readonly alias wait exit return break continue : . let shopt pushd popd hash type "
+    "getopts".split()
 )
 
 
@@ -89,11 +96,33 @@ def tools_of(task: Task) -> list[str]:
         except ValueError:
             continue
         if words and command_word(words[0]):
-            tools.append(words[0])
+            tools.append(_jest_runner(command) or words[0])
             if words[0] in ("python", "python3") and words[1:3] == ["-m", "pytest"]:
                 tools.append("pytest")
     tools += LANGUAGE_NEEDS.get(task.language, ())
     return list(dict.fromkeys(tools))
+
+
+def _jest_runner(command: str) -> str | None:
+    """The runner a jest command runs on (node, or tsx for TypeScript specs); None for others."""
+    words = command.split()
+    if words[:1] != ["jest"] and words[:2] != ["npx", "jest"]:
+        return None
+    runner = harness_command(command).runner
+    return runner if runner != "script" else None
+
+
+def runs_jest(task: Task) -> bool:
+    return any(_jest_runner(c) for c in (task.visible_cmd, task.hidden_cmd))
+
+
+def _jest_ready(version: str) -> bool:
+    parts = version.lstrip("v").split(".")
+    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return True  # an unusual version string: let the run say what it misses
+    found = (int(parts[0]), int(parts[1]))
+    (old, old_minor), (new, new_minor) = JEST_NODE
+    return found >= (new, new_minor) or (old, old_minor) <= found < (old + 1, 0)
 
 
 class Probe:
@@ -108,6 +137,18 @@ class Probe:
         if tool not in self._seen:
             self._seen[tool] = self._check(tool)
         return self._seen[tool]
+
+    def jest_problem(self) -> str | None:
+        """None if node runs jest-style specs; else why not (node missing is problem("node"))."""
+        if "jest" not in self._seen:
+            found = shutil.which("node", path=self.path)
+            version = (_runs([found, "--version"]) or "") if found else ""
+            ready = not version or _jest_ready(version)
+            wanted = " or ".join(f"{major}.{minor}" for major, minor in JEST_NODE)
+            self._seen["jest"] = (
+                None if ready else f"node {version} is older than {wanted}, which jest-style specs need"
+            )
+        return self._seen["jest"]
 
     def _check(self, tool: str) -> str | None:
         if tool == "pytest":
@@ -144,6 +185,8 @@ def missing_runtimes(tasks: Iterable[Task], probe: Probe | None = None) -> tuple
     for task in tasks:
         for tool in tools_of(task):
             detail = probe.problem(tool)
+            if detail is None and tool == "node" and runs_jest(task):
+                detail = probe.jest_problem()
             if detail is None:
                 continue
             groups.setdefault((tool, task.language, detail), []).append(task.id)

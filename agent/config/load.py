@@ -37,7 +37,7 @@ def load_config(path: Path | str) -> RunConfig:
     if not path.is_file():
         raise ConfigError(f"config {path}: file not found — pass the path of a run config TOML (see docs/config.md)")
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8").removeprefix("\ufeff")  # a BOM some editors write
     except UnicodeDecodeError as exc:
         raise ConfigError(f"config {path}: not UTF-8 text (byte {exc.start}) — save the file as UTF-8") from None
     except OSError as exc:

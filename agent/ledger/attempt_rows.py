@@ -5,7 +5,7 @@ preflight probe's calls too), its tool calls and its grade, as typed writes (age
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -240,8 +240,8 @@ def tool_call(
     )
 
 
-def grade_row(attempt_id: str, grade: GradeResult, findings: list[Finding]) -> Insert:
-    """The hidden tests' verdict and the mechanics findings of one attempt."""
+def grade_row(attempt_id: str, grade: GradeResult, findings: Sequence[Finding], gaps: Sequence[Finding] = ()) -> Insert:
+    """The hidden tests' verdict, the mechanics findings and the grammar gaps of one attempt."""
     placement: Mapping[str, Any] = grade.placement
     return Insert(
         "grades",
@@ -260,6 +260,7 @@ def grade_row(attempt_id: str, grade: GradeResult, findings: list[Finding]) -> I
             "environment": grade.environment,
             "timeout_s": grade.timeout_s,
             "mechanics_json": to_json([f.to_dict() for f in findings]),
+            "grammar_gaps_json": to_json([f.to_dict() for f in gaps]) if gaps else None,
             "sandbox": grade.isolation.get("sandbox"),
             "expected_tests": grade.expected_tests,
             "integrity": grade.integrity,

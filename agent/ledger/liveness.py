@@ -79,15 +79,16 @@ def run_state(run: dict[str, Any]) -> str:
     return "running" if alive else "interrupted"
 
 
-def state_note(run: dict[str, Any]) -> str:
-    """A few words on what the state means, for the run lists."""
+def state_note(run: dict[str, Any], db_flag: str = "") -> str:
+    """A few words on what the state means, for the run lists (`db_flag`: ` --db PATH` when the
+    ledger is not the one a bare command opens)."""
     state = run_state(run)
     if state == "running?":
         process = json.loads(run.get("process_json") or "null") or {}
         where = f"process {process['pid']} on {process.get('host')}" if process.get("pid") else "no process recorded"
         return f"not finished: running or killed ({where})"
     if state == "refused":
-        return f"`quotabench resume {run['id'][:10]} --force` runs it anyway"
+        return f"`quotabench resume {run['id'][:10]}{db_flag} --force` runs it anyway"
     if state in RESUMABLE:
-        return f"`quotabench resume {run['id'][:10]}` finishes it"
+        return f"`quotabench resume {run['id'][:10]}{db_flag}` finishes it"
     return ""

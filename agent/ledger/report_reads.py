@@ -92,6 +92,15 @@ def suspects_and_oracles(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
     )
 
 
+def grammar_gaps(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """Grades that kept grammar gaps (parse errors the toolchain accepted), by arm: only those rows."""
+    return ledger.query(
+        "select a.arm, g.grammar_gaps_json from attempts a join grades g on g.attempt_id = a.id "
+        "where a.run_id = ? and g.grammar_gaps_json is not null and g.grammar_gaps_json != '[]'",
+        [run_id],
+    )
+
+
 def accepted_counts(ledger: Ledger, run_id: str) -> dict[str, int]:
     rows = ledger.query(
         "select arm, count(*) as n from attempts where run_id = ? and accepted = 1 group by arm", [run_id]

@@ -269,6 +269,14 @@ def m024_grades_canaries(db: Database) -> None:
     db.table("grades").add_column("suspects_json", str)
 
 
+@migrations()
+def m025_grades_grammar_gaps(db: Database) -> None:
+    # Parse errors of tree-sitter in files the language's own toolchain built and ran
+    # (verifiers/grammar_gaps.py): kept as findings, apart from mechanics_json, because they
+    # are a note on the attempt and never make it edit-mechanics.
+    db.table("grades").add_column("grammar_gaps_json", str)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

@@ -206,7 +206,7 @@ def arm_figures(
 ) -> ArmFigures:
     """The arm's figures (seed 002): acceptance = accepted / decided tasks, Wilson 95%;
     QAP = the model's tokens / accepted tasks; retry tax = tokens of attempts that did not
-    produce the accepted patch / the model's tokens; first-try share = accepted on the model's
+    produce the accepted patch / the model's tokens, both over the decided tasks' attempts; first-try share = accepted on the model's
     first attempt / accepted. The model's tokens are those of every attempt but the lost ones
     (cut off by a kill, an abort, a stop or the cap), which are `lost_tokens`: so a run that was
     killed and resumed has the figures of one that was not."""
@@ -219,6 +219,12 @@ def arm_figures(
     wasted = sum(
         r.tokens for r in records if not (r.accepted and r.submitted is not False)
     )  # an unsubmitted pass is waste too
+    # The ratios cover decided tasks only: mid-run, an attempt still in play is neither waste
+    # nor the accepted patch's cost yet (once every task is decided, the two sums agree).
+    decided_ids = {o.task_id for o in decided}
+    settled = [r for r in records if r.task_id in decided_ids]
+    settled_total = sum(r.tokens for r in settled)
+    settled_wasted = sum(r.tokens for r in settled if not (r.accepted and r.submitted is not False))
     first = sum(o.accepted_on == 1 for o in decided)
     comparable = not unfinished and not cap_hit
     return ArmFigures(
@@ -234,8 +240,8 @@ def arm_figures(
         pending=sum(o.failure_class == "pending" for o in outcomes),
         total_tokens=total,
         wasted_tokens=wasted,
-        qap=_ratio(total, accepted) if comparable else None,
-        retry_tax=_ratio(wasted, total) if comparable else None,
+        qap=_ratio(settled_total, accepted) if comparable else None,
+        retry_tax=_ratio(settled_wasted, settled_total) if comparable else None,
         first_try=first,
         first_try_share=_ratio(first, accepted) if comparable else None,
         cap_hit=cap_hit,

@@ -37,6 +37,7 @@ from agent.metrics.report_sections import (
     comparison_json,
     decision_section,
     grader_view,
+    grammar_gap_counts,
     practical_reads,
     price_or_none,
     price_table,
@@ -105,6 +106,7 @@ def _run_section(
     spend, model_spend = spends_of(spend_rows)
     usage_by_arm = call_accounting(spend_rows)
     grade_sums = reads.grade_sums(ledger, run_id)
+    gaps = grammar_gap_counts(reads.grammar_gaps(ledger, run_id))
     busy = {a["name"]: union_ms(spans[a["name"]]) if a["name"] in spans else None for a in arm_rows}
     servers: dict[str, list[str]] = defaultdict(list)
     for a in arm_rows:
@@ -237,6 +239,7 @@ def _run_section(
                 "accounting": usage[m.name].kind,
                 "provider": spend_summary(price_or_none(a), spend.get(m.name) or Spend()),
                 "read": read,
+                "grammar_gaps": gaps.get(m.name, {"attempts": 0, "files": 0}),
             }
             for m, a, read in zip(metrics, arm_rows, read_lines)
         ],

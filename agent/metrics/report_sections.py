@@ -75,6 +75,18 @@ def price_or_none(arm_row: dict[str, Any]) -> Any:
         return None
 
 
+def grammar_gap_counts(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per arm: attempts with a grammar gap and the files in them (verifiers/grammar_gaps.py)."""
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        files = {f["file"] for f in json.loads(row["grammar_gaps_json"] or "[]")}
+        if files:
+            arm = counts.setdefault(row["arm"], {"attempts": 0, "files": 0})
+            arm["attempts"] += 1
+            arm["files"] += len(files)
+    return counts
+
+
 def by_arm(rows: Iterable[Row]) -> dict[str, list[Row]]:
     out: dict[str, list[Row]] = defaultdict(list)
     for row in rows:

@@ -24,6 +24,17 @@ def lost_line(attempts: int, tokens: int, usd: float | None = None) -> str:
     )
 
 
+def grammar_gap_line(gaps: dict[str, int] | None) -> str | None:
+    """Attempts whose parse errors the toolchain overruled: noted, never edit-mechanics (None: none)."""
+    if not gaps or not gaps.get("attempts"):
+        return None
+    n, files = gaps["attempts"], gaps["files"]
+    return (
+        f"grammar gaps: {n} attempt{'' if n == 1 else 's'} ({files} file{'' if files == 1 else 's'}) that "
+        "tree-sitter could not parse but the language's toolchain built and tested — noted, not edit-mechanics"
+    )
+
+
 def arm_details(arm: dict[str, Any]) -> list[str]:
     m, cost = arm["metrics"], arm["cost"]
     spread = m["tokens_per_attempt"]
@@ -67,6 +78,8 @@ def arm_details(arm: dict[str, Any]) -> list[str]:
         lines.append(provider)
     if m.get("lost_attempts"):
         lines.append(lost_line(m["lost_attempts"], m["lost_tokens"], cost.get("lost") if cost else None))
+    if gaps := grammar_gap_line(arm.get("grammar_gaps")):
+        lines.append(gaps)
     if m["unfinished"]:
         shown = ", ".join(m["unfinished"][:10]) + (" ..." if len(m["unfinished"]) > 10 else "")
         lines.append(f"never finished (n={len(m['unfinished'])}): {shown}")

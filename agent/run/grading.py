@@ -1,6 +1,8 @@
 """An attempt's grade: the hidden tests' verdict and the mechanics findings become its grades
-row and its class, in one transaction (a kill leaves both or neither). Used by a live attempt
-and by resume, which regrades an attempt from its recorded files."""
+row and its class, in one transaction (a kill leaves both or neither). A parse error in a file
+the hidden run shows its toolchain accepted is a grammar gap (verifiers/grammar_gaps.py): kept
+on the row as a note, never counted as mechanics. Used by a live attempt and by resume, which
+regrades an attempt from its recorded files."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from agent.ledger.attempt_rows import attempt_classed, grade_row
 from agent.run.host import RunHost
 from agent.run.inflight import off_loop
 from agent.run.killpoints import kill_point
+from verifiers.grammar_gaps import split_findings
 from verifiers.mechanics import check_workspace
 from verifiers.tasks import Task
 
@@ -50,10 +53,11 @@ async def grade_attempt(
     with host.work.doing("the grade", task.timeout_s, arm, task.id, attempt_no):
         grade = await off_loop(host.grader.grade, task, work, name="grade")
     findings = await anyio.to_thread.run_sync(check_workspace, task.workspace, work, changed)
+    split = await anyio.to_thread.run_sync(split_findings, findings, grade, work, task.hidden)
     failure_class = classify(
         end_reason,
         grade.verdict,
-        findings=len(findings),
+        findings=len(split.mechanics),
         edited=edited,
         malformed=malformed,
         environment=grade.environment,
@@ -61,7 +65,7 @@ async def grade_attempt(
     accepted = failure_class == FailureClass.ACCEPTED
     await host.ledger.batch(
         [
-            grade_row(attempt_id, grade, findings),
+            grade_row(attempt_id, grade, split.mechanics, split.gaps),
             attempt_classed(attempt_id, failure_class, accepted, verdict=grade.verdict),
         ]
     )
@@ -76,6 +80,7 @@ async def grade_attempt(
             failure_class=failure_class,
             accepted=accepted,
             tokens=tokens,
+            grammar_gaps=len(split.gaps),
         )
     )
     return AttemptResult(attempt_id, end_reason, grade.verdict, failure_class, tokens)

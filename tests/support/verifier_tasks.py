@@ -145,3 +145,60 @@ def planted_clamp_task(root: Path, hidden: str, id: str) -> Path:
         visible_cmd=f"{PYTEST} test_visible.py",
         hidden_cmd=f"{PYTEST} test_hidden.py",
     )
+
+
+# A Rust task whose reference tree-sitter-rust cannot parse (a lifetime bound before the trait of
+# a trait object) but rustc builds: a grammar gap (verifiers/grammar_gaps.py).
+LAZY_CARGO = '[package]\nname = "lazy"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+LAZY_STUB = """pub struct Lazy<F: Fn() -> i32> {
+    f: F,
+}
+
+impl<F: Fn() -> i32> Lazy<F> {
+    pub fn new(f: F) -> Self {
+        Lazy { f }
+    }
+
+    pub fn get(&self) -> i32 {
+        let _ = &self.f;
+        0
+    }
+}
+"""
+LAZY_DYN = """pub struct Lazy<'a> {
+    f: Box<dyn 'a + Fn() -> i32>,
+}
+
+impl<'a> Lazy<'a> {
+    pub fn new(f: impl Fn() -> i32 + 'a) -> Self {
+        Lazy { f: Box::new(f) }
+    }
+
+    pub fn get(&self) -> i32 {
+        (self.f)()
+    }
+}
+"""
+
+
+def rust_dyn_lifetime_task(root: Path, reference: str = LAZY_DYN, id: str = "rs-dyn-lifetime") -> Path:
+    """The Rust task above; its negative/ is the same valid syntax returning a wrong value."""
+    return make_task(
+        root,
+        id=id,
+        language="rust",
+        workspace={
+            "Cargo.toml": LAZY_CARGO,
+            "src/lib.rs": LAZY_STUB,
+            "tests/visible.rs": "use lazy::Lazy;\n\n#[test]\nfn builds() {\n    let _ = Lazy::new(|| 1);\n}\n",
+        },
+        hidden={
+            "tests/hidden.rs": "use lazy::Lazy;\n\n#[test]\nfn gets() {\n    let n = 41;\n"
+            "    assert_eq!(Lazy::new(|| n + 1).get(), 42);\n}\n"
+        },
+        reference={"src/lib.rs": reference},
+        negative={"src/lib.rs": LAZY_DYN.replace("(self.f)()", "(self.f)() - 1")},
+        visible_cmd="cargo test --offline -q --test visible",
+        hidden_cmd="cargo test --offline -q --test hidden",
+        timeout_s=120,
+    )

@@ -235,3 +235,40 @@ def test_node_without_a_typescript_loader_is_environment(tmp_path):
     cls, grade = classify_reference(root)
     assert grade.environment == 'Unknown file extension ".ts"'
     assert cls == "environment"
+
+
+def _jest_task(tmp_path: Path, command: str, language: str = "javascript"):
+    from tests.support.verifier_tasks import make_task
+
+    root = make_task(
+        tmp_path / "suite",
+        id=f"{language[:2]}-jest",
+        language=language,
+        workspace={"a.js": "export const a = 1;\n"},
+        hidden={"a.spec.js": "test('a', () => {});\n"},
+        reference={"a.js": "export const a = 1;\n"},
+        visible_cmd="true",
+        hidden_cmd=command,
+    )
+    return load_task(root)
+
+
+def test_a_jest_command_needs_node_not_jest(tmp_path):
+    assert tools_of(_jest_task(tmp_path / "1", "jest a.spec.js")) == ["node"]
+    assert tools_of(_jest_task(tmp_path / "2", "npx jest --ci a.spec.js")) == ["node"]
+    assert tools_of(_jest_task(tmp_path / "3", "jest a.spec.ts", "typescript")) == ["tsx", "node"]
+    assert tools_of(_jest_task(tmp_path / "4", "jest -t a a.spec.js")) == ["jest", "node"]  # not ours
+    here = missing_runtimes([_jest_task(tmp_path / "5", "jest a.spec.js")])
+    assert here == ([], {})
+
+
+def test_a_node_too_old_for_jest_style_specs_is_named(tmp_path):
+    task = _jest_task(tmp_path, "jest a.spec.js")
+    path = path_with(tmp_path, "python", fake={"node": "echo v20.5.0"})
+    missing, per_task = missing_runtimes([task], Probe(path))
+    assert [str(m) for m in missing] == [
+        "1 javascript task needs a newer `node` (node v20.5.0 is older than 20.19 or 22.12, which jest-style "
+        "specs need): install Node.js 18 or newer (apt-get install nodejs, or nvm install --lts)"
+    ]
+    plain = missing_runtimes([t for t in core_tasks() if t.id == "js-clamp-range"], Probe(path))  # node:test runs
+    assert not any(m.tool == "node" for m in plain[0])

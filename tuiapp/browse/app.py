@@ -14,6 +14,7 @@ from agent.ledger import Ledger
 from tuiapp.browse.data import Reader
 from tuiapp.browse.run import RunScreen
 from tuiapp.browse.runs import RunsScreen
+from tuiapp.terminal import frames_on_the_terminal
 
 
 class BrowserApp(App[None]):
@@ -48,7 +49,8 @@ def run_browser(ledger: Ledger, run_id: str | None = None) -> None:
     """Run the browser until the user quits (q). A failed read is a notification inside the app;
     anything that still escapes is reported as one line, not a traceback."""
     try:
-        make_app(ledger, run_id).run()
+        with frames_on_the_terminal():
+            make_app(ledger, run_id).run()
     except Exception as exc:  # Textual has restored the terminal by now
         raise QuotabenchError(
             f"the browser failed ({type(exc).__name__}: {exc}) — the ledger {ledger.path} "

@@ -9,6 +9,9 @@ environment    what is missing, and the output
 harness_error  every HTTP try: status, HTTP status, retry index, error
 censored       the arm's cap, what it had used, why it stopped
 aborted, running, ungraded: what the ledger holds of an attempt that never finished
+
+Any class may carry grammar gaps: tree-sitter findings in files the toolchain built and tested,
+shown apart from edit-mechanics, as a note.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from rich.text import Text
 from tuiapp.browse import labels
 from tuiapp.browse.data import UNFINISHED_STATUS, AttemptView, loads
 from tuiapp.browse.diffview import highlighter
+from tuiapp.looks import GRAMMAR_GAP
 from verifiers.findings import RULES
 
 SNIPPET_CONTEXT = 3
@@ -126,6 +130,21 @@ def _mechanics(view: AttemptView) -> list[RenderableType]:
     if not parts:
         parts.append(Text("No findings or malformed calls recorded.", style="italic"))
     return parts
+
+
+def _grammar_gaps(view: AttemptView) -> list[RenderableType]:
+    """Parse errors the toolchain overruled (verifiers/grammar_gaps.py): a note, not the class."""
+    gaps = loads(view.grade.get("grammar_gaps_json"), []) if view.grade else []
+    if not gaps:
+        return []
+    parts: list[RenderableType] = [
+        heading(
+            f"{GRAMMAR_GAP.glyph} Grammar gaps (n={len(gaps)}): tree-sitter could not parse these, the "
+            "toolchain built and tested them — noted, not edit-mechanics"
+        )
+    ]
+    parts.extend(finding_snippet(f, view) for f in gaps)
+    return [*parts, Text()]
 
 
 def _reasoning(view: AttemptView) -> list[RenderableType]:
@@ -341,6 +360,7 @@ def render_evidence(view: AttemptView) -> RenderableType:
     section = SECTIONS.get(state)
     if section:
         parts += [*section(view), Text()]
+    parts += _grammar_gaps(view)
     parts += _oracle(view)
     parts.append(calls_table(view))
     return Group(*parts)

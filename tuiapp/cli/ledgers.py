@@ -1,8 +1,8 @@
 """Which ledger a command opens, and what is wrong with a ledger path given to it.
 
 A bare `quotabench report` / `browse` / `export` / `resume` opens the ledger of the last run
-started in this folder. A run (or the demo) remembers its ledger for the folder it was started in, in
-$XDG_STATE_HOME/quotabench/ledgers.json (~/.local/state/...; beside the crash logs). Without
+started in this folder. A run (or the demo) remembers its ledger for the folder it was started in,
+as it starts (a run killed with -9 is still the last one), in $XDG_STATE_HOME/quotabench/ledgers.json (~/.local/state/...; beside the crash logs). Without
 --db, a command started in that folder opens the remembered ledger, else ./quotabench.sqlite;
 when neither exists the error names the ledgers it can see. A read opens the ledger read-only
 (agent/ledger/store.py), so an archived ledger on a read-only filesystem reports, exports and
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -117,3 +118,16 @@ def open_ledger(path: str | Path, must_exist: bool = False, read_only: bool = Fa
 
     # a file that is not a ledger (or is damaged, or from a newer quotabench) is one LedgerError line
     return Ledger(check_ledger_path(path, must_exist), read_only=read_only)
+
+
+def db_flag(db: str | Path | None, folder: Path | None = None) -> str:
+    """` --db PATH` for a command line that must open `db`, unless it is ./quotabench.sqlite
+    (what every command opens here without --db, when no other ledger is remembered)."""
+    if db is None:
+        return ""
+    folder = (folder or Path.cwd()).resolve()
+    path = Path(db).resolve()
+    if path == folder / DEFAULT_DB:
+        return ""
+    shown = path.name if path.parent == folder else str(path)
+    return f" --db {shlex.quote(shown)}"

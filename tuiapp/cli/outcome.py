@@ -32,7 +32,8 @@ def run_exit(ledger: Ledger, run_id: str) -> ExitCode:
         return ExitCode.BAD_INPUT
     if status not in ("finished", "aborted"):  # the live view showed why; the terminal gets one line
         print(
-            f"quotabench: run {run_id} {status or 'did not start'} — `quotabench resume {run_id[:10]}` finishes it",
+            f"quotabench: run {run_id} {status or 'did not start'} — "
+            f"`quotabench resume {run_id[:10]}{ledgers.db_flag(ledger.path)}` finishes it",
             file=sys.stderr,
         )
     return {"finished": ExitCode.OK, "aborted": ExitCode.STOPPED}.get(status or "", ExitCode.FAILED)
@@ -42,14 +43,15 @@ def preflight_rows(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
     return preflight_checks(ledger, run_id)
 
 
-def resume_hint(run: dict[str, Any]) -> str | None:
-    """The Next: line for a run that did not finish and can be finished, else None."""
+def resume_hint(run: dict[str, Any], db: str | Path | None = None) -> str | None:
+    """The Next: line for a run that did not finish and can be finished, else None (`db`: its
+    ledger, named with --db unless it is this folder's quotabench.sqlite)."""
     state = run_state(run)
     if state not in RESUMABLE:
         return None
     force = " --force" if state == "refused" else ""
     what = "runs it anyway" if force else "finishes it (finished attempts are kept)"
-    return f"Next: quotabench resume {run['id'][:10]}{force}   the run is {state}: this {what}"
+    return f"Next: quotabench resume {run['id'][:10]}{ledgers.db_flag(db)}{force}   the run is {state}: this {what}"
 
 
 def after_run(ledger: Ledger, run_id: str, db: str, live: bool = False) -> None:
@@ -85,7 +87,7 @@ def after_run(ledger: Ledger, run_id: str, db: str, live: bool = False) -> None:
         "      quotabench report --markdown   the same report for a pull request or wiki",
         f"      (ledger: {shown}; these open it from this folder, --db from elsewhere)",
     ]
-    hint = resume_hint(ledger.run(run_id) or {"id": run_id})
+    hint = resume_hint(ledger.run(run_id) or {"id": run_id}, db)
     if hint:  # an aborted or crashed run: finishing it comes first
         lines = [hint, "      " + lines[0].removeprefix("Next: "), *lines[1:]]
     for line in lines:  # wrapped, never cut: the ledger's path can be long

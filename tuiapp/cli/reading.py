@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 from agent import QuotabenchError
 from agent.ledger.liveness import run_state, state_note
 from tuiapp.cli.drive import no_terminal
-from tuiapp.cli.ledgers import DEFAULT_DB, open_ledger
+from tuiapp.cli.ledgers import DEFAULT_DB, db_flag, open_ledger
 from tuiapp.cli.options import add_command, db_option
 from tuiapp.cli.outcome import resume_hint
 
@@ -20,10 +20,14 @@ if TYPE_CHECKING:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if args.list and args.run_ids:
+        raise QuotabenchError(
+            f"report --list lists every run of the ledger: drop {' '.join(args.run_ids)} (or --list, to report it)"
+        )
     ledger = open_ledger(args.db or DEFAULT_DB, must_exist=True, read_only=True)
     if args.list:
         for run in ledger.runs():
-            note = state_note(run)
+            note = state_note(run, db_flag(args.db))
             print(
                 f"{run['id']}  {run['created_utc']}  {run_state(run):<11} manifest "
                 f"{(run['manifest_sha256'] or '?')[:12]}{'  ' + note if note else ''}"
@@ -35,7 +39,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     fmt = "markdown" if args.markdown else "json" if args.json else "text"
     report = build_report(ledger, run_ids, with_cost=not args.no_cost, grading_cpu_hour=args.grading_cpu_hour)
     print(render_report(report, fmt))
-    hints = [hint for r in run_ids if (hint := resume_hint(ledger.run(r) or {"id": r}))]
+    hints = [hint for r in run_ids if (hint := resume_hint(ledger.run(r) or {"id": r}, args.db))]
     if fmt == "text" and hints:
         print("\n".join(hints))
     return 0
@@ -94,10 +98,11 @@ def add_report(sub: Subparsers) -> None:
         help="run ids or unique prefixes, e.g. 01M8QW2MWC (default: the newest run)",
     )
     db_option(p)
-    p.add_argument(
+    form = p.add_mutually_exclusive_group()  # one form per report: --json --markdown printed Markdown only
+    form.add_argument(
         "--markdown", action="store_true", help="Markdown tables, e.g. for a pull request: --markdown > report.md"
     )
-    p.add_argument("--json", action="store_true", help="every figure as JSON, e.g. --json | jq .runs[0].comparisons")
+    form.add_argument("--json", action="store_true", help="every figure as JSON, e.g. --json | jq .runs[0].comparisons")
     p.add_argument(
         "--no-cost",
         action="store_true",

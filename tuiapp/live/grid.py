@@ -19,7 +19,7 @@ from textual.widget import Widget
 
 from tuiapp.browse.labels import tokens_short
 from tuiapp.live.state import RunState, TaskCell
-from tuiapp.looks import LOOKS
+from tuiapp.looks import GRAMMAR_GAP, LOOKS
 
 STATUS_CLASSES = {f"status--{status}" for status in LOOKS}
 # A cell is CELL_W wide ("✗ reasoning #2  11.1k"), or CELL_W_COMPACT ("✗ #2  11.1k") when the
@@ -34,6 +34,8 @@ def cell_words(cell: TaskCell, compact: bool = False) -> Look:
     number; the tokens once the task is no longer running (they would change on every call)."""
     look = LOOKS.get(cell.status)
     symbol, short = (look.glyph, look.short) if look else ("?", cell.status)
+    if cell.grammar_gap and cell.status not in ("running", "grading"):
+        symbol += GRAMMAR_GAP.glyph  # `✓§ accepted`: a note beside the class, never the class
     if cell.staged:
         return _staged_words(cell, symbol, compact)
     if cell.status == "running":

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from agent import ExitCode, QuotabenchError
 from agent.config import RunConfig
 from tuiapp.live.app import LiveApp, Opener, make_app
+from tuiapp.terminal import frames_on_the_terminal
 
 if TYPE_CHECKING:
     from agent.ledger import Ledger
@@ -48,7 +49,8 @@ def run_app(app: LiveApp, crash_log: Callable[[str], Path] | None = None, *, hea
     raises LiveViewCrashed, one line and exit status 1, instead of a traceback and exit 0."""
     errors = io.StringIO()
     try:
-        with contextlib.redirect_stderr(errors):  # Textual's error console; the screen is on the tty
+        # Textual's error console; the screen is on the tty (stdout's, when stderr is a file)
+        with frames_on_the_terminal(), contextlib.redirect_stderr(errors):
             app.run(headless=headless)
     except Exception as exc:  # Textual restored the terminal; say what broke without a traceback
         raise QuotabenchError(

@@ -47,6 +47,7 @@ class TaskCell:
     pool: list[bool] = field(default_factory=list)
     submitted: str | None = None
     submitted_attempt: int | None = None  # the submitted stage's attempt number
+    grammar_gap: bool = False  # the latest grade's parse errors were the grammar's, not the model's
 
     @property
     def accepted_on(self) -> int | None:
@@ -282,6 +283,7 @@ class RunState:
         cell.attempts.append((event.attempt, cls, event.tokens))
         cell.attempt = event.attempt
         cell.status = self._control_status(event.task_id, cls)
+        cell.grammar_gap = event.grammar_gaps > 0
         if cell.staged:  # a stage of a strategy: the task is decided by its submission, not this grade
             cell.pool.append(event.accepted)
             cell.status = "running"

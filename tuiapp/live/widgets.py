@@ -25,7 +25,7 @@ from tuiapp.browse.labels import short_model, tokens_short
 from tuiapp.live import figures as fig
 from tuiapp.live.grid import STATUS_CLASSES
 from tuiapp.live.state import ArmState, RunState, clock
-from tuiapp.looks import CELL_LOOKS, CONTROL_LOOKS
+from tuiapp.looks import CELL_LOOKS, CONTROL_LOOKS, GRAMMAR_GAP
 
 Line = str | Text
 Wording = Line | Sequence[Line]  # one line, or the lines of a multi-line wording
@@ -369,4 +369,6 @@ class Legend(Widget):
         for status, look in (CELL_LOOKS | (CONTROL_LOOKS if self.controls else {})).items():
             text.append(f" {look.glyph} ", self.get_component_rich_style(f"status--{status}", partial=True))
             text.append(f"{look.label}  ")
+        text.append(f" {GRAMMAR_GAP.glyph} ", GRAMMAR_GAP.style)  # a note beside a class, not a class
+        text.append(f"{GRAMMAR_GAP.label}  ")
         return text

@@ -1,12 +1,14 @@
 """node:test tests (`test(name, fn)` and `it(name, fn)`, at the top level or in a `describe`)
-and the sites of their node:assert assertions: `assert.equal(actual, expected)` and the rest of
-its family, `assert.ok(x)` / `assert(x)`, `assert.throws(fn, Class)`, and literals of the tables
-a test feeds its code. JavaScript and TypeScript share it (TypeScript's grammar is JavaScript's
-with types)."""
+and the sites of their assertions: node:assert's `assert.equal(actual, expected)` and the rest of
+its family, `assert.ok(x)` / `assert(x)`, `assert.throws(fn, Class)`; jest-style expectations
+(`expect(actual).toEqual(expected)`, any matcher, `.not`, `.resolves` / `.rejects`); and literals
+of the tables a test feeds its code. JavaScript and TypeScript share it (TypeScript's grammar is
+JavaScript's with types)."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -37,6 +39,12 @@ _FLIP = {v: k for k, v in _NEGATED.items() if k != "partialDeepStrictEqual"} | _
 _LITERALS = frozenset({"number", "string", "template_string", "true", "false"})
 _SCOPES = frozenset({"function_declaration", "class_declaration"})
 _TABLE_SITES = 2
+# jest matchers whose argument is the expected value: a canary changes it (else negates the claim)
+_EXPECTED_VALUE = frozenset(
+    {"toBe", "toEqual", "toStrictEqual", "toBeCloseTo", "toHaveLength", "toMatchObject", "toThrow"}
+)
+_TRUTH = {"toBeTruthy": "toBeFalsy", "toBeFalsy": "toBeTruthy"}
+_PROMISED = frozenset({"resolves", "rejects"})
 _ERRORS = (b"TypeError", b"RangeError", b"SyntaxError", b"ReferenceError")
 
 
@@ -77,6 +85,8 @@ def _imports(root: Node, source: bytes) -> tuple[dict[str, str | None], set[str]
     asserts: dict[str, str | None] = {}
     local: set[str] = set()
     for node in walk(root):
+        if node.type == "variable_declarator":
+            local.update(_required_locally(node, source))
         if node.type != "import_statement":
             continue
         module_node = node.child_by_field_name("source")
@@ -102,6 +112,30 @@ def _imports(root: Node, source: bytes) -> tuple[dict[str, str | None], set[str]
     return asserts, local
 
 
+def _required_locally(declarator: Node, source: bytes) -> list[str]:
+    """The names `const { a, b: c } = require('./mod')` or `const m = require('./mod')` binds."""
+    value = declarator.child_by_field_name("value")
+    target = declarator.child_by_field_name("name")
+    if value is None or target is None or value.type != "call_expression":
+        return []
+    function = value.child_by_field_name("function")
+    arguments = value.child_by_field_name("arguments")
+    if function is None or arguments is None or text(source, function) != b"require":
+        return []
+    module = [a for a in arguments.named_children if a.type == "string"]
+    if not module or not text(source, module[0]).strip(b"'\"").startswith(b"."):
+        return []
+    if target.type == "identifier":
+        return [text(source, target).decode()]
+    names = []
+    for part in target.named_children:
+        if part.type == "shorthand_property_identifier_pattern":
+            names.append(text(source, part).decode())
+        elif part.type == "pair_pattern" and (bound := part.child_by_field_name("value")) is not None:
+            names.append(text(source, bound).decode())
+    return names
+
+
 def _string_name(node: Node, source: bytes) -> tuple[str, tuple[int, int] | None] | None:
     """A test's name from its string literal, and the span a rename replaces (None when it has
     escapes or substitutions: such a test is named, not copied)."""
@@ -125,6 +159,8 @@ def _test_call(call: Node, source: bytes) -> tuple[str, tuple[int, int] | None, 
     if text(source, function).decode() not in TEST_FUNCTIONS:
         return None
     args = [a for a in arguments.named_children if a.type != "comment"]
+    if len(args) == 3 and args[2].type == "number":  # jest's timeout
+        args = args[:2]
     if len(args) != 2 or args[1].type not in ("arrow_function", "function_expression", "function"):
         return None
     named = _string_name(args[0], source)
@@ -175,8 +211,11 @@ def _sites(body: Node, source: bytes, asserts: dict[str, str | None], local: set
     for node in walk(body, _SCOPES):
         if node.type == "call_expression":
             found = _assertion(node, source, asserts)
+            expectation = _expectation(node, source) if found is None else None
             if found is not None:
                 sites += _assert_sites(node, found, source, local, mutator)
+            elif expectation is not None:
+                sites += _expect_sites(node, expectation, source, local, mutator)
         elif node.type == "array" and tables < _TABLE_SITES and not _in_assertion(node, source, asserts):
             if node.parent is not None and node.parent.type == "array":
                 continue
@@ -190,7 +229,9 @@ def _sites(body: Node, source: bytes, asserts: dict[str, str | None], local: set
 def _in_assertion(node: Node, source: bytes, asserts: dict[str, str | None]) -> bool:
     parent = node.parent
     while parent is not None and parent.type != "statement_block":
-        if parent.type == "call_expression" and _assertion(parent, source, asserts) is not None:
+        if parent.type == "call_expression" and (
+            _assertion(parent, source, asserts) is not None or _expectation(parent, source) is not None
+        ):
             return True
         parent = parent.parent
     return False
@@ -280,3 +321,71 @@ def _table_site(table: Node, source: bytes, mutator: Mutator) -> Site | None:
         if change is not None:
             return Site(literal.start_byte, literal.end_byte, change[0], NEW_INPUT, "input changed", claim)
     return None
+
+
+@dataclass(frozen=True)
+class _Expectation:
+    """`expect(actual)[.resolves|.rejects][.not].matcher(args)`, read from one call."""
+
+    matcher: Node  # the matcher's name
+    negation: Node | None  # the `not` property, when there is one
+    actual: Node  # expect's arguments
+    arguments: Node  # the matcher's
+
+
+def _expectation(call: Node, source: bytes) -> _Expectation | None:
+    function = call.child_by_field_name("function")
+    arguments = call.child_by_field_name("arguments")
+    if function is None or arguments is None or function.type != "member_expression":
+        return None
+    matcher = function.child_by_field_name("property")
+    owner = function.child_by_field_name("object")
+    negation = None
+    while owner is not None and owner.type == "member_expression":
+        prop = owner.child_by_field_name("property")
+        word = text(source, prop).decode() if prop is not None else ""
+        if word == "not" and negation is None:
+            negation = prop
+        elif word not in _PROMISED:
+            return None
+        owner = owner.child_by_field_name("object")
+    if matcher is None or owner is None or owner.type != "call_expression":
+        return None
+    head = owner.child_by_field_name("function")
+    actual = owner.child_by_field_name("arguments")
+    if head is None or actual is None or text(source, head) != b"expect":
+        return None
+    if not text(source, matcher).startswith(b"to"):
+        return None
+    return _Expectation(matcher, negation, actual, arguments)
+
+
+def _expect_sites(call: Node, found: _Expectation, source: bytes, local: set[str], mutator: Mutator) -> list[Site]:
+    claim = _statement_of(call)
+    name = text(source, found.matcher).decode()
+    args = [a for a in found.arguments.named_children if a.type != "comment"]
+    sites: list[Site] = []
+    change = _expected_change(args[0], source, mutator) if name in _EXPECTED_VALUE and args else None
+    if change is not None:
+        start, end, new, how = change
+        sites.append(Site(start, end, new, NEW_INPUT if _uses(args[0], source, local) else CONTRADICTION, how, claim))
+    else:  # the claim negated: a truth matcher swapped, `.not` taken out (from `not` to the name) or put in
+        matcher = found.matcher
+        if name in _TRUTH and found.negation is None:
+            start, new, how = matcher.start_byte, _TRUTH[name].encode(), "truth flipped"
+        elif found.negation is not None:
+            start, new, how = found.negation.start_byte, name.encode(), "comparison flipped"
+        else:
+            start, new, how = matcher.start_byte, b"not." + name.encode(), "comparison flipped"
+        sites.append(Site(start, matcher.end_byte, new, CONTRADICTION, how, claim))
+    for literal in _literals(found.actual):
+        parent = literal.parent
+        if parent is None or parent.type != "arguments" or parent is found.actual:
+            continue
+        moved = mutator.literal(source, literal)
+        if moved is not None:
+            again = _expected_change(args[0], source, mutator) if name in _EXPECTED_VALUE and args else None
+            more = ((again[0], again[1], again[2]),) if again is not None else ()
+            sites.append(Site(literal.start_byte, literal.end_byte, moved[0], NEW_INPUT, "input changed", claim, more))
+            break
+    return sites

@@ -22,6 +22,9 @@ The files beside this module are what the sandbox mounts read-only at `$QB_HARNE
     node_reporter.mjs  a node:test reporter writing per-test records (name, file:line:column),
                        checking the event stream's classes at every event, the built-ins at the end
     node_run.mjs       imports the test files in one process (node and tsx)
+    node_jest.mjs      jest-style specs (`jest FILE`): the jest globals over node:test's own
+                       functions, fixed; node_expect.mjs's `expect`; node_jest_hooks.mjs
+                       (extensionless relative imports), registered before the guard
 
 `harness_command` turns a task's command into the harnessed one; a command quotabench does not
 recognise (a custom verifier script) runs as written and is graded by its exit status.
@@ -35,9 +38,13 @@ from pathlib import Path
 
 HARNESS_DIR = Path(__file__).resolve().parent
 # Part of a task version's key for its reference test identities: a new harness re-counts them.
-HARNESS_VERSION = "3"
+HARNESS_VERSION = "4"  # 4: jest commands, once scripts, run on node:test
 RUNNERS = ("pytest", "node", "tsx", "cargo", "script")
 _SHELL = set(";|&<>`$(){}\n*?")
+# jest flags that take a separate value, and those that pick which tests run: a command using
+# them means more than its files, and runs as written.
+JEST_VALUE_FLAGS = frozenset({"-c", "--config", "-t", "--testNamePattern", "--testTimeout", "--reporters", "-w"})
+JEST_PICKS = frozenset({"-t", "--testNamePattern", "-o", "--onlyChanged", "--changedSince", "--findRelatedTests"})
 # Values the sandbox's cargo is forced to: no flags, wrappers or linkers from anywhere else.
 CARGO_ENV = (
     "CARGO_ENCODED_RUSTFLAGS=",
@@ -76,6 +83,8 @@ def harness_command(command: str) -> Harnessed:
         return _pytest("python", words[1:])
     if head in ("node", "tsx") and "--test" in words[1:]:
         return _node(head, words[1:])
+    if head == "jest" or (head == "npx" and words[1:2] == ["jest"]):
+        return _jest(words[1:] if head == "jest" else words[2:])
     if head == "cargo" and words[1:2] == ["test"]:
         return _cargo(words)
     return Harnessed("script", command, False)
@@ -90,7 +99,20 @@ def _pytest(python: str, args: list[str]) -> Harnessed:
     return Harnessed("pytest", f'{python} -P -s -B "$QB_HARNESS/pytest_run.py" {_quote(args)}'.rstrip(), True, files)
 
 
-def _node(head: str, args: list[str]) -> Harnessed:
+def _jest(args: list[str]) -> Harnessed:
+    """`jest FILE...` runs on node:test with quotabench's jest layer (node_jest.mjs): no jest
+    package, and the same harness as `node --test`. jest's own flags change nothing here and are
+    dropped; one that takes a value or picks tests (`-t`), or no file named, is not ours."""
+    if any(a in JEST_VALUE_FLAGS or a.split("=")[0] in JEST_PICKS for a in args):
+        return Harnessed("script", _quote(["jest", *args]), False)
+    files = [a for a in args if not a.startswith("-")]
+    if not files:  # jest alone searches the tree for spec files
+        return Harnessed("script", _quote(["jest", *args]), False)
+    typed = any(Path(f).suffix in (".ts", ".mts", ".cts", ".tsx") for f in files)
+    return _node("tsx" if typed else "node", ["--test", *files], jest=True)
+
+
+def _node(head: str, args: list[str], jest: bool = False) -> Harnessed:
     flags = [a for a in args if a.startswith("-") and a != "--test" and not a.startswith("--test-reporter")]
     files = [a for a in args if not a.startswith("-")]
     if not files:  # `node --test` alone searches the tree for test files: not a command we own
@@ -107,7 +129,8 @@ def _node(head: str, args: list[str]) -> Harnessed:
         '--test-reporter="$QB_HARNESS/node_reporter.mjs"',
         "--test-reporter-destination=/dev/null",
     ]
-    command = " ".join(["node", *harness, _quote(flags), '"$QB_HARNESS/node_run.mjs"', _quote(files)])
+    entry = ['"$QB_HARNESS/node_run.mjs"', *(["--jest"] if jest else [])]
+    command = " ".join(["node", *harness, _quote(flags), *entry, _quote(files)])
     return Harnessed(head, " ".join(command.split()), True, tuple(files))
 
 

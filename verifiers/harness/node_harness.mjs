@@ -6,6 +6,7 @@
 //   node has handed its event stream to node_reporter.mjs: nothing the workspace loads later can
 //   be the first to call that reporter or forge its stream;
 // - signs every record (HMAC-SHA256, a sequence number) and writes it to the verdict channel;
+// - with a jest-style command, sets up node_jest.mjs (the jest globals, extensionless imports);
 // - installs node_guard.cjs (reads of the hidden test files, the inspector, the internal
 //   bindings, worker threads: refused and recorded) and snapshots the built-ins the tests judge
 //   with (node_intrinsics.mjs, checked by the reporter); records the exit code.
@@ -127,6 +128,11 @@ function tripwire(object, label) {
   Object.freeze(object);
 }
 
+// A jest-style run (node_run.mjs's first argument; set by the grader's command, before any
+// workspace module): its loader hooks are registered now, while module.register is still ours.
+const jest = process.argv[2] === '--jest' ? await import(new URL('./node_jest.mjs', import.meta.url)) : null;
+jest?.hooks(require('node:module').register);
+
 // What workspace code does with the hidden files, the process's insides and worker threads:
 // watched and refused (node_guard.cjs, which worker threads load too).
 const { callerInWorkspace, flag } = require('./node_guard.cjs').install({
@@ -143,6 +149,10 @@ require('node:module').syncBuiltinESMExports();
 
 
 for (const name of ['node:assert', 'node:assert/strict', 'node:test']) tripwire(require(name), name);
+jest?.install((name) => {
+  const caller = callerInWorkspace();
+  emit('evidence', { rule: 'assert-mutated', file: caller?.file ?? null, line: caller?.line ?? null, detail: `assigned globalThis.${name}` });
+});
 
 // A worker's record can still be queued when the process exits: a worker that throws right after
 // its refused read can end the process (its error is uncaught here) before the record is handed

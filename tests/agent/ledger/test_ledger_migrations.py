@@ -158,3 +158,16 @@ def test_mutation_scores_table_on_an_empty_ledger_and_up_from_before_it(tmp_path
     ledger = Ledger(path)
     assert ledger.mutation_scores("R1") == []
     assert _columns(ledger.db, "mutation_scores") == _columns(fresh, "mutation_scores")
+
+
+def test_grades_keep_grammar_gaps_apart_on_an_empty_ledger_and_up_from_before_m025(tmp_path):
+    """m025: a grade's grammar gaps (parse errors its toolchain accepted) have their own column,
+    so mechanics_json, which makes the class, never holds them; an older ledger gains it."""
+    assert "grammar_gaps_json" in _columns(Ledger(tmp_path / "new.sqlite").db, "grades")
+    path = tmp_path / "old.sqlite"
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before="m025_grades_grammar_gaps")
+    assert "grammar_gaps_json" not in _columns(old, "grades")
+    old.conn.close()
+    ledger = Ledger(path)
+    assert "grammar_gaps_json" in _columns(ledger.db, "grades")

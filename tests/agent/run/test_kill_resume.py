@@ -203,3 +203,39 @@ def test_a_ledger_graded_before_the_attempt_update_resumes(tmp_path, clean):
     ledger.update("runs", run_id, {"status": "running"})
     _resume_until_finished(db, [])
     _check(db, expected, [])
+
+
+def test_a_run_killed_with_9_is_this_folders_last_ledger_and_its_hints_name_it(tmp_path, clean):
+    cfg, expected = clean
+    folder = tmp_path / "work"
+    folder.mkdir()
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+    older = folder / "older.sqlite"
+    Ledger(older).close()
+    subprocess.run(
+        [sys.executable, "-c", f"from tuiapp.cli.ledgers import remember; remember({str(older)!r})"],
+        cwd=folder,
+        env=env,
+        check=True,
+    )
+
+    def quotabench(*args, **extra):
+        return subprocess.run(
+            [sys.executable, "-m", "tuiapp.cli", *map(str, args)],
+            cwd=folder,
+            env=dict(env, PYTHONPATH=str(ROOT), **extra),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    killed = quotabench("run", cfg, "--db", "kill.sqlite", "--headless", QUOTABENCH_KILL_AT="graded:2")
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    run_id = Ledger(folder / "kill.sqlite").resolve_run_id(None)
+    listed = quotabench("report", "--list", "--db", "kill.sqlite")
+    assert f"`quotabench resume {run_id[:10]} --db kill.sqlite` finishes it" in listed.stdout, listed.stdout
+    # exactly what a user types next, bare, in the same folder: the killed run's ledger opens
+    resumed = quotabench("resume", run_id[:10])
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "reading kill.sqlite, the ledger of the last run started here" in resumed.stderr
+    assert _status(folder / "kill.sqlite") == "finished"

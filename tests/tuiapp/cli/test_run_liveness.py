@@ -76,14 +76,15 @@ def test_a_killed_run_is_interrupted_not_running_and_resumes(tmp_path):
         proc.communicate()
     listing = cli("report", "--list", "--db", db)
     assert (
-        "interrupted manifest" in listing.stdout and f"`quotabench resume {run_id[:10]}` finishes it" in listing.stdout
+        "interrupted manifest" in listing.stdout
+        and f"`quotabench resume {run_id[:10]} --db {db}` finishes it" in listing.stdout  # another folder's ledger
     )
     report = cli("report", "--db", db)
     assert report.returncode == 0 and f"Run {run_id} (interrupted," in report.stdout
     assert (
         report.stdout.rstrip()
         .splitlines()[-1]
-        .startswith(f"Next: quotabench resume {run_id[:10]}   the run is interrupted")
+        .startswith(f"Next: quotabench resume {run_id[:10]} --db {db}   the run is interrupted")
     )
     done = cli("resume", run_id, "--db", db, "--no-preflight")
     assert done.returncode == 0, done.stderr
@@ -98,10 +99,10 @@ def test_an_aborted_runs_next_line_names_resume(tmp_path):
     assert proc.returncode == 130, err
     nexts = [line for line in out.splitlines() if line.startswith("Next:")]
     assert nexts == [
-        f"Next: quotabench resume {run_id[:10]}   the run is aborted: this finishes it (finished attempts are kept)"
+        f"Next: quotabench resume {run_id[:10]} --db {db}   the run is aborted: this finishes it (finished attempts are kept)"
     ]
     listing = cli("report", "--list", "--db", db).stdout
-    assert "aborted" in listing and f"`quotabench resume {run_id[:10]}` finishes it" in listing
+    assert "aborted" in listing and f"`quotabench resume {run_id[:10]} --db {db}` finishes it" in listing
 
 
 def test_liveness_of_recorded_processes():

@@ -112,6 +112,17 @@ def test_live_statistics_match_agent_metrics():
     assert figures.gap_short == "gap B−A -0.14 n=7 · no detectable difference: < 6 decided pairs"
 
 
+def test_live_cost_figures_cover_decided_tasks_only():
+    # A: task-01 accepted first try; task-02 failed once, two attempts left: not decided yet.
+    state = fold(synthetic_events({"A": ["P", "R"], "B": ["R"]}), max_attempts=3)
+    assert state.outcome("A", "task-02").failure_class == "pending"
+    a, b = compute_figures(state.snapshot(state.last_at)).arms.values()
+    first = [e for e in synthetic_events({"A": ["P", "R"], "B": ["R"]}) if isinstance(e, ev.TaskGraded)]
+    accepted = next(g.tokens for g in first if g.arm == "A" and g.accepted)
+    assert a.retry_tax == 0.0 and a.qap == pytest.approx(accepted)  # the pending attempt is no waste yet
+    assert b.decided == 0 and (b.retry_tax, b.qap) == (None, None)  # not "retry tax 1.00" beside no decided task
+
+
 def test_gap_waits_for_enough_paired_tasks():
     state = fold(synthetic_events({"A": ["P"] * (MIN_PAIRED - 1), "B": ["R", "R"]}), max_attempts=1)
     figures = compute_figures(state.snapshot(state.last_at))
