@@ -247,6 +247,27 @@ def _trap(split: SplitTests) -> str:
     return f"the whole Exercism test file: {split.cases} cases, {split.visible_cases} of them visible"
 
 
+def _laid_out(
+    exercise: Path,
+    language: Language,
+    split: SplitTests,
+    sol: list[str],
+    files: tuple[dict[str, str], dict[str, str]],
+    visible: str,
+    hidden: str,
+    commands: tuple[str, str, int],
+    note: str,
+) -> Layout:
+    """The task of one exercise: the visible half of its tests in the workspace, the whole file hidden."""
+    ws, ref = files
+    ws[visible] = split.visible
+    visible_cmd, hidden_cmd, timeout_s = commands
+    prompt = _prompt(exercise, sol, visible, split.visible_cases, split.cases, note)
+    return Layout(
+        language, exercise, prompt, visible_cmd, hidden_cmd, timeout_s, _trap(split), ws, {hidden: split.hidden}, ref
+    )
+
+
 def _python(
     exercise: Path, language: Language, test: str, source: str, ws: dict[str, str], ref: dict[str, str], sol: list[str]
 ) -> Layout:
@@ -261,19 +282,9 @@ def _python(
                 raise ExerciseError(f"needs the Python package {module!r} ({rel} imports it), not in the stdlib")
     split = split_tests(source, language.grammar)
     visible = "test_visible.py"
-    ws[visible] = split.visible
-    return Layout(
-        language,
-        exercise,
-        _prompt(exercise, sol, visible, split.visible_cases, split.cases, " Only the standard library is importable."),
-        f"{PYTEST} {visible}",
-        f"{PYTEST} {test}",
-        60,
-        _trap(split),
-        ws,
-        {test: split.hidden},
-        ref,
-    )
+    commands = (f"{PYTEST} {visible}", f"{PYTEST} {test}", 60)
+    note = " Only the standard library is importable."
+    return _laid_out(exercise, language, split, sol, (ws, ref), visible, test, commands, note)
 
 
 def _python_imports(rel: str, text: str) -> list[str]:
@@ -324,20 +335,9 @@ def _rust(
         _offline_manifest(_text(example_manifest, exercise), CARGO_EXAMPLE, "the example solution ")
         ref["Cargo.toml"] = _text(example_manifest, exercise)
     split = split_tests(source, language.grammar)
-    visible = "tests/visible.rs"
-    ws[visible] = split.visible
-    return Layout(
-        language,
-        exercise,
-        _prompt(exercise, sol, visible, split.visible_cases, split.cases, " The crate uses std only (no crates.io)."),
-        "cargo test --offline -q --test visible",
-        "cargo test --offline -q --test hidden",
-        120,
-        _trap(split),
-        ws,
-        {"tests/hidden.rs": split.hidden},
-        ref,
-    )
+    commands = ("cargo test --offline -q --test visible", "cargo test --offline -q --test hidden", 120)
+    note = " The crate uses std only (no crates.io)."
+    return _laid_out(exercise, language, split, sol, (ws, ref), "tests/visible.rs", "tests/hidden.rs", commands, note)
 
 
 def _javascript(
@@ -364,16 +364,6 @@ def _javascript(
     name = PurePosixPath(test).name
     visible = "visible" + name[name.index(".") :] if "." in name else f"visible.spec.{grammar[:2]}"
     visible = str(PurePosixPath(test).parent / visible) if "/" in test else visible
-    ws[visible] = split.visible
-    return Layout(
-        language,
-        exercise,
-        _prompt(exercise, sol, visible, split.visible_cases, split.cases, " No npm package is installed."),
-        f"jest {visible}",
-        f"jest {test}",
-        60,
-        _trap(split),
-        ws,
-        {test: split.hidden},
-        ref,
-    )
+    commands = (f"jest {visible}", f"jest {test}", 60)
+    note = " No npm package is installed."
+    return _laid_out(exercise, language, split, sol, (ws, ref), visible, test, commands, note)

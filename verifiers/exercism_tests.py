@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from verifiers import VerifierError
-from verifiers.mechanics import parse, syntax_problems
+from verifiers.mechanics import parse, syntax_problems, walk
 
 PY_SKIPS = frozenset({"pytest.mark.skip", "unittest.skip", "skip", "mark.skip"})
 JS_SKIPPED = {"xtest": "test", "xit": "it", "xdescribe": "describe"}
@@ -216,20 +216,12 @@ def _rs_attribute_name(node: Node) -> str:
     return (head.text or b"").decode() if head is not None else ""
 
 
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
 def _rs_unskip(source: str) -> tuple[str, int]:
     data = source.encode()
     root = parse(data, "rust").root_node
     spans = [
         _whole_lines(data, n.start_byte, n.end_byte, blank_before=False)
-        for n in _walk(root)
+        for n in walk(root)
         if n.type == "attribute_item" and _rs_attribute_name(n) == "ignore"
     ]
     return _cut(source, spans), len(spans)
@@ -250,7 +242,7 @@ def _rs_cases(root: Node) -> list[Node]:
     """`#[test]` functions, in file order."""
     return [
         n
-        for n in _walk(root)
+        for n in walk(root)
         if n.type == "function_item" and any(_rs_attribute_name(a) == "test" for a in _rs_attributes_before(n))
     ]
 
@@ -285,7 +277,7 @@ def _js_callee(call: Node) -> tuple[str, str]:
 def _js_calls(root: Node, names: frozenset[str]) -> list[Node]:
     """Statements that call one of `names` (plain, or `.skip`/`.only`), in file order."""
     found = []
-    for node in _walk(root):
+    for node in walk(root):
         if node.type != "expression_statement" or not node.named_children:
             continue
         call = node.named_children[0]
@@ -301,7 +293,7 @@ def _js_unskip(source: str, grammar: str) -> tuple[str, int]:
     data = source.encode()
     root = parse(data, grammar).root_node
     edits: list[tuple[int, int, bytes]] = []
-    for node in _walk(root):
+    for node in walk(root):
         if _js_takes_jest_globals(node):
             start, end = _whole_lines(data, node.start_byte, node.end_byte)
             edits.append((start, end, b""))
@@ -350,7 +342,7 @@ def _js_keep(source: str, grammar: str, keep: int) -> str:
 def js_unsupported(source: str, grammar: str) -> str:
     """Why quotabench's jest layer cannot run this spec ("" if it can): the `jest` object, `.each`."""
     root = parse(source.encode(), grammar).root_node
-    for node in _walk(root):
+    for node in walk(root):
         if node.type != "member_expression":
             continue
         obj, prop = node.child_by_field_name("object"), node.child_by_field_name("property")
@@ -366,7 +358,7 @@ def js_unsupported(source: str, grammar: str) -> str:
 
 def _js_specifiers(root: Node) -> Iterator[Node]:
     """The string nodes naming a module: of import/export ... from, require() and import()."""
-    for node in _walk(root):
+    for node in walk(root):
         if node.type in ("import_statement", "export_statement"):
             src = node.child_by_field_name("source")
             if src is not None:

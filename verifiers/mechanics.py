@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,15 @@ class Finding:
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
         return f"{where}: {self.flag}: {self.message}"
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """`node` and every node under it, in document order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
 
 
 def syntax_problems(source: bytes, grammar: str) -> list[Node]:

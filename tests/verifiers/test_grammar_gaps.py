@@ -11,30 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.verifier_tasks import write
+from tests.support.verifier_tasks import LAZY_DYN, write
 from verifiers.grading import GradeResult
 from verifiers.grammar_gaps import gap_note, reached, split_findings
 from verifiers.mechanics import check_file, check_workspace
 
 # Code each language's toolchain takes and its tree-sitter grammar (the wheels in the venv) does not.
-LAZY_RS = """
-pub struct Lazy<'a> {
-    f: Box<dyn 'a + Fn() -> i32>,
-}
-
-impl<'a> Lazy<'a> {
-    pub fn new(f: impl Fn() -> i32 + 'a) -> Self {
-        Lazy { f: Box::new(f) }
-    }
-
-    pub fn get(&self) -> i32 {
-        (self.f)()
-    }
-}
-"""
 GAPS = {
     # tree-sitter-rust: a lifetime bound before the trait in a trait object
-    "rust": ("src/lib.rs", LAZY_RS.lstrip()),
+    "rust": ("src/lib.rs", LAZY_DYN),
     # tree-sitter-python: old Mac line endings between two statements (a lone CR ends a line for
     # Python's tokenizer)
     "python": ("mod.py", "ONE = 1\rTWO = 2\rdef add(a, b):\r    return a + b\r"),
@@ -107,7 +92,7 @@ def _split(tmp_path: Path, files: dict[str, str], hidden: dict[str, str], g: Gra
 
 
 def test_a_crate_root_the_tests_built_is_a_gap_and_its_note_says_whose_word_counts(tmp_path):
-    split = _split(tmp_path, {"src/lib.rs": LAZY_RS.lstrip()}, {"tests/hidden.rs": "use lazy::Lazy;\n"}, grade())
+    split = _split(tmp_path, {"src/lib.rs": LAZY_DYN}, {"tests/hidden.rs": "use lazy::Lazy;\n"}, grade())
     assert not split.mechanics and [f.file for f in split.gaps] == ["src/lib.rs"]
     note = gap_note(split.gaps[0], 1)
     assert note.startswith("grammar gap: src/lib.rs:2:16: syntax_error") and "rustc accepted it; 1 test ran" in note
@@ -124,21 +109,21 @@ def test_a_crate_root_the_tests_built_is_a_gap_and_its_note_says_whose_word_coun
     ],
 )
 def test_without_the_toolchains_word_the_finding_stays_mechanics(why, g, tmp_path):
-    split = _split(tmp_path, {"src/lib.rs": LAZY_RS.lstrip()}, {"tests/hidden.rs": "use lazy::Lazy;\n"}, g)
+    split = _split(tmp_path, {"src/lib.rs": LAZY_DYN}, {"tests/hidden.rs": "use lazy::Lazy;\n"}, g)
     assert [f.file for f in split.mechanics] == ["src/lib.rs"] and not split.gaps, why
 
 
 def test_a_failing_test_is_the_toolchains_word_too(tmp_path):
     g = grade("fail", tests={"t::one": "failed"}, output="assertion failed")
-    split = _split(tmp_path, {"src/lib.rs": LAZY_RS.lstrip()}, {"tests/hidden.rs": "use lazy::Lazy;\n"}, g)
+    split = _split(tmp_path, {"src/lib.rs": LAZY_DYN}, {"tests/hidden.rs": "use lazy::Lazy;\n"}, g)
     assert not split.mechanics and len(split.gaps) == 1
 
 
 def test_a_rust_module_counts_only_when_a_reached_file_declares_it(tmp_path):
     files = {
         "src/lib.rs": "pub mod lazy;\n",
-        "src/lazy.rs": LAZY_RS.lstrip(),
-        "src/unused.rs": LAZY_RS.lstrip(),  # no `mod unused;`: cargo never compiled it
+        "src/lazy.rs": LAZY_DYN,
+        "src/unused.rs": LAZY_DYN,  # no `mod unused;`: cargo never compiled it
     }
     split = _split(tmp_path, files, {"tests/hidden.rs": "use lazy::lazy::Lazy;\n"}, grade())
     assert [f.file for f in split.gaps] == ["src/lazy.rs"]

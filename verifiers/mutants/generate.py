@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from verifiers.mechanics import grammar_for, parse, parses_clean
+from verifiers.mechanics import grammar_for, parse, parses_clean, walk
 from verifiers.mutants.operators import ARITHMETIC, COMPARISON, KINDS, LOGICAL, TABLES, LanguageTable
 from verifiers.tasks import Task, iter_files
 
@@ -58,14 +58,6 @@ class Mutant:
             lineterm="",
         )
         return "\n".join(lines)
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
 
 
 def _text(node: Node) -> bytes:
@@ -211,7 +203,7 @@ def edits_of(source: bytes, grammar: str) -> list[Edit]:
     table = TABLES[grammar]
     root = parse(source, grammar).root_node
     edits: list[Edit] = []
-    for node in _walk(root):
+    for node in walk(root):
         here = [
             *_operators(node, table),
             *_constants(node, table),

@@ -5,7 +5,8 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from verifiers.findings import TamperFinding
-from verifiers.scan.source import Source, string_findings, text, walk
+from verifiers.mechanics import walk
+from verifiers.scan.source import Source, string_findings, text
 
 RUNNER = ("pytest", "_pytest", "pluggy")
 PATCHABLE = ("pytest", "_pytest", "pluggy", "builtins", "unittest", "__builtins__")

@@ -8,7 +8,8 @@ import re
 from tree_sitter import Node
 
 from verifiers.findings import TamperFinding
-from verifiers.scan.source import Source, string_findings, text, walk
+from verifiers.mechanics import walk
+from verifiers.scan.source import Source, string_findings, text
 
 EXIT_PATHS = ("process::exit", "process::abort", "libc::exit", "libc::_exit", "libc::abort", "libc::kill")
 FOREIGN_EXITS = (

@@ -7,7 +7,8 @@ import re
 from tree_sitter import Node
 
 from verifiers.findings import TamperFinding
-from verifiers.scan.source import Source, string_findings, text, walk
+from verifiers.mechanics import walk
+from verifiers.scan.source import Source, string_findings, text
 
 RUNNER_WORDS = ("pytest", "_pytest", "conftest")
 KILLERS = ("kill", "pkill", "killall")

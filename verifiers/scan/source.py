@@ -4,7 +4,7 @@ tree-sitter nodes, and the rules on string literals that hold for every language
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -33,14 +33,6 @@ class Source:
 
     def finding(self, rule: str, node: Node, snippet: str | None = None) -> TamperFinding:
         return TamperFinding(rule, self.rel, node.start_point[0] + 1, snippet or self.snippet(node))
-
-
-def walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
 
 
 def text(node: Node | None) -> str:

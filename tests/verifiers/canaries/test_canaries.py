@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.sites import changed
 from verifiers.canaries import node, python, rust
 from verifiers.canaries.mutate import Mutator
 from verifiers.canaries.plant import CanaryPlan, Observation, plan_for, prove_plan
@@ -19,7 +20,7 @@ from verifiers.canaries.proof import Proof
 from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT, parse
 from verifiers.harness import harness_command
 from verifiers.judge import judge
-from verifiers.mechanics import syntax_problems
+from verifiers.mechanics import syntax_problems, walk
 from verifiers.sandbox import RunResult
 from verifiers.tasks import load_suite
 from verifiers.verdict import RunnerReport, TestResult
@@ -45,14 +46,6 @@ class TestMore:
 """
 
 
-def _changed(source: bytes, site) -> bytes:
-    out, at = [], 0
-    for start, end, new in site.edits:
-        out += [source[at:start], new]
-        at = end
-    return b"".join(out) + source[at:]
-
-
 def test_python_sites_are_the_assertions_expected_sides_and_inputs():
     tests = python.tests_of("test_h.py", PY, frozenset({"mod"}), random.Random(1))
     assert [u.qualifier + u.name for u in tests.units] == ["test_adds", "test_truth", "TestMore::test_raises"]
@@ -62,8 +55,8 @@ def test_python_sites_are_the_assertions_expected_sides_and_inputs():
     new_input = next(s for s in adds.sites if s.kind == NEW_INPUT)
     assert len(new_input.edits) == 2  # a new input and a new expected value for it
     assert [s.how for s in truth.sites] == ["truth flipped"]
-    assert b"assert not add(1, 1)" in _changed(PY, truth.sites[0])
-    swapped = _changed(PY, raises.sites[0])
+    assert b"assert not add(1, 1)" in changed(PY, truth.sites[0])
+    swapped = changed(PY, raises.sites[0])
     assert b"pytest.raises(ValueError)" not in swapped and b"pytest.raises(" in swapped
 
 
@@ -83,7 +76,7 @@ def test_a_claim_that_a_moved_value_could_still_meet_is_only_negated(claim, flip
     for seed in range(20):
         (unit,) = python.tests_of("test_h.py", source, frozenset({"mod"}), random.Random(seed)).units
         assert [(s.kind, s.how) for s in unit.sites] == [(CONTRADICTION, "comparison flipped")]
-        assert f"assert {flipped}".encode() in _changed(source, unit.sites[0])
+        assert f"assert {flipped}".encode() in changed(source, unit.sites[0])
 
 
 def test_node_and_rust_sites():
@@ -117,7 +110,7 @@ mod more {
 """
     tests = rust.tests_of("tests/h.rs", rs, "m", random.Random(3))
     assert [u.qualifier + u.name for u in tests.units] == ["adds", "more::panics"]
-    assert b"assert!(!(add(1, 1) > 0))" in _changed(
+    assert b"assert!(!(add(1, 1) > 0))" in changed(
         rs, next(s for s in tests.units[0].sites if s.how == "truth flipped")
     )
     assert [s.how for s in tests.units[1].sites] == ["expected panic removed"]
@@ -264,19 +257,13 @@ def test_nothing_about_a_change_marks_the_copy():
         moved = int(mutator.number(b"5"))
         assert moved >= 0 and moved != 5
         up, down = up + (moved > 5), down + (moved < 5)
-        string = next(n for n in _walk(root) if n.type == "string" and source[n.start_byte : n.end_byte] == b'"5"')
+        string = next(n for n in walk(root) if n.type == "string" and source[n.start_byte : n.end_byte] == b'"5"')
         assert mutator.string(source, string) != b'"bash"'
-        listed = next(n for n in _walk(root) if n.type == "list")
+        listed = next(n for n in walk(root) if n.type == "list")
         assert mutator.collection(source, listed).count(b",") in (1, 3)
     assert up > 40 and down > 40
-    tree = next(n for n in _walk(parse(b"fn f() { vec![1]; }", "rust")) if n.type == "token_tree" and n.text == b"[1]")
+    tree = next(n for n in walk(parse(b"fn f() { vec![1]; }", "rust")) if n.type == "token_tree" and n.text == b"[1]")
     assert all(Mutator(random.Random(s), b"", tree).vec(b"fn f() { vec![1]; }", tree) == b"[1, 1]" for s in range(20))
-
-
-def _walk(node):
-    yield node
-    for child in node.children:
-        yield from _walk(child)
 
 
 def test_the_pool_is_the_same_for_a_seed_and_another_for_another():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from tests.support.sites import changed
 from verifiers.canaries import node
 from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT
 from verifiers.mechanics import syntax_problems
@@ -36,20 +37,12 @@ describe('Game', () => {
 """
 
 
-def _changed(source: bytes, site) -> bytes:
-    out, at = [], 0
-    for start, end, new in site.edits:
-        out += [source[at:start], new]
-        at = end
-    return b"".join(out) + source[at:]
-
-
 def _claims(unit) -> list[tuple[str, str, bytes]]:
     out = []
     for site in unit.sites:
-        changed = _changed(SPEC, site)
-        line_start = changed.rfind(b"\n", 0, site.start) + 1
-        out.append((site.kind, site.how, changed[line_start : changed.find(b"\n", site.start)].strip()))
+        text = changed(SPEC, site)
+        line_start = text.rfind(b"\n", 0, site.start) + 1
+        out.append((site.kind, site.how, text[line_start : text.find(b"\n", site.start)].strip()))
     return out
 
 
@@ -75,7 +68,7 @@ def test_every_change_keeps_the_spec_valid():
         tests = node.tests_of("game.spec.js", SPEC, "javascript", random.Random(seed))
         for unit in tests.units:
             for site in unit.sites:
-                assert syntax_problems(_changed(SPEC, site), "javascript") == [], (seed, site)
+                assert syntax_problems(changed(SPEC, site), "javascript") == [], (seed, site)
 
 
 def test_a_commonjs_spec_knows_its_required_names():
