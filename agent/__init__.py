@@ -16,7 +16,7 @@ class ExitCode(IntEnum):
     """What `quotabench` exits with (its --help lists them from here)."""
 
     OK = 0  # done: a run finished, a report was printed, every task gates cleanly
-    FAILED = 1  # a run crashed, the ledger cannot be read or written, or a task failed its gate
+    FAILED = 1  # a run crashed, an arm's endpoint never answered, the ledger cannot be read or written, or a task failed its gate
     BAD_INPUT = 2  # config, task folder or arguments; or a run refused by preflight
     STOPPED = 130  # a run aborted or stopped (Ctrl-C, q, SIGTERM)
 

@@ -245,3 +245,16 @@ def ok_call_hashes(ledger: Ledger, run_ids: list[str]) -> list[dict[str, Any]]:
         "and kind = 'attempt' and status = 'ok' and request_sha256 is not null",
         run_ids,
     )
+
+
+def unanswered_arms(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """Arms of the run whose endpoint never answered one of the run's calls (preflight's probes
+    left out), with how many tries failed and the last error: their figures measure nothing."""
+    return ledger.query(
+        "select arm, count(*) as tries, "
+        "(select error from calls d where d.run_id = c.run_id and d.arm = c.arm and d.kind = 'attempt' "
+        " order by d.started_utc desc limit 1) as error "
+        "from calls c where run_id = ? and kind = 'attempt' group by arm "
+        "having sum(status = 'ok') = 0 order by arm",
+        [run_id],
+    )

@@ -277,6 +277,14 @@ def m025_grades_grammar_gaps(db: Database) -> None:
     db.table("grades").add_column("grammar_gaps_json", str)
 
 
+@migrations()
+def m026_arms_cap_raises(db: Database) -> None:
+    # Each raise of an arm's cap during the run (the auto-pause window's "raise cap"): from, to,
+    # when, and the tokens used by then. arms.cap_tokens is the cap in force; the first raise's
+    # `from` is the configured one, so the report can say the arm did not run under its config.
+    db.table("arms").add_column("cap_raises_json", str)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

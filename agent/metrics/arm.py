@@ -88,6 +88,7 @@ class ArmMetrics:
             "cap_hit": f.cap_hit,
             "cap_tokens": self.cap_tokens,
             "unfinished": list(f.unfinished),
+            "unserved": list(f.unserved),  # the endpoint failed them (harness_error): left out like unfinished
             "state": self.state,
             "max_attempts": self.max_attempts,
             "n_attempts": self.n_attempts,

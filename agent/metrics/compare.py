@@ -157,6 +157,11 @@ def compare_arms(
     """
     pairs = [(a, b) for a, b in zip(first_outcomes, second_outcomes, strict=True) if a.decided and b.decided]
     excluded = [a.task_id for a, b in zip(first_outcomes, second_outcomes) if not (a.decided and b.decided)]
+    unserved = {
+        name: n
+        for name, outs in ((first, first_outcomes), (second, second_outcomes))
+        if (n := sum(o.unserved for o in outs))
+    }
     if not pairs:
         return None
     a = [int(x.accepted) for x, _ in pairs]
@@ -176,16 +181,22 @@ def compare_arms(
         mcnemar=mcnemar,
         bootstrap=paired_bootstrap(a, b, seed=seed, resamples=resamples) if resamples else None,
         tasks_needed=needed,
-        verdict=decide(first, second, interval, mcnemar, needed, exclusion=_exclusion(excluded, not_comparable)),
+        verdict=decide(
+            first, second, interval, mcnemar, needed, exclusion=_exclusion(excluded, not_comparable, unserved)
+        ),
     )
 
 
-def _exclusion(excluded: list[str], not_comparable: Mapping[str, str] | None) -> str | None:
-    if not excluded or not not_comparable:
+def _exclusion(
+    excluded: list[str], not_comparable: Mapping[str, str] | None, unserved: Mapping[str, int] | None = None
+) -> str | None:
+    if not excluded or not (not_comparable or unserved):
         return None
     words = {"cap hit": "censored (cap hit)", "arm stopped": "stopped", "run aborted": "aborted"}
-    why = "; ".join(
-        f"{arm} {words.get(reason.split(':')[0], reason.split(':')[0] or 'unfinished')}"
-        for arm, reason in not_comparable.items()
-    )
-    return f"{len(excluded)} excluded: {why}"
+    whys = {
+        arm: words.get(reason.split(":")[0], reason.split(":")[0] or "unfinished")
+        for arm, reason in (not_comparable or {}).items()
+    }
+    for arm, n in (unserved or {}).items():
+        whys.setdefault(arm, f"endpoint failed on {n} task{'s' if n != 1 else ''} (harness_error)")
+    return f"{len(excluded)} excluded: " + "; ".join(f"{arm} {why}" for arm, why in whys.items())

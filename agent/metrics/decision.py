@@ -3,7 +3,7 @@ pairs feed it, used by the engine while the run goes, the live view and the repo
 
 Pairs come in the run's task order, as the longest prefix decided on both arms
 (sequential.decided_prefix); a task unfinished on either arm for good (censored, aborted)
-is left out of both; a task one arm has not decided yet ends the prefix for now.
+or never served by its endpoint (harness_error) is left out of both; a task one arm has not decided yet ends the prefix for now.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def paired_prefix(first: Sequence[Status], second: Sequence[Status]) -> list[tup
 def status_of(outcome: TaskOutcome) -> Status:
     if outcome.decided:
         return outcome.accepted
-    return LEFT_OUT if outcome.unfinished else PENDING
+    return LEFT_OUT if outcome.unfinished or outcome.unserved else PENDING
 
 
 def run_decision(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 # Attempt classes that did not use up an attempt of the budget (agent/run/resume.py counts the same).
-from agent.classify import NOT_COUNTED, counts_toward_budget, is_lost
+from agent.classify import NOT_COUNTED, FailureClass, counts_toward_budget, is_lost
 from agent.metrics.stats import wilson
 from agent.states import ArmState
 
@@ -28,6 +28,7 @@ NOT_RUN = "not_run"
 # A strategy task whose protocol ended without submitting anything (no valid selection, fallback
 # off or every candidate empty): decided, and not accepted.
 NO_SUBMISSION = "no_submission"
+HARNESS_ERROR = FailureClass.HARNESS_ERROR.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,12 @@ class TaskOutcome:
     @property
     def unfinished(self) -> bool:
         return self.failure_class in NOT_COUNTED
+
+    @property
+    def unserved(self) -> bool:
+        """Its last attempt ended harness_error: the endpoint (or the harness) never served it, so
+        it is a missing measurement like a censored task, not a failure of the model (seed 002)."""
+        return self.failure_class == HARNESS_ERROR and not self.decided
 
     @property
     def censored(self) -> bool:
@@ -122,6 +129,8 @@ def task_outcome(
         cls, decided = "pending", False
     else:
         cls, decided = ("censored" if cap_hit else "aborted"), False
+    if cls == HARNESS_ERROR:
+        decided = False  # unserved: out of pairing and the denominators
     return TaskOutcome(task_id, hit is not None, hit_on, cls, decided, len(rows), tokens)
 
 
@@ -177,13 +186,16 @@ class ArmFigures:
     outcomes: tuple[TaskOutcome, ...] = field(default=(), repr=False, compare=False)
     lost_attempts: int = 0  # attempts the run cut off (agent.classify.is_lost): not the model's
     lost_tokens: int = 0  # their tokens: spent and charged against the cap, in no figure above
+    unserved: list[str] = field(default_factory=list)  # tasks the endpoint never served (harness_error)
 
 
 def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
 
-def _why(arm_state: str, cap_hit: bool, n_unfinished: int, n_tasks: int) -> str:
+def _why(arm_state: str, cap_hit: bool, n_unfinished: int, n_tasks: int, n_unserved: int = 0) -> str:
+    if not n_unfinished and not cap_hit:
+        return f"endpoint failed: {n_unserved} of {n_tasks} tasks never served (harness_error)"
     cause = (
         "cap hit"
         if cap_hit
@@ -226,7 +238,10 @@ def arm_figures(
     settled_total = sum(r.tokens for r in settled)
     settled_wasted = sum(r.tokens for r in settled if not (r.accepted and r.submitted is not False))
     first = sum(o.accepted_on == 1 for o in decided)
-    comparable = not unfinished and not cap_hit
+    unserved = [o.task_id for o in outcomes if o.unserved]
+    # A few tasks the endpoint failed are left out, as censored ones are; when they are most of
+    # the arm's tasks, what is left measures the endpoint's outages, not the model.
+    comparable = not unfinished and not cap_hit and 2 * len(unserved) <= len(outcomes)
     return ArmFigures(
         name=name,
         n_tasks=len(outcomes),
@@ -235,7 +250,7 @@ def arm_figures(
         acceptance=_ratio(accepted, len(decided)),
         acceptance_ci=wilson(accepted, len(decided)),
         comparable=comparable,
-        not_comparable=None if comparable else _why(arm_state, cap_hit, len(unfinished), len(outcomes)),
+        not_comparable=None if comparable else _why(arm_state, cap_hit, len(unfinished), len(outcomes), len(unserved)),
         unfinished=unfinished,
         pending=sum(o.failure_class == "pending" for o in outcomes),
         total_tokens=total,
@@ -248,6 +263,7 @@ def arm_figures(
         outcomes=tuple(outcomes),
         lost_attempts=len(lost),
         lost_tokens=sum(r.tokens for r in lost),
+        unserved=unserved,
     )
 
 

@@ -45,7 +45,7 @@ from agent.metrics.report_sections import (
     sandbox_summary,
     strategy_section,
 )
-from agent.metrics.setup import budget_note, run_setup, setup_differences
+from agent.metrics.setup import budget_note, cap_note, run_setup, setup_differences
 from agent.metrics.strategy import stage_tokens_of
 from agent.metrics.usage import Spans, accounting, call_accounting, grading, same_accounting, spans_by_arm, union_ms
 
@@ -189,7 +189,7 @@ def _run_section(
         if c is not None:
             comparisons.append(c)
     setup = run_setup(run, arm_rows, preflights)
-    note = budget_note(setup["arms"])
+    note = "; ".join(n for n in (budget_note(setup["arms"]), cap_note(setup["arms"])) if n)
     if note:  # a max of k candidates is not a mean of one: the verdict says what was compared
         comparisons = [replace(c, verdict=replace(c.verdict, text=f"{c.verdict.text} — {note}")) for c in comparisons]
     integrity = integrity_section(

@@ -110,7 +110,7 @@ def comparison_lines(c: dict[str, Any]) -> list[str]:
     if c["excluded"]:
         lines.append(
             f"excluded (n={len(c['excluded'])}): tasks unfinished in either arm (censored, stopped, "
-            "aborted or lost) or not run after the comparison was decided"
+            "aborted or lost), never served by its endpoint (harness_error) or not run after the comparison was decided"
         )
     if not c.get("qap_same_accounting", True):
         lines.append("QAP: not compared — the arms' tokens were counted differently (†)")

@@ -71,9 +71,34 @@ def arm_setup(arm: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         "model_reported": arm.get("model_reported"),
         "sampling": _json(arm.get("sampling_json"), {}),
         "cap_tokens": arm.get("cap_tokens"),
+        "cap_raises": _json(arm.get("cap_raises_json"), []),
         "attempt_budget": attempt_budget(arm),
         "held_constants": {k: run.get(k) for k in HELD},
     }
+
+
+def cap_text(s: dict[str, Any]) -> str:
+    """An arm's cap as the setup line says it: the configured one, then each raise in the run."""
+    raises = [r for r in s.get("cap_raises") or [] if isinstance(r, dict)]
+    if not isinstance(s["cap_tokens"], int):
+        return "cap —"
+    if not raises:
+        return f"cap {s['cap_tokens']:,} tokens"
+    steps = "; ".join(
+        f"raised to {r.get('to', 0):,} at {str(r.get('utc') or '?')[:19].replace('T', ' ')} UTC "
+        f"({r.get('used', 0):,} used)"
+        for r in raises
+    )
+    return f"cap {raises[0].get('from', 0):,} tokens configured, {steps}"
+
+
+def cap_note(setups: list[dict[str, Any]]) -> str | None:
+    """Said in a comparison's verdict when the arms did not run under the same cap: a cap one
+    arm had raised mid-run, or caps configured apart."""
+    caps = {s["arm"]: (s["cap_tokens"], tuple(r.get("to") for r in s.get("cap_raises") or [])) for s in setups}
+    if len(set(caps.values())) <= 1:
+        return None
+    return "different caps: " + ", ".join(cap_text(s).replace("cap ", f"{s['arm']} ", 1) for s in setups)
 
 
 def budget_note(setups: list[dict[str, Any]]) -> str | None:
@@ -89,7 +114,8 @@ def setup_sha256(setups: list[dict[str, Any]]) -> str:
     canonical = []
     for s in sorted(setups, key=lambda s: s["arm"]):
         budget = {k: v for k, v in s["attempt_budget"].items() if k != "text"}
-        canonical.append({**s, "attempt_budget": budget})
+        kept = {k: v for k, v in s.items() if k != "cap_raises" or v}  # a run with no raise hashes as before
+        canonical.append({**kept, "attempt_budget": budget})
     return hashlib.sha256(json.dumps(canonical, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -171,9 +197,8 @@ def setup_lines(setup: dict[str, Any]) -> list[str]:
         elif reported:
             model += " (reported the same)"
         sampling = ", ".join(f"{k} {v}" for k, v in s["sampling"].items() if v not in (None, False)) or "defaults"
-        cap = f"{s['cap_tokens']:,}" if isinstance(s["cap_tokens"], int) else "—"
         lines.append(
-            f"{s['arm']}: {s['kind'] or '?'} {s['protocol'] or '?'}, model {model}; {sampling}; cap {cap} tokens; "
+            f"{s['arm']}: {s['kind'] or '?'} {s['protocol'] or '?'}, model {model}; {sampling}; {cap_text(s)}; "
             f"budget per task: {s['attempt_budget']['text']}"
         )
     held = setup["arms"][0]["held_constants"] if setup["arms"] else {}

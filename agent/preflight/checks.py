@@ -4,7 +4,8 @@ Pure functions of the arm's config and an `Observed` record (filled by probes.py
 rule can be tested without a server. A check is ok, differs or unknown; a difference that would
 invalidate the run (a held constant nobody measures is not held) is marked
 `invalidating`: a different model than configured, a context smaller than the suite's largest
-first request, or a tools arm whose endpoint never returns native tool calls.
+first request, a first request the arm's cap cannot pay for, an endpoint that failed every probe,
+or a tools arm whose endpoint never returns native tool calls.
 """
 
 from __future__ import annotations
@@ -119,13 +120,38 @@ def unknown_model(error: str) -> bool:
 
 
 # A probe that ends so (after the client's own retries) means the run would measure nothing:
-# no server at base_url, or one that does not speak the chat protocol. A timeout, a 5xx or a
-# 429 may pass, and stays unknown.
+# no server at base_url, or one that does not speak the chat protocol. One timeout, 5xx or 429
+# may pass, and stays unknown (every probe failing so is DEAD below).
 UNUSABLE = {
     "connect_error": "nothing answers at base_url: check it and that the server is up",
     "quota_exhausted": "the provider's quota or credits are spent: top up the account, then run again",
     "malformed_json": "the replies are not OpenAI chat completions: check base_url (the /v1 path) and the server",
 }
+
+
+# A probe that failed so says the endpoint is down or broken, not that the model is slow or
+# rate-limited; when every probe failed so, the run would record only harness errors.
+DEAD = {"http_5xx", "read_timeout", "stream_cut", "empty_response"}
+
+
+def probe_outcomes(obs: Observed) -> list[Outcome]:
+    """Every probe request's outcome that preflight kept (reply, context and tool-call probes)."""
+    sized = [p[1] for p in (obs.near, obs.over) if p is not None]
+    return [o for o in (obs.reply, obs.need_probe) if o is not None] + sized + [o for _, o in obs.tools]
+
+
+def dead_endpoint(obs: Observed) -> str | None:
+    """What every probe met, when every one failed with a 5xx, a timeout or an empty reply."""
+    outcomes = [o for o in probe_outcomes(obs) if o.status != "over_budget"]
+    if not outcomes or any(o.status not in DEAD for o in outcomes):
+        return None
+    # One failed probe may be a hiccup, unless it timed out: then probing stops (probes.observe),
+    # since an endpoint that did not answer a tiny request in its deadline will not answer the run's.
+    if len(outcomes) < 2 and outcomes[0].status != "read_timeout":
+        return None
+    seen = sorted({o.error or o.status for o in outcomes})
+    n = len(outcomes)
+    return f"{n} of {n} probe{'s' if n > 1 else ''} failed ({'; '.join(seen[:2])}{'; …' if len(seen) > 2 else ''})"
 
 
 def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None = None) -> Check:
@@ -152,6 +178,16 @@ def model_check(arm: ArmConfig, model: str, obs: Observed, gguf_path: str | None
             model,
             f"no usable reply ({reply.error}){listed}",
             UNUSABLE[reply.status],
+            invalidating=True,
+        )
+    dead = dead_endpoint(obs)
+    if dead is not None:
+        return Check(
+            "model",
+            "differs",
+            model,
+            f"no reply: {dead}{listed}",
+            "the endpoint fails every request: check its server (log, base_url), then run again",
             invalidating=True,
         )
     if reply is None or (not reply.ok and reply.status != "http_4xx"):
@@ -297,10 +333,10 @@ def context_check(arm: ArmConfig, obs: Observed) -> Check:
 
 
 def first_over_cap(arm: ArmConfig, obs: Observed) -> Check | None:
-    """A context line that differs when the suite's largest first request + max_tokens passes the
-    arm's cap, else None. Checked locally, with the estimate a call reserves, before any probe; the
-    request is never sent (the run would not send it either: the arm is censored at that task's
-    first call, a measured outcome of the cap — not an endpoint that invalidates the run)."""
+    """A context line that invalidates the run when the suite's largest first request + max_tokens
+    passes the arm's cap, else None. Checked locally, with the estimate a call reserves, and never
+    sent: the run would spend the cap on the other tasks and then be censored at that one's first
+    call, a run that cannot finish its suite (`run --force` runs it anyway)."""
     if obs.first is None or obs.cap is None or obs.first[1] + arm.max_tokens <= obs.cap:
         return None
     task, tokens = obs.first
@@ -312,6 +348,7 @@ def first_over_cap(arm: ArmConfig, obs: Observed) -> Check | None:
         f"the suite's largest first request (task {task}, ~{tokens:,} tokens) + max_tokens {arm.max_tokens:,} "
         f"passes cap_tokens {obs.cap:,}: the arm will be censored at that task's first call (not sent)",
         "shorten that task's prompt, leave it out (run.tasks), or raise cap_tokens",
+        invalidating=True,
     )
 
 
@@ -340,13 +377,31 @@ def choice_label(choice: object) -> str:
     return str(choice)
 
 
+def _not_about_tools(outcome: Outcome) -> bool:
+    """A 4xx that refuses the caller or the model, whatever the request held."""
+    return (outcome.error or "").lower().startswith(("http 401", "http 403", "http 404"))
+
+
 def tools_check(arm: ArmConfig, obs: Observed) -> Check:
     expected = f"tool_choice {choice_label(arm.tool_choice)}"
     if arm.protocol != "tools":
         return Check("tool calls", "ok", "protocol = text", "not used (text action protocol)")
     if not obs.tools:
         return Check("tool calls", "unknown", expected, "not probed")
-    answered = [(label, o) for label, o in obs.tools if o.ok or o.status in ("http_4xx", "context_overflow")]
+    # Only a refusal of the tool request itself says the endpoint lacks tool calls: when the plain
+    # probe failed too (a 401, an unknown model), or the tools did not fit the context, the
+    # failure is that one, and "use protocol = text" would be the wrong advice.
+    if obs.reply is not None and not obs.reply.ok:
+        return Check("tool calls", "unknown", expected, f"not judged: the plain probe failed too ({obs.reply.error})")
+    if all(o.status == "context_overflow" for _, o in obs.tools):
+        return Check(
+            "tool calls",
+            "unknown",
+            expected,
+            "not judged: the tool probes did not fit the context",
+            "give the server a larger context (or set context_tokens to what it has)",
+        )
+    answered = [(label, o) for label, o in obs.tools if o.ok or (o.status == "http_4xx" and not _not_about_tools(o))]
     if not answered:
         return Check("tool calls", "unknown", expected, f"no reply ({obs.tools[-1][1].error})")
     working = [label for label, o in obs.tools if o.ok and o.tool_calls]

@@ -4,6 +4,7 @@ The columns are agent/ledger/rows.py's."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from agent.ledger.rows import arm_opened, arm_reopened
@@ -47,6 +48,7 @@ async def register_arm(host: RunHost, arm: ArmRuntime) -> None:
     arm.quota.used = existing["tokens_used"]  # lost attempts' tokens included: they were spent
     arm.busy_ms = existing["busy_ms"] or 0
     arm.paced_ms = existing.get("paced_ms") or 0
+    arm.cap_raises = json.loads(existing.get("cap_raises_json") or "[]")
     topped_up = existing.get("censored_by") == CensoredBy.PROVIDER_QUOTA
     arm.state = ArmState.CENSORED if existing["censored"] and not topped_up else ArmState.RUNNING
     refreshed = arm_reopened(

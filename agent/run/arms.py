@@ -39,6 +39,7 @@ class ArmRuntime:
     state: ArmState = ArmState.RUNNING
     busy_ms: int = 0
     paced_ms: int = 0  # time its calls waited for the provider's rate limit (agent/endpoints/pacing.py)
+    cap_raises: list[dict[str, Any]] = field(default_factory=list)  # {from, to, utc, used}: the user's raises
     gate: anyio.Lock | None = None  # held around each call when the server serves one request at a time
     model_reported: str | None = None
     system_fingerprint: str | None = None

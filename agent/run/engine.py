@@ -30,7 +30,7 @@ from agent.ledger.rows import (
     arm_update,
     run_ended,
 )
-from agent.ledger.store import Ledger, LedgerError, new_id
+from agent.ledger.store import Ledger, LedgerError, new_id, to_json, utc_now
 from agent.ledger.writer import AsyncLedger
 from agent.manifest import load_average, machine_constants, manifest_sha256
 from agent.preflight import preflight_for_run
@@ -186,9 +186,11 @@ class RunEngine:
 
     def raise_cap(self, name: str, new_cap: int) -> None:
         arm = self.arms[name]
+        before = arm.quota.cap
         arm.quota.raise_cap(new_cap)
         self.quota_stops.auto_paused.discard(name)  # the next call is checked against the new cap (before_reserve)
-        self.ledger_sync.batch([arm_update(arm.arm_id, cap_tokens=new_cap)])
+        arm.cap_raises.append({"from": before, "to": new_cap, "utc": utc_now(), "used": arm.quota.used})
+        self.ledger_sync.batch([arm_update(arm.arm_id, cap_tokens=new_cap, cap_raises_json=to_json(arm.cap_raises))])
         q = arm.quota
         self.emit(ev.QuotaChanged(self.run_id, arm=arm.name, used=q.used, reserved=q.reserved, cap=q.cap))
 

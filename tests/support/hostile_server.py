@@ -5,7 +5,8 @@ so an attempt that survives the hostile reply ends on its own.
 Tool-call payloads (a valid body whose tool call is hostile) and their text-protocol twins
 (`text_...`), body payloads (a body whose shape is wrong, sent on every try), usage payloads
 (a valid reply with unbelievable usage), `trickle` (a keep-alive byte every 2 s, never a reply),
-`many_calls` (40 run_tests in one turn) and `echo_key_*` (the bearer key echoed past character 200).
+`many_calls` (40 run_tests in one turn), `echo_key_*` (the bearer key echoed past character 200),
+and dead endpoints: `dead_500` (HTTP 500 to every request) and `dead_no_choices` (200 with no choices).
 """
 
 from __future__ import annotations
@@ -162,6 +163,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._echo_key(name, key, server.key_padding)
         if name == "trickle":
             return self._trickle(server)
+        if name == "dead_500":  # every request, probes too
+            return self._send(500, json.dumps({"error": {"message": "internal error"}}).encode())
+        if name == "dead_no_choices":
+            return self._json({"id": "x", "object": "chat.completion", "choices": []})
         if turn > 0 and name not in BODY_PAYLOADS and name not in RAW_PAYLOADS:
             return self._json(_message("```finish```", []) if text_mode else _message("done", [("finish", "{}")]))
         if name in TOOL_PAYLOADS:

@@ -1,6 +1,7 @@
 """What a run leaves on the terminal once it is over: its report fitted to the terminal's width,
-the commands that go on from it, and its exit code (finished 0, aborted or stopped 130, refused
-by preflight 2 with the reason, anything else 1 with the `quotabench resume` line)."""
+the commands that go on from it, and its exit code (finished 0, or 1 when an arm's endpoint never
+answered; aborted or stopped 130, refused by preflight 2 with the reason, anything else 1 with
+the `quotabench resume` line)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agent import ExitCode, QuotabenchError
 from agent.ledger.live_reads import preflight_checks
 from agent.ledger.liveness import RESUMABLE, run_state
+from agent.ledger.report_reads import unanswered_arms
 from tuiapp.cli import ledgers
 
 if TYPE_CHECKING:
@@ -36,7 +38,22 @@ def run_exit(ledger: Ledger, run_id: str) -> ExitCode:
             f"`quotabench resume {run_id[:10]}{ledgers.db_flag(ledger.path)}` finishes it",
             file=sys.stderr,
         )
-    return {"finished": ExitCode.OK, "aborted": ExitCode.STOPPED}.get(status or "", ExitCode.FAILED)
+    if status == "finished":
+        return _answered(ledger, run_id)
+    return {"aborted": ExitCode.STOPPED}.get(status or "", ExitCode.FAILED)
+
+
+def _answered(ledger: Ledger, run_id: str) -> ExitCode:
+    """A finished run is a measurement only if every arm's endpoint answered at least once."""
+    silent = unanswered_arms(ledger, run_id)
+    for arm in silent:
+        tries = f"{arm['tries']} tr{'ies' if arm['tries'] != 1 else 'y'}"
+        print(
+            f"quotabench: arm {arm['arm']}'s endpoint never answered ({tries} failed, the last: "
+            f"{(arm['error'] or 'no error recorded')[:160]}): its figures measure no model — check the endpoint",
+            file=sys.stderr,
+        )
+    return ExitCode.FAILED if silent else ExitCode.OK
 
 
 def preflight_rows(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:

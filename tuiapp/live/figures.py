@@ -94,8 +94,11 @@ def compute_figures(snap: Snapshot) -> Figures:
     }
     wordings, gap = _gap(snap.arms, outcomes, n, over=over, not_comparable=out)
     elapsed = None if snap.started_at is None else max(0.0, now - snap.started_at)
-    done = sum(1 for a in snap.arms for o in outcomes[a.name] if o.decided)
-    censored = sum(1 for a in snap.arms for o in outcomes[a.name] if o.censored and o.failure_class != "pending")
+    # a task its endpoint never served is over (nothing more will run) but no measurement
+    done = sum(1 for a in snap.arms for o in outcomes[a.name] if o.decided or o.unserved)
+    censored = sum(
+        1 for a in snap.arms for o in outcomes[a.name] if o.censored and not o.unserved and o.failure_class != "pending"
+    )
     total = n * len(snap.arms)
     # the pace is per running second: time paused is left out, so the ETA stands still while paused
     active = None if elapsed is None else max(0.0, elapsed - snap.paused_s)

@@ -53,6 +53,20 @@ def test_model_check_outcomes():
     assert (garbage.status, garbage.invalidating) == ("differs", True) and "chat completions" in garbage.fix
     busy = model_check(arm(), "m", Observed(reply=Outcome("http_5xx", "HTTP 503")))  # may pass: not a verdict
     assert (busy.status, busy.invalidating) == ("unknown", False)
+    e500 = Outcome("http_5xx", "HTTP 500: boom")
+    dead = model_check(arm(), "m", Observed(reply=e500, need_probe=e500, tools=[("auto", e500)]))
+    assert (dead.status, dead.invalidating) == (
+        "differs",
+        True,
+    ) and "3 of 3 probes failed (HTTP 500: boom)" in dead.observed
+    empty = Outcome("empty_response", "HTTP 200 without choices")
+    assert model_check(arm(), "m", Observed(reply=empty, need_probe=empty)).invalidating
+    silent = model_check(arm(), "m", Observed(reply=Outcome("read_timeout", "no reply in 60 s")))  # probing stops
+    assert silent.invalidating and "1 of 1 probe failed" in silent.observed
+    one_ok = model_check(arm(), "m", Observed(reply=e500, need_probe=OK, tools=[("auto", e500)]))
+    assert not one_ok.invalidating  # it answered once: the run may go
+    limited = model_check(arm(), "m", Observed(reply=e500, need_probe=Outcome("http_429", "HTTP 429: slow down")))
+    assert not limited.invalidating  # a rate limit is not a dead endpoint
     unlisted = model_check(arm(), "m", Observed(reply=OK, listed=["a", "b"]))
     assert unlisted.status == "ok" and "does not list it" in unlisted.observed
     gguf = model_check(arm(), "m", Observed(reply=OK, listed=["/models/x.gguf"]), gguf_path="/models/y.gguf")
@@ -92,6 +106,22 @@ def test_usage_and_tools_checks():
     assert never.invalidating and "protocol" in never.fix
     unreachable = tools_check(arm(), Observed(tools=[("auto (not sent)", Outcome("connect_error", "down"))]))
     assert (unreachable.status, unreachable.invalidating) == ("unknown", False)
+
+
+def test_the_tools_advice_only_when_the_tool_request_itself_was_refused():
+    key = Outcome("http_4xx", "HTTP 401: invalid api key")
+    tried = [("auto (not sent)", key), ("required", key)]
+    refused = tools_check(arm(), Observed(reply=key, tools=tried))  # the plain probe failed too
+    assert (refused.status, refused.invalidating) == ("unknown", False) and "invalid api key" in refused.observed
+    assert "protocol" not in refused.fix
+    auth = tools_check(arm(), Observed(reply=OK, tools=tried))  # 401/403/404 refuse the caller, not tools
+    assert not auth.invalidating and "protocol" not in auth.fix
+    small = [("auto (not sent)", OVERFLOW), ("required", OVERFLOW)]
+    overflow = tools_check(arm(), Observed(reply=OK, tools=small))
+    assert overflow.status == "unknown" and "context" in overflow.fix and "protocol" not in overflow.fix
+    param = Outcome("http_4xx", "HTTP 400: tools are not supported by this model")
+    rejected = tools_check(arm(), Observed(reply=OK, tools=[("auto (not sent)", param), ("required", param)]))
+    assert rejected.invalidating and "protocol" in rejected.fix  # the tool request itself refused
 
 
 def test_two_calls_at_once_queue_or_overlap():

@@ -157,8 +157,8 @@ def test_a_21_mb_prompt_is_never_sent_by_preflight(tmp_path):
     results, config = _preflight(cfg, db)
     by_arm = {r.arm: {c.name: c for c in r.checks} for r in results}
 
-    capped = by_arm["A"]["context"]  # censored at that task: the cap's outcome, not an endpoint's fault
-    assert (capped.status, capped.invalidating) == ("differs", False)
+    capped = by_arm["A"]["context"]  # the run could not finish its suite under this cap
+    assert (capped.status, capped.invalidating) == ("differs", True)
     assert "task py-huge" in capped.observed and "passes cap_tokens 200,000" in capped.observed
     assert "not sent" in capped.observed and "raise cap_tokens" in capped.fix
     budgeted = by_arm["B"]["context"]  # affordable under a 9M cap, but not within the preflight budget
@@ -208,3 +208,21 @@ def test_run_warns_about_a_prompt_an_arm_cannot_afford_and_never_sends_it(tmp_pa
     assert arms["A"]["censored"] == 1
     sent = ledger.query("select max(prompt_tokens) n from calls where run_id = ? and arm = 'A'", [run_id])[0]["n"]
     assert not sent  # nothing of the prompt went out on arm A
+
+
+def test_a_first_prompt_over_the_cap_is_refused_before_anything_is_spent_and_force_runs_it(tmp_path):
+    suite = huge_suite(tmp_path, 1_000_000)  # ~250k estimated tokens: more than A's cap
+    arms = [arm_toml("A", "solver", cap=200_000), arm_toml("B", "solver", cap=9_000_000)]
+    cfg = _suite_config(tmp_path, suite, arms, run_extra='tasks = ["py-word-count", "py-huge"]')
+    db = tmp_path / "l.sqlite"
+    done = _cli("run", cfg, "--db", db, "--headless")
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if "refused" in x]
+    assert "arm A context" in line and "task py-huge" in line and "passes cap_tokens 200,000" in line
+    assert "--force" in line and "arm B" not in line
+    ledger = Ledger(db)
+    (run,) = ledger.runs()
+    assert run["status"] == "refused" and not ledger.attempts(run["id"])  # nothing spent on the other task
+    forced = _cli("run", cfg, "--db", db, "--headless", "--force")
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert "censored" in forced.stdout

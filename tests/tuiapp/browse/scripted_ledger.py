@@ -139,6 +139,7 @@ CONFIG = """
 suites = ["suite"]
 max_attempts = 2
 tasks = ["py-add", "py-greet", "py-sleepy", "py-env", "py-wordy"]
+preflight = "force"  # py-wordy's first prompt passes B's cap on purpose: B is censored there
 
 [run.limits]
 max_turns = 8

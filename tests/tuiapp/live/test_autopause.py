@@ -6,9 +6,13 @@ not fit — and nothing is censored until the user chooses. Each of the window's
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from textual.widgets import Button, Input, Static
 
+from agent.metrics.render import render_report
+from agent.metrics.report import build_report
 from tuiapp.live.modals import AutoPauseModal
 
 from .conftest import SIZE, real_app, wait_for
@@ -80,6 +84,15 @@ async def test_raise_cap_typed_in_reaches_the_engine_and_the_ledger(tmp_path, sl
         assert app.state.arms["A"].cells["py-word-count"].status == "accepted"
     arm_a = next(r for r in ledger.arms(engine.run_id) if r["name"] == "A")
     assert arm_a["cap_tokens"] == 20_000 and arm_a["censored"] == 0
+    (raised,) = json.loads(arm_a["cap_raises_json"])
+    assert (raised["from"], raised["to"]) == (CAP, 20_000) and 0 < raised["used"] < CAP and raised["utc"]
+    # the report states the raise, and the comparison that the arms ran under different caps
+    report = build_report(ledger, [engine.run_id], resamples=0)
+    text = render_report(report, "text")
+    (line,) = [x for x in text.splitlines() if x.startswith("  A: scripted")]
+    assert f"; cap {CAP:,} tokens configured, raised to 20,000 at 20" in line and " UTC (" in line
+    (comparison,) = report["runs"][0]["comparisons"]
+    assert "different caps: A 4,000 tokens configured, raised to 20,000" in comparison["verdict"]["text"]
 
 
 async def test_stop_arm_stops_that_arm_and_the_other_finishes(tmp_path, slow_server):
