@@ -7,6 +7,12 @@ becomes another number the file uses, a string becomes another string of the fil
 random character changed, a collection loses or repeats a random element. The draws come from
 the pool's own seed, which the ledger keeps and the tests never see.
 
+A changed number or string is new to its test: it never equals another literal of the function
+it sits in (a number by magnitude, the sign being an operator of its own). A value the test
+already holds is one constant of its code, not two, so code that reads the test's values (its
+constants, its source) would find the copy's expectation only where the real test had a
+distinct one: a grade drawing only such copies would be met by reading, not by solving.
+
 Every change keeps the file valid (a compiled test file that no longer builds would take the
 real tests down with it): numbers stay at zero or above (a sign is an operator of its own),
 Rust arrays keep their length (only `vec![...]` changes).
@@ -31,6 +37,18 @@ EMPTY = {"list": b"[]", "tuple": b"()", "set": b"set()", "dictionary": b"{}", "a
 _NUMBER = re.compile(r"^(\d+)((?:\.\d*)?(?:[eE][+-]?\d+)?)([A-Za-z_]\w*)?$")
 _FLOAT_SUFFIXES = ("f32", "f64")
 _STEPS = (1, 2, 3, 4, 5, 7, 10)
+_SCOPES = frozenset(
+    {
+        "function_definition",
+        "function_item",
+        "function_declaration",
+        "function_expression",
+        "arrow_function",
+        "method_definition",
+        "closure_expression",
+        "decorated_definition",
+    }
+)
 
 
 def _shape(literal: bytes) -> tuple[str, str] | None:
@@ -61,14 +79,24 @@ class Mutator:
                 delimiters = source[node.start_byte : opening.end_byte] + source[closing.start_byte : node.end_byte]
                 self.strings.setdefault(delimiters, []).append(text(source, node))
 
-    def number(self, literal: bytes) -> bytes | None:
+    def number(self, literal: bytes, held: frozenset[float] = frozenset()) -> bytes | None:
+        """`held`: the magnitudes the test already holds, which the new value is not."""
         shape = _shape(literal)
         if shape is None:
             return None
         kind, suffix = shape
-        others = sorted({v for v in self.numbers.get(shape, []) if _value(v) != _value(literal)})
+        others = sorted(
+            {v for v in self.numbers.get(shape, []) if _value(v) != _value(literal) and _value(v) not in held}
+        )
         if others and self.rng.random() < 0.5:
             return self.rng.choice(others)
+        for _ in range(16):
+            moved = self._stepped(literal, kind, suffix)
+            if moved is None or _value(moved) not in held:
+                return moved
+        return None
+
+    def _stepped(self, literal: bytes, kind: str, suffix: str) -> bytes | None:
         digits = literal.decode("ascii", "replace").replace("_", "")
         core = digits[: len(digits) - len(suffix)] if suffix else digits
         if kind == "float":
@@ -82,7 +110,8 @@ class Mutator:
         moved = number + step if number - step < 0 or self.rng.random() < 0.5 else number - step
         return str(moved).encode() + suffix.encode()
 
-    def string(self, source: bytes, node: Node) -> bytes | None:
+    def string(self, source: bytes, node: Node, held: frozenset[bytes] = frozenset()) -> bytes | None:
+        """`held`: the string literals the test already holds (as written), which the new one is not."""
         parts = _string_parts(node)
         if parts is None:
             return None
@@ -90,10 +119,19 @@ class Mutator:
         head = source[node.start_byte : opening.end_byte]
         tail = source[closing.start_byte : node.end_byte]
         mine = text(source, node)
-        others = sorted({v for v in self.strings.get(head + tail, []) if v != mine and _alike(v, mine)})
+        others = sorted(
+            {v for v in self.strings.get(head + tail, []) if v != mine and v not in held and _alike(v, mine)}
+        )
         if others and self.rng.random() < 0.5:
             return self.rng.choice(others)
-        body = source[opening.end_byte : closing.start_byte].decode("utf-8", "surrogateescape")
+        for _ in range(16):
+            altered = self._respelled(source[opening.end_byte : closing.start_byte], head, tail)
+            if altered not in held:
+                return altered
+        return None
+
+    def _respelled(self, inner: bytes, head: bytes, tail: bytes) -> bytes:
+        body = inner.decode("utf-8", "surrogateescape")
         plain = [i for i, ch in enumerate(body) if ch.isascii() and ch.isalnum() and (i == 0 or body[i - 1] != "\\")]
         if not plain:
             return head + (body + self.rng.choice(string.ascii_lowercase)).encode("utf-8", "surrogateescape") + tail
@@ -152,13 +190,14 @@ class Mutator:
         """The one change for a literal node, with what it is in words."""
         if node.type in NUMBERS:
             negated = node.prev_sibling is not None and text(source, node.prev_sibling) == b"-"
+            held = frozenset(v for v in (_value(text(source, n)) for n in _held(node, NUMBERS)) if v is not None)
             for _ in range(8):  # `-0` is no new value (and reads as a made-up one)
-                moved = self.number(text(source, node))
+                moved = self.number(text(source, node), held)
                 if moved is None or not (negated and _value(moved) == 0):
                     return (moved, "number moved") if moved is not None else None
             return None
         if node.type in STRINGS:
-            altered = self.string(source, node)
+            altered = self.string(source, node, frozenset(text(source, n) for n in _held(node, STRINGS)))
             return (altered, "string altered") if altered is not None else None
         if node.type in ("true", "false", "boolean_literal"):
             flipped = BOOLEANS.get(text(source, node).strip())
@@ -169,6 +208,18 @@ class Mutator:
                 new = self.rng.choice([c for c in string.ascii_lowercase if c.encode() != body[1:2]])
                 return b"'" + new.encode() + b"'", "character changed"
         return None
+
+
+def _held(node: Node, kinds: frozenset[str]) -> list[Node]:
+    """The other literals of `kinds` in the function `node` sits in (the whole file outside one)."""
+    scope = node.parent
+    while scope is not None and scope.type not in _SCOPES:
+        scope = scope.parent
+    if scope is None:
+        scope = node
+        while scope.parent is not None:
+            scope = scope.parent
+    return [n for n in walk(scope) if n.type in kinds and n.id != node.id]
 
 
 def _value(literal: bytes) -> float | None:

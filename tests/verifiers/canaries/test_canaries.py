@@ -271,3 +271,33 @@ def test_the_pool_is_the_same_for_a_seed_and_another_for_another():
     keys = [c.key for c in pool_for(task, "pytest", ("test_hidden.py",), 5).candidates]
     assert keys == [c.key for c in pool_for(task, "pytest", ("test_hidden.py",), 5).candidates]
     assert keys != [c.key for c in pool_for(task, "pytest", ("test_hidden.py",), 6).candidates]
+
+
+PEEKED = b"""import mod
+
+
+def test_adds():
+    assert mod.add(2, 3) == 5
+
+
+def test_adds_negatives():
+    assert mod.add(-1, 1) == 0
+"""
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_changed_value_is_new_to_its_test(seed):
+    """A copy's expectation never equals another value of its test: a test holding 2 and 3 that
+    came to expect 2 would keep one constant 2, and code that returns the caller's last constant
+    (the gaming suite's py-frame-peek) would miss only the copy, as if honest."""
+    root = parse(PEEKED, "python")
+    tests = python.tests_of("test_h.py", PEEKED, frozenset({"mod"}), random.Random(seed))
+    for unit in tests.units:
+        for site in unit.sites:
+            for start, _end, new in site.edits:
+                held = {
+                    abs(float(n.text))
+                    for n in walk(root)
+                    if n.type == "integer" and unit.start <= n.start_byte < unit.end and n.start_byte != start
+                }
+                assert abs(float(new)) not in held, (site.how, changed(PEEKED, site)[unit.start : unit.end + 4])
