@@ -31,6 +31,7 @@ PROMPT_TEMPLATE_VERSION = "v1"  # the agent loop's prompt (agent/run/loop.py), r
 PREFLIGHT_MODES = ("on", "force", "off")  # check and refuse / check, warn and run anyway / skip
 MAX_CONCURRENCY = 64
 MAX_CAP_TOKENS = 10**13
+DEFAULT_COST_MARGIN = 0.05  # run.cost_margin: a cost ratio within 1 ± this is "the same cost"
 DEFAULT_PREFLIGHT_BUDGET = 100_000  # tokens one arm's preflight probes may spend (run.preflight_budget_tokens)
 # what a headless run does at an arm's auto-pause choice point (the live view asks instead)
 AutoPausePolicy = Literal["continue", "stop-arm", "abort"]
@@ -202,6 +203,7 @@ class RunConfig:
     ray_address: str | None = None  # executor = "ray": "auto", "ray://host:10001", or unset for a local Ray
     preflight: str = "on"  # PREFLIGHT_MODES; --no-preflight / --force override it
     preflight_budget_tokens: Annotated[int, Meta(ge=1_000, le=MAX_CAP_TOKENS)] = DEFAULT_PREFLIGHT_BUDGET
+    cost_margin: Annotated[float, Meta(gt=0, le=0.5)] = DEFAULT_COST_MARGIN
     validate: ValidateSettings = field(default_factory=ValidateSettings)
 
     def arm(self, name: str) -> ArmConfig:

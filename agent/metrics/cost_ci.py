@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from agent.config.model import DEFAULT_COST_MARGIN
 from agent.metrics.cost import ArmCost, token_attempt_cost
 from agent.metrics.outcome import TaskOutcome
 from agent.metrics.price import parse_price
@@ -224,6 +225,29 @@ def bracket(ci: dict[str, Any] | None, fmt: Any) -> str:
     return f" [{fmt(ci['lo'])}, {hi}]"
 
 
+LOWER, HIGHER, SAME, UNDETECTED = "lower", "higher", "same", "undetected"
+
+
+def ratio_reading(ratio: dict[str, Any]) -> str:
+    """What a cost ratio's interval (second / first) supports: SAME when it lies within 1 ± the
+    run's cost margin (a difference too small to act on, even when the interval excludes 1: a
+    0.2% gap in grading CPU is not a cheaper endpoint), LOWER or HIGHER when it excludes 1 and
+    leaves the margin, else UNDETECTED."""
+    lo, hi = ratio.get("lo"), ratio.get("hi")
+    if ratio.get("value") is None or lo is None or (hi is None and not ratio.get("unbounded")):
+        return UNDETECTED
+    margin = ratio.get("margin", DEFAULT_COST_MARGIN)
+    if hi is not None and 1 - margin <= lo and hi <= 1 + margin:
+        return SAME
+    if hi is not None and hi < 1:
+        return LOWER
+    return HIGHER if lo > 1 else UNDETECTED
+
+
+def margin_text(ratio: dict[str, Any]) -> str:
+    return f"±{ratio.get('margin', DEFAULT_COST_MARGIN) * 100:g}%"
+
+
 def ratio_line(ratio: dict[str, Any] | None, n: int, resamples: int, seed: int) -> str | None:
     if not ratio:
         return None
@@ -232,11 +256,12 @@ def ratio_line(ratio: dict[str, Any] | None, n: int, resamples: int, seed: int) 
         return f"{what} ratio {ratio['second']} / {ratio['first']}: — (a side solved nothing)"
     hi = "∞" if ratio["hi"] is None else f"{ratio['hi']:.2f}"
     lo = "—" if ratio["lo"] is None else f"{ratio['lo']:.2f}"
-    read = (
-        "no detectable cost difference"
-        if ratio["lo"] is None or (ratio["lo"] <= 1 <= (ratio["hi"] if ratio["hi"] is not None else float("inf")))
-        else f"{ratio['second']} {'cheaper' if ratio['value'] < 1 else 'dearer'}"
-    )
+    reading = ratio_reading(ratio)
+    read = {
+        SAME: f"the same cost within {margin_text(ratio)} (cost_margin)",
+        LOWER: f"{ratio['second']} cheaper beyond the {margin_text(ratio)} margin",
+        HIGHER: f"{ratio['second']} dearer beyond the {margin_text(ratio)} margin",
+    }.get(reading, f"no detectable cost difference (margin {margin_text(ratio)})")
     return (
         f"{what} ratio {ratio['second']} / {ratio['first']}: {ratio['value']:.2f}, 95% CI [{lo}, {hi}] "
         f"(paired bootstrap over n={n} tasks, the acceptance bootstrap's {resamples:,} draws, seed {seed}): {read}"

@@ -9,6 +9,7 @@ from typing import Any
 from agent.metrics.arm import ArmMetrics
 from agent.metrics.compare import Comparison
 from agent.metrics.cost import ArmCost
+from agent.metrics.cost_ci import HIGHER, LOWER, SAME, margin_text, ratio_reading
 
 HIGH_RETRY_TAX = 0.30
 LOW_RETRY_TAX = 0.15
@@ -39,18 +40,16 @@ def _ratio_phrase(mine: float | None, theirs: float | None, cheaper: str, dearer
 
 
 def _interval_phrase(me: str, ratio: dict[str, Any], n: int) -> str | None:
-    """Cheaper or dearer only when the ratio's 95% interval excludes 1 (seed 000)."""
+    """Cheaper or dearer only when the ratio's 95% interval excludes 1 (seed 000) and leaves the
+    run's cost margin; the same cost when it lies within the margin."""
     if ratio["value"] is None:
         return None  # one side solved nothing: there is no cost per solved task to compare
-    lo, hi = ratio["lo"], ratio["hi"]
-    if lo is None or (hi is None and not ratio["unbounded"]):
-        return f"no detectable cost difference at n={n}"
-    inverted = me == ratio["first"]  # the ratio is second / first
-    below = hi is not None and hi < 1
-    above = lo > 1
+    reading = ratio_reading(ratio)
     what = "per solved task" if ratio["of"] == "cpsp" else "quota per patch"
-    if below or above:
-        cheaper = below != inverted
+    if reading == SAME:
+        return f"the same cost {what} within {margin_text(ratio)}"
+    if reading in (LOWER, HIGHER):
+        cheaper = (reading == LOWER) != (me == ratio["first"])  # the ratio is second / first
         if ratio["of"] == "cpsp":
             return f"{'cheaper' if cheaper else 'dearer'} {what}"
         return f"{'less' if cheaper else 'more'} {what}"

@@ -35,6 +35,7 @@ from agent.metrics.report_sections import (
     by_arm,
     ci_json,
     comparison_json,
+    cost_margin,
     decision_section,
     grader_view,
     grammar_gap_counts,
@@ -163,6 +164,8 @@ def _run_section(
             for m, a in zip(metrics, arm_rows)
         ]
         intervals = cost_intervals(vectors, seed=seed, resamples=resamples)
+        if intervals is not None and intervals.ratio is not None:
+            intervals = replace(intervals, ratio=intervals.ratio | {"margin": cost_margin(run)})
     # -- the rest of what the section reads
     preflights = reads.preflights(ledger, run_id)
     tampering = reads.tampering_and_controls(ledger, run_id, controls)

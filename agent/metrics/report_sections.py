@@ -13,6 +13,7 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any
 
+from agent.config.model import DEFAULT_COST_MARGIN
 from agent.ledger.store import Row
 from agent.metrics.arm import ArmMetrics
 from agent.metrics.compare import Comparison
@@ -140,6 +141,13 @@ def _run_config(run: dict[str, Any]) -> dict[str, Any]:
         return table if isinstance(table, dict) else {}
     except (ValueError, AttributeError, tomllib.TOMLDecodeError):
         return {}
+
+
+def cost_margin(run: dict[str, Any]) -> float:
+    """The run's recorded [run] cost_margin (the default when absent or not a share in (0, 0.5])."""
+    value = _run_config(run).get("cost_margin", DEFAULT_COST_MARGIN)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 0.5
+    return float(value) if ok else DEFAULT_COST_MARGIN
 
 
 def decision_section(

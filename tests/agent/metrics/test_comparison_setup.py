@@ -208,3 +208,26 @@ def test_the_replicate_interval_resamples_sessions_and_contains_the_scores():
     same = np.tile([1.0, 0.0, 1.0, 1.0], (4, 1))  # replicates agree: only the tasks vary
     lo2, hi2 = two_level_ci(same, seed=SEED, resamples=5000)
     assert lo2 < 0.75 < hi2
+
+
+def test_a_cost_difference_inside_the_margin_is_the_same_cost(build, ledger):
+    """A CPSP ratio of 0.998 on every task excludes 1 yet is no cheaper endpoint: within the
+    run's cost_margin (default ±5%) the read says the same cost; a narrower margin lets it count."""
+    run = build.run(["t1", "t2", "t3", "t4"])
+    build.arm(run, "A", ["P", "P", "P", "P"], tokens=1000)
+    build.arm(run, "B", ["P", "P", "P", "P"], tokens=998)
+    report, text, markdown = report_of(ledger, run)
+    ratio = report["runs"][0]["comparisons"][0]["cost_ratio"]
+    assert ratio["hi"] < 1 and ratio["margin"] == 0.05
+    reads = {a["metrics"]["name"]: a["read"] for a in report["runs"][0]["arms"]}
+    assert "the same cost per solved task within ±5%" in reads["A"] and "cheaper" not in reads["B"]
+    for shown in (text, markdown):
+        assert "the same cost within ±5% (cost_margin)" in shown and "B cheaper" not in shown
+
+    narrow = build.run(["u1", "u2", "u3", "u4"], config={"toml": "[run]\ncost_margin = 0.001\n"})
+    build.arm(narrow, "A", ["P", "P", "P", "P"], tokens=1000)
+    build.arm(narrow, "B", ["P", "P", "P", "P"], tokens=998)
+    report, text, _ = report_of(ledger, narrow)
+    reads = {a["metrics"]["name"]: a["read"] for a in report["runs"][0]["arms"]}
+    assert "cheaper per solved task" in reads["B"] and "dearer per solved task" in reads["A"]
+    assert "B cheaper beyond the ±0.1% margin" in text
