@@ -35,6 +35,7 @@ from verifiers.exercism_layout import (
     track_language,
 )
 from verifiers.exercism_tests import TestFileError
+from verifiers.import_dest import check_dest
 
 NOTES_FILE = "import-notes.json"
 PRACTICE = Path("exercises") / "practice"
@@ -42,7 +43,7 @@ UNSUPPORTED = "language not supported yet"
 
 
 class ExercismError(VerifierError):
-    """The source is not an Exercism track or polyglot checkout, or the destination cannot be written."""
+    """The source is not an Exercism track or polyglot checkout."""
 
 
 class Status(StrEnum):
@@ -130,16 +131,6 @@ def write_notes(dest: Path, outcomes: list[Outcome]) -> Path:
     return path
 
 
-def _check_dest(dest: Path, force: bool) -> None:
-    if dest.exists() and not dest.is_dir():
-        raise ExercismError(f"destination {dest}: is a file, not a folder — pass a new or empty folder")
-    if dest.is_dir() and any(dest.iterdir()) and not force:
-        raise ExercismError(
-            f"destination {dest}: already holds files — pass a new or empty folder, or --force to replace "
-            "the tasks this import writes there"
-        )
-
-
 def _require_folder(src: Path, what: str) -> None:
     if not src.exists():
         raise ExercismError(f"source {src}: no such folder — pass {what}")
@@ -169,7 +160,7 @@ def import_polyglot(
 ) -> list[Outcome]:
     """One suite per language folder of `src`, written to dest/<language>."""
     languages = polyglot_languages(src)
-    _check_dest(dest, force)
+    check_dest(dest, force)
     outcomes: list[Outcome] = []
     for lang in languages:
         outcomes += import_track(src / lang, dest / lang, lang, suite=lang, on_outcome=on_outcome)
@@ -209,7 +200,7 @@ def import_exercism(
 ) -> list[Outcome]:
     """The exercises of one track checkout, written as one suite in dest."""
     slug = exercism_slug(src)
-    _check_dest(dest, force)
+    check_dest(dest, force)
     outcomes = import_track(src, dest, slug, on_outcome=on_outcome)
     write_notes(dest, outcomes)
     return outcomes

@@ -109,6 +109,13 @@ def _untouched(
     if g.verdict == "fail" and g.runner != "script" and not _ran(g):
         detail = f"no hidden test ran on the untouched workspace (collection error) {_summary(g)}\n{_excerpt(g)}"
         return CheckResult("untouched_fails", False, detail, g.verdict, g.tampering, g.suspects)
+    if g.verdict == "timeout":  # a run that never ended shows nothing solved
+        limit = f"{g.timeout_s:g} s" if g.timeout_s is not None else "the task's timeout_s"
+        detail = (
+            f"hidden tests timed out on the untouched workspace: they did not finish within {limit} — "
+            f"raise timeout_s in task.toml, or fix the tests so that they end\n{_excerpt(g)}"
+        )
+        return CheckResult("untouched_fails", False, detail, g.verdict, g.tampering, g.suspects)
     return _expect("untouched_fails", g, "fail", "hidden tests", why)
 
 

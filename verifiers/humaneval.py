@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers import VerifierError
+from verifiers.import_dest import check_dest
 
 NOTES_FILE = "humaneval-notes.json"
 PYTHON_VISIBLE = "python -m pytest -q -p no:cacheprovider test_visible.py"
@@ -207,15 +208,17 @@ def write_task(problem: dict[str, Any], dest: Path) -> tuple[str, str]:
     return task_id, note
 
 
-def build_humaneval_suite(dest: Path, *, limit: int | None = None) -> list[str]:
-    """Write the first `limit` HumanEval problems (all 164 by default) as tasks into dest.
+def build_humaneval_suite(dest: Path, *, limit: int | None = None, force: bool = False) -> list[str]:
+    """Write the first `limit` HumanEval problems (all 164 by default) as tasks into dest, a new
+    or empty folder (`force`: one holding files, whose tasks of the same ids are replaced).
 
     Returns the ids written. A problem that cannot be converted is skipped, never fatal; skips
     and import-only visible tests are listed in dest/humaneval-notes.json.
     """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be None or >= 0, not {limit}")
+    if limit is not None and limit < 1:
+        raise HumanEvalError(f"limit {limit}: not a positive count of problems — e.g. --limit 20, or none for all 164")
     dest = Path(dest)
+    check_dest(dest, force)
     dest.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
     notes: dict[str, str] = {}

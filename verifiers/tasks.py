@@ -6,6 +6,7 @@ A suite loads every valid task and reports each broken one as a `TaskProblem`
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
@@ -13,7 +14,7 @@ import shutil
 import stat
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,10 @@ class Task:
         return str(self._digest["sha256"])
 
 
+# The keys a task.toml may hold (docs/tasks.md): Task's fields but its folder and its cache.
+TASK_KEYS = tuple(f.name for f in fields(Task) if f.name not in ("path", "_digest"))
+
+
 @dataclass(frozen=True)
 class TaskProblem:
     path: Path
@@ -185,6 +190,17 @@ def _require_str(data: dict[str, Any], key: str, toml_path: Path) -> str:
     return value.strip()
 
 
+def _check_keys(data: dict[str, Any], path: Path) -> None:
+    """A misspelt key would silently leave its setting at the default: refuse it."""
+    unknown = sorted(set(data) - set(TASK_KEYS))
+    if not unknown:
+        return
+    key = unknown[0]
+    close = difflib.get_close_matches(key, TASK_KEYS, n=1)
+    fix = f"did you mean `{close[0]}`?" if close else f"remove it; valid keys: {', '.join(TASK_KEYS)}"
+    raise TaskError(f"task {path}: unknown key `{key}` in task.toml — {fix}")
+
+
 def load_task(path: Path) -> Task:
     """Load one task folder; raise TaskError with a one-line message if it is broken."""
     path = Path(path)
@@ -218,6 +234,7 @@ def _load_task(path: Path) -> Task:
         data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TaskError(f"task {path}: task.toml is not valid TOML ({exc}) — fix the syntax") from None
+    _check_keys(data, path)
     task_id = _require_str(data, "id", toml_path)
     if not _ID_RE.match(task_id):
         raise TaskError(f"task {path}: id {task_id!r} has characters other than letters, digits, - and _ — rename it")

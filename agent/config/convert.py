@@ -69,8 +69,9 @@ def _lookup(data: Any, segments: list[str]) -> Any:
 
 
 def convert(cls: type[T], data: dict[str, Any], source: Path, prefix: str, **built: Any) -> T:
-    """`cls(**data)` checked by msgspec (types and bounds of its fields, strict), else ConfigError."""
-    known = {f.name: f for f in fields(cast(Any, cls))}
+    """`cls(**data)` checked by msgspec (types and bounds of its fields, strict), else ConfigError.
+    The fields in `built` come from elsewhere (the file's path, its [[arms]]): not keys of `data`."""
+    known = {f.name: f for f in fields(cast(Any, cls)) if f.name not in built}
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise fail(source, f"{prefix}{unknown[0]}", "unknown key", f"valid keys are {', '.join(sorted(known))}")

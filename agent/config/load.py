@@ -29,6 +29,9 @@ from agent.config.model import (
 from agent.strategy_spec import SELECT_RULES, StrategyError, parse_strategy
 from verifiers.executors import EXECUTORS
 
+# The top-level tables beside [run], and how a key of that name under [run] should be written.
+OUTSIDE_RUN = {"arms": "an [[arms]] table per endpoint", "validate": "a [validate] table"}
+
 
 def load_config(path: Path | str) -> RunConfig:
     path = Path(path)
@@ -54,10 +57,16 @@ def load_config_text(text: str, path: Path) -> RunConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {path}: not valid TOML ({exc}) — fix the syntax") from None
-    unknown_top = sorted(set(data) - {"run", "arms", "validate"})
+    unknown_top = sorted(set(data) - {"run", *OUTSIDE_RUN})
     if unknown_top:
         raise fail(path, unknown_top[0], "unknown table", "use [run], [[arms]] and [validate]")
     run = table(data.get("run", {}), path, "run", "[run] suites = [...]")
+    misplaced = sorted(set(run) & set(OUTSIDE_RUN))
+    if misplaced:
+        where = OUTSIDE_RUN[misplaced[0]]
+        raise fail(
+            path, f"run.{misplaced[0]}", "not a [run] key", f"write it as {where} at the top level, outside [run]"
+        )
     suites = run.get("suites")
     if suites is None or suites == []:
         raise fail(path, "run.suites", "missing or empty", HINTS["suites"])
@@ -78,7 +87,7 @@ def load_config_text(text: str, path: Path) -> RunConfig:
     if len(set(names)) != len(names):
         raise fail(path, "arms.name", f"duplicate arm names {names}", "give each arm a unique name")
     _check_shared_prices(arms, path)
-    cfg = convert(RunConfig, run, path, "run.", path=str(path), arms=arms, limits=limits, validate=validate)
+    cfg = convert(RunConfig, run | {"limits": limits}, path, "run.", path=str(path), arms=arms, validate=validate)
     if cfg.preflight not in PREFLIGHT_MODES:
         raise fail(
             path,

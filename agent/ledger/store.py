@@ -156,13 +156,13 @@ def _migrated(conn: sqlite3.Connection) -> bool:
 def _fix_for(exc: sqlite3.Error) -> str:
     text = str(exc).lower()
     if "full" in text:
-        return "free disk space, then finish the run with `quotabench resume`"
+        return "free disk space"
     if "malformed" in text or "not a database" in text or "corrupt" in text:
         return "the file is damaged: restore it from a copy, or pass a new file with --db"
     if "locked" in text or "busy" in text:
         return f"another process held the ledger for over {BUSY_TIMEOUT_S} s; retry, or use another --db"
     if "readonly" in text or "unable to open" in text or "i/o" in text:
-        return "check that the disk has space and the file is writable, then `quotabench resume`; or pass another --db"
+        return "check that the disk has space and the file is writable, or pass another --db"
     return "check the file with `sqlite3 FILE 'pragma integrity_check'`, or pass another file with --db"
 
 
@@ -200,6 +200,25 @@ def _newer(conn: sqlite3.Connection) -> list[str]:
 
 
 _WRITING: weakref.WeakSet[Ledger] = weakref.WeakSet()
+# The runs this process wrote a row of, by (ledger path, run id): the status it last committed.
+# Only such a run can be resumed after a failure (the CLI's failure line says so, or says nothing).
+_RECORDED: dict[tuple[Path, str], str] = {}
+
+
+def recorded_runs() -> list[tuple[Path, str, str]]:
+    """(ledger, run id, status) of each run whose row this process committed, oldest first."""
+    return [(path, run_id, status) for (path, run_id), status in _RECORDED.items()]
+
+
+def _note_runs(path: Path, ops: list[Op]) -> None:
+    """Remember the run rows `ops` (just committed) wrote and the status they set."""
+    for op in ops:
+        if isinstance(op, Insert) and op.table == "runs":
+            _RECORDED[(path, str(op.row["id"]))] = str(op.row.get("status") or "")
+        elif isinstance(op, InsertAll) and op.table == "runs":
+            _RECORDED.update({(path, str(row["id"])): str(row.get("status") or "") for row in op.rows})
+        elif isinstance(op, Update) and op.table == "runs" and "status" in op.fields:
+            _RECORDED[(path, str(op.id))] = str(op.fields["status"])
 
 
 @atexit.register  # registered on import, before the writer's drain: so it runs after it
@@ -321,6 +340,7 @@ class Ledger:
                         raise LookupError(f"ledger {self.path}: no {op.table} row with id {op.id!r} to update")
                 else:
                     raise TypeError(f"not a ledger write: {op!r} — build it with agent.ledger.ops")
+        _note_runs(self.path, ops)
 
     # -- writes ----------------------------------------------------------------------------
     def insert(self, table: str, row: dict[str, Any]) -> None:

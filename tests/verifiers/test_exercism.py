@@ -21,6 +21,7 @@ from verifiers.exercism import (
 )
 from verifiers.exercism_tests import TestFileError, js_rebase_imports, js_unsupported, split_tests
 from verifiers.gate import gate_suites
+from verifiers.import_dest import DestinationError
 from verifiers.tasks import load_suite, load_task, relative_files
 
 
@@ -165,7 +166,7 @@ def test_a_source_not_in_the_layout_or_a_dest_in_use_is_refused(tmp_path):
     used = tmp_path / "used"
     used.mkdir()
     (used / "keep.txt").write_text("mine")
-    with pytest.raises(ExercismError, match="already holds files .* or --force"):
+    with pytest.raises(DestinationError, match="already holds files .* or --force"):
         import_exercism(track, used)
     import_exercism(track, used, force=True)
     assert (used / "keep.txt").read_text() == "mine" and (used / "py-leap" / "task.toml").is_file()

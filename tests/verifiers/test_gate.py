@@ -202,3 +202,16 @@ def test_a_rust_reference_rustc_rejects_is_still_refused_as_unparseable(tmp_path
     failed = {c.name: c for c in gate.failed()}
     assert {"reference_passes", "reference_parses"} <= set(failed)
     assert "grammar gap" not in failed["reference_parses"].detail and not failed["reference_parses"].notes
+
+
+def test_hidden_tests_that_time_out_on_the_untouched_workspace_say_so_not_already_solved(tmp_path):
+    root = python_task(tmp_path / "suite", HIDDEN, timeout_s=3)
+    (root / "workspace" / "mod.py").write_text("def add(a, b):\n    while True:\n        pass\n")
+    (root / "workspace" / "test_visible.py").write_text("def test_v():\n    pass\n")
+    gate = gate_task(load_task(root))
+    failed = {c.name: c.detail for c in gate.failed()}
+    assert list(failed) == ["untouched_fails"]
+    first = failed["untouched_fails"].splitlines()[0]
+    assert first.startswith("hidden tests timed out on the untouched workspace: they did not finish within "), first
+    assert "raise timeout_s in task.toml, or fix the tests" in first
+    assert "already solved" not in failed["untouched_fails"]

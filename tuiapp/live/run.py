@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from agent import ExitCode, QuotabenchError
 from agent.config import RunConfig
+from agent.ledger.store import recorded_runs
 from tuiapp.live.app import LiveApp, Opener, make_app
 from tuiapp.terminal import frames_on_the_terminal
 
@@ -62,7 +63,9 @@ def run_app(app: LiveApp, crash_log: Callable[[str], Path] | None = None, *, hea
         mask = getattr(app.engine, "mask", None)  # a RunEngine masks its arms' api keys
         text = mask(text) if mask else text
         where = crash_log(text) if crash_log else None
-        run = f"; `quotabench resume {app.run_id[:10]}` finishes the run" if app.run_id else ""
+        ledger = app.ledger.path if app.ledger is not None else None
+        recorded = any((path, run_id) == (ledger, app.run_id) for path, run_id, _ in recorded_runs())
+        run = f"; `quotabench resume {app.run_id[:10]}` finishes the run" if recorded else ""
         raise LiveViewCrashed(
             f"the live view crashed (exit code {app.return_code})"
             + (f" — the traceback is in {where}" if where else "")

@@ -115,6 +115,12 @@ CASES = [
     ),
     ("a suite twice", RUN.replace(f'"{SMOKE}"]', f'"{SMOKE}", "{SMOKE}/../smoke"]') + ARM, "run.suites", "twice"),
     ("preflight budget zero", RUN + "preflight_budget_tokens = 0\n" + ARM, "run.preflight_budget_tokens", ">= 1000"),
+    ("unknown run key", RUN + "max_attempt = 2\n" + ARM, "run.max_attempt", "unknown key"),
+    # keys the loader fills itself were silently overwritten
+    ("run.path", RUN + 'path = "/etc"\n' + ARM, "run.path", "unknown key"),
+    ("arms under run", RUN + "arms = []\n" + ARM, "run.arms", "not a [run] key — write it as an [[arms]] table"),
+    ("validate under run", RUN + "validate = { mutants = true }\n" + ARM, "run.validate", "not a [run] key"),
+    ("arms empty", "arms = []\n" + RUN, "arms", "no [[arms]] tables"),
 ]
 
 
@@ -128,6 +134,15 @@ def test_bad_config_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, cas
     assert len(err.splitlines()) == 1, err
     assert str(cfg) in err and f"{key}" in err and problem in err and " — " in err, err
     assert not db.exists()
+
+
+def test_an_unknown_run_key_lists_the_keys_a_file_may_set(tmp_path, capsys):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(RUN + 'path = "/etc"\n' + ARM)
+    assert main(["preflight", str(cfg)]) == 2
+    valid = capsys.readouterr().err.strip().rpartition("valid keys are ")[2].split(", ")
+    assert "limits" in valid and "suites" in valid
+    assert not {"path", "arms", "validate"} & set(valid), valid
 
 
 def test_a_config_that_is_not_utf8_is_one_line(tmp_path, capsys):

