@@ -49,6 +49,7 @@ class CallTry:
     details: UsageDetails = NO_DETAILS  # cached, cache-write and reasoning tokens, cost, as reported
     limits: RateLimits | None = None  # the provider's rate limits, from this try's response headers
     paced_ms: int = 0  # waited before the try for the provider's limit (not in latency_ms)
+    pace_window: str | None = None  # the pacer's model of the limit after this try (pacing.py); None: not paced
 
 
 def request_sha256(body: dict[str, Any]) -> str:

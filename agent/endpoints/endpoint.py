@@ -259,6 +259,8 @@ class ChatClient:
             except _SHAPE_ERRORS as exc:
                 status, error = "malformed_json", f"the reply could not be taken apart ({type(exc).__name__}: {exc})"
             latency_ms = int((time.monotonic() - t0) * 1000)
+            if ticket is not None:  # before its headers: were the limits known when it went?
+                self.pacer.answered(ticket, status)
             self.pacer.observe(reply.limits, ticket)
         prompt, completion, source = self._tokens(reply, status, prompt_estimate)
         details = reply.details if source == "reported" else NO_DETAILS
@@ -286,6 +288,7 @@ class ChatClient:
             details,
             reply.limits,
             round(paced_s * 1000),
+            self.pacer.window if self.settings.pace else None,
         )
         return call, retry_after
 
@@ -302,7 +305,7 @@ class ChatClient:
         try:
             yield waited, ticket
         finally:
-            self.pacer.done(spend)
+            self.pacer.done(spend, ticket)
 
     async def _request(self, content: bytes, reply: Reply, on_delta: Callable[[str], None] | None) -> None:
         # The body is json.dumps' (RequestEncoder): it escapes non-ASCII, so a lone surrogate a model sent

@@ -2,7 +2,12 @@
 
 Each response's rate-limit headers (agent/endpoints/provider.py) set the bucket: `remaining`
 tokens now, refilling at (limit - remaining) / reset seconds (back to `limit` at the reset; a
-provider that gives no reset refills `limit` per minute). A call may go when the bucket holds
+provider that gives no reset refills `limit` per minute). That is the `steady` model; some
+providers refill nothing until the reset and then all of it (a fixed window), and the steady
+model sends calls into a window they do not fit. The pacer learns which: a 429 for the limit on
+a call it let go with the limits known means the budget comes back at the reset, and from then
+on (`fixed`) `remaining` stands until the reset and `limit` is there after it; a call served
+that relied on the refill makes it `steady`. A call may go when the bucket holds
 what it can spend (its prompt estimate plus max_tokens, as providers count a request against a
 tokens-per-minute limit) on top of what calls already sent but not yet answered hold; else it
 waits the time the refill needs. Requests are paced the same way, one per call. Before any
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import anyio
 
@@ -23,12 +29,46 @@ from agent.endpoints.provider import RateLimits
 
 MAX_WAIT_S = 120.0  # one call never waits longer for the provider's limit (then it is sent anyway)
 ROUNDS = 3  # recomputed after each wait: answers that arrived meanwhile may free room
+UNKNOWN, STEADY, FIXED = "unknown", "steady", "fixed"
+RECHECK_S = 0.5  # fixed window, past its reset and still short: answers in flight will say more
+SAME_WINDOW_S = 0.25  # two resets this close (as read off the headers): one window
+DEFAULT_WINDOW_S = 60.0  # a provider that states no reset: a per-minute limit
 
 
 def _rate(limit: int, remaining: int, reset_s: float | None) -> float:
     if reset_s and reset_s > 0 and limit > remaining:
         return (limit - remaining) / reset_s
-    return limit / 60.0
+    return limit / DEFAULT_WINDOW_S
+
+
+def _wait(
+    window: str, limit: int, remaining: int, reset_s: float | None, out: float, need: float, elapsed: float
+) -> float:
+    """Seconds until `need` fits a bucket last seen at `remaining` of `limit`, `elapsed` ago,
+    with `out` spent by calls not yet answered."""
+    need = min(need, limit)  # a call larger than the limit goes when the bucket is full
+    if window == FIXED:
+        reset = reset_s if reset_s and reset_s > 0 else DEFAULT_WINDOW_S
+        if elapsed < reset:
+            # the reset is the provider's clock read off a header: a little late beats a 429
+            return 0.0 if remaining - out >= need else reset - elapsed + 0.05 + 0.02 * reset
+        return 0.0 if limit - out >= need else RECHECK_S
+    rate = _rate(limit, remaining, reset_s)
+    level = min(limit, remaining + rate * elapsed) - out
+    return (need - level) / rate if level < need and rate > 0 else 0.0
+
+
+def _lowest(a: RateLimits, b: RateLimits) -> RateLimits:
+    """b, with the lower of each remaining count."""
+
+    def low(x: int | None, y: int | None) -> int | None:
+        return y if x is None else x if y is None else min(x, y)
+
+    return replace(
+        b,
+        remaining_tokens=low(a.remaining_tokens, b.remaining_tokens),
+        remaining_requests=low(a.remaining_requests, b.remaining_requests),
+    )
 
 
 class Pacer:
@@ -47,70 +87,109 @@ class Pacer:
         self._requests_out = 0
         self.sent = 0  # calls admitted so far: the ticket of the last one
         self._seen = 0  # the ticket of the call whose headers set `limits`
-
-    def _tokens_level(self, now: float) -> tuple[float, float] | None:
-        lim = self.limits
-        if lim is None or lim.limit_tokens is None or lim.remaining_tokens is None or not lim.limit_tokens:
-            return None
-        rate = _rate(lim.limit_tokens, lim.remaining_tokens, lim.reset_tokens_s)
-        level = min(lim.limit_tokens, lim.remaining_tokens + rate * (now - self._at))
-        return level - self._tokens_out, rate
-
-    def _requests_level(self, now: float) -> tuple[float, float] | None:
-        lim = self.limits
-        if lim is None or lim.limit_requests is None or lim.remaining_requests is None or not lim.limit_requests:
-            return None
-        rate = _rate(lim.limit_requests, lim.remaining_requests, lim.reset_requests_s)
-        level = min(lim.limit_requests, lim.remaining_requests + rate * (now - self._at))
-        return level - self._requests_out, rate
+        self.window = UNKNOWN  # steady until a call relying on the refill says which (answered)
+        self._probe: anyio.Event | None = None  # set when that call is answered
+        self._probe_ticket: int | None = None
 
     def wait_needed(self, tokens: int, now: float | None = None) -> float:
         """Seconds until a call spending `tokens` fits under the announced limits (0: now)."""
         now = self._clock() if now is None else now
-        wait = 0.0
+        return self._wait_as(FIXED if self.window == FIXED else STEADY, tokens, now)
+
+    def _wait_as(self, window: str, tokens: int, now: float) -> float:
         lim = self.limits
-        tokens_level = self._tokens_level(now)
-        if tokens_level is not None and lim is not None and lim.limit_tokens:
-            level, rate = tokens_level
-            need = min(tokens, lim.limit_tokens)  # a call larger than the limit goes when the bucket is full
-            if level < need and rate > 0:
-                wait = max(wait, (need - level) / rate)
-        requests_level = self._requests_level(now)
-        if requests_level is not None:
-            level, rate = requests_level
-            if level < 1 and rate > 0:
-                wait = max(wait, (1 - level) / rate)
+        if lim is None:
+            return 0.0
+        elapsed, wait = now - self._at, 0.0
+        if lim.limit_tokens and lim.remaining_tokens is not None:
+            out = self._tokens_out
+            wait = _wait(window, lim.limit_tokens, lim.remaining_tokens, lim.reset_tokens_s, out, tokens, elapsed)
+        if lim.limit_requests and lim.remaining_requests is not None:
+            out = self._requests_out
+            wait = max(
+                wait, _wait(window, lim.limit_requests, lim.remaining_requests, lim.reset_requests_s, out, 1, elapsed)
+            )
         return min(wait, MAX_WAIT_S)
+
+    def _relies_on_refill(self, tokens: int) -> bool:
+        """The call fits only if the bucket refilled since it was last seen (steady, not fixed)."""
+        return self.window == UNKNOWN and self._wait_as(FIXED, tokens, self._clock()) > 0
 
     async def admit(self, tokens: int, deadline: float | None = None) -> float:
         """Wait until a call spending `tokens` fits (never past `deadline`, time.monotonic), count
-        it as sent, and return the seconds waited. Pair with `done`."""
+        it as sent, and return the seconds waited. Pair with `done`, and with `answered`.
+
+        Until the refill is known, one call at a time may rely on it: the others that would
+        wait for its answer (a fixed window then costs one 429, not one per call in flight)."""
         async with self._lock:  # one waiter at a time: calls leave in the order they asked
             started = self._clock()
             for _ in range(ROUNDS):
+                if self._probe is not None and self._relies_on_refill(tokens):
+                    limit = MAX_WAIT_S if deadline is None else max(0.0, deadline - time.monotonic())
+                    with anyio.move_on_after(limit):
+                        await self._probe.wait()
                 wait = self.wait_needed(tokens)
                 if deadline is not None:
                     wait = min(wait, max(0.0, deadline - time.monotonic()))
                 if wait <= 0:
                     break
                 await self._sleep(wait)
+            probe = self._probe is None and self._relies_on_refill(tokens)
             self._tokens_out += tokens
             self._requests_out += 1
             self.sent += 1
+            if probe:
+                self._probe, self._probe_ticket = anyio.Event(), self.sent
             return max(0.0, self._clock() - started)
 
-    def done(self, tokens: int) -> None:
-        """A call admitted with `tokens` was answered (or failed)."""
+    def done(self, tokens: int, ticket: int | None = None) -> None:
+        """A call admitted with `tokens` was answered (or failed, or was cancelled: the calls
+        waiting on it as the refill's test go on)."""
         self._tokens_out = max(0, self._tokens_out - tokens)
         self._requests_out = max(0, self._requests_out - 1)
+        if ticket is not None and ticket == self._probe_ticket:
+            self._release()
+
+    def _release(self) -> None:
+        if self._probe is not None:
+            self._probe.set()
+        self._probe, self._probe_ticket = None, None
+
+    def answered(self, ticket: int, status: str) -> None:
+        """A paced call's outcome, before its headers are observed. A 429 for the limit on a call
+        let go with the limits known: the steady model said it fit, so the provider refills at
+        its reset (a fixed window). The call that relied on the refill, served: it is steady."""
+        if status == "http_429" and self.limits is not None:
+            self.window = FIXED
+        if ticket == self._probe_ticket:
+            if status == "ok" and self.window == UNKNOWN:
+                self.window = STEADY
+            self._release()
 
     def observe(self, limits: RateLimits | None, ticket: int | None = None) -> None:
         """What a response's headers announced (None: nothing; the last announcement stands).
         `ticket`: the call's `sent` number at its admission. Headers of a call sent before one
         whose headers were already taken are older than them: they lack that call's charge, which
-        `done` has already taken off the calls out, so they would overstate the bucket."""
-        if limits is None or (ticket is not None and ticket < self._seen):
+        `done` has already taken off the calls out, so they would overstate the bucket. In a fixed
+        window that order does not hold (calls sent in one order may reach the provider in the
+        other): of one window's counts the lowest stands, and a later window's replaces them."""
+        if limits is None:
+            return
+        now = self._clock()
+        last = self.limits
+        if self.window == FIXED and last is not None:
+            end, last_end = self._window_end(limits, now), self._window_end(last, self._at)
+            if end is not None and last_end is not None and end < last_end + SAME_WINDOW_S:
+                if end > last_end - SAME_WINDOW_S:  # the same window: the lower counts
+                    self.limits, self._at = _lowest(last, limits), now
+                return  # else a reply of a window already over
+        elif ticket is not None and ticket < self._seen:
             return
         if ticket is not None:
-            self._seen = ticket
-        self.limits, self._at = limits, self._clock()
+            self._seen = max(self._seen, ticket)
+        self.limits, self._at = limits, now
+
+    @staticmethod
+    def _window_end(limits: RateLimits, at: float) -> float | None:
+        reset = limits.reset_tokens_s if limits.reset_tokens_s is not None else limits.reset_requests_s
+        return None if reset is None else at + reset

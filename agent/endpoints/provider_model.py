@@ -12,6 +12,8 @@ tokens-per-minute limit announced in headers and enforced, and a quota that runs
                   bucket holds its prompt plus max_tokens, charged that, refunded what it did not
                   use; x-ratelimit-*-tokens and -requests headers on every reply, HTTP 429
                   rate_limit_exceeded (with retry-after-ms) when it does not fit
+  refill          "steady" (the bucket refills continuously) or "fixed" (nothing comes back until
+                  the window ends, then all of it; the headers' reset is the window's end)
   quota_tokens    after that many tokens are spent in all, every request gets HTTP 429
                   insufficient_quota (`quota_status=402`: HTTP 402, credits exhausted);
                   `top_up(tokens)` raises it again
@@ -50,6 +52,7 @@ class ProviderModel:
     window_s: float = 60.0
     quota_tokens: int | None = None
     quota_status: int = 429
+    refill: str = "steady"  # or "fixed"
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -57,6 +60,7 @@ class ProviderModel:
         self._tokens = float(self.tpm or 0)
         self._requests = float(self.rpm or 0)
         self._at = time.monotonic()
+        self._window_end = self._at + self.window_s  # refill = "fixed"
         self.rate_limited = 0
         self.quota_refused = 0
         self.spent = 0
@@ -70,6 +74,11 @@ class ProviderModel:
     def _refill(self) -> None:
         now = time.monotonic()
         elapsed, self._at = now - self._at, now
+        if self.refill == "fixed":
+            if now >= self._window_end:
+                self._tokens, self._requests = float(self.tpm or 0), float(self.rpm or 0)
+                self._window_end = now + self.window_s
+            return
         if self.tpm:
             self._tokens = min(float(self.tpm), self._tokens + self.tpm / self.window_s * elapsed)
         if self.rpm:
@@ -83,15 +92,16 @@ class ProviderModel:
     def _headers(self) -> dict[str, str]:
         self._refill()
         out: dict[str, str] = {}
+        window_left = max(0.0, self._window_end - time.monotonic())
         if self.tpm:
-            reset = (self.tpm - self._tokens) / (self.tpm / self.window_s)
+            reset = window_left if self.refill == "fixed" else (self.tpm - self._tokens) / (self.tpm / self.window_s)
             out |= {
                 "x-ratelimit-limit-tokens": str(self.tpm),
                 "x-ratelimit-remaining-tokens": str(int(self._tokens)),
                 "x-ratelimit-reset-tokens": f"{reset:.3f}s",
             }
         if self.rpm:
-            reset = (self.rpm - self._requests) / (self.rpm / self.window_s)
+            reset = window_left if self.refill == "fixed" else (self.rpm - self._requests) / (self.rpm / self.window_s)
             out |= {
                 "x-ratelimit-limit-requests": str(self.rpm),
                 "x-ratelimit-remaining-requests": str(int(self._requests)),
@@ -114,9 +124,11 @@ class ProviderModel:
             if short_tokens or short_requests:
                 self.rate_limited += 1
                 wait = 0.0
-                if short_tokens and self.tpm:
+                if self.refill == "fixed":
+                    wait = self._window_end - time.monotonic()
+                elif short_tokens and self.tpm:
                     wait = (min(charge, self.tpm) - self._tokens) / (self.tpm / self.window_s)
-                if short_requests and self.rpm:
+                if short_requests and self.rpm and self.refill != "fixed":
                     wait = max(wait, (1 - self._requests) / (self.rpm / self.window_s))
                 error = {
                     "message": f"Rate limit reached for tokens per min (TPM): Limit {self.tpm}, "

@@ -140,6 +140,7 @@ def call_columns(t: CallTry) -> dict[str, Any]:
         "cost_source": t.details.cost_source,
         **(t.limits or RateLimits()).columns(),
         "paced_ms": t.paced_ms,
+        "pace_window": t.pace_window,
     }
 
 

@@ -177,6 +177,9 @@ select arm, attempt_id in (select id from attempts where run_id = ? and failure_
       then 1 else 0 end) as priced_calls,
   count(cached_tokens) + count(cache_write_tokens) + count(reasoning_tokens) + count(cost_usd) as detailed,
   coalesce(sum(paced_ms), 0) as paced_ms,
+  coalesce(sum(case when status = 'http_429' then 1 else 0 end), 0) as limited,
+  coalesce(sum(case when pace_window = 'fixed' then 1 else 0 end), 0) as fixed_window,
+  count(pace_window) as paced_calls,
   {sources}
 from calls where run_id = ? and kind = 'attempt' group by arm, lost
 """.format(
@@ -250,11 +253,13 @@ def ok_call_hashes(ledger: Ledger, run_ids: list[str]) -> list[dict[str, Any]]:
 def unanswered_arms(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
     """Arms of the run whose endpoint never answered one of the run's calls (preflight's probes
     left out), with how many tries failed and the last error: their figures measure nothing."""
+    # a call the harness lost (its own error, or a kill) says nothing of the endpoint
+    mine = "('lost', 'in_flight')"
     return ledger.query(
-        "select arm, count(*) as tries, "
+        f"select arm, sum(status not in {mine}) as tries, "
         "(select error from calls d where d.run_id = c.run_id and d.arm = c.arm and d.kind = 'attempt' "
-        " order by d.started_utc desc limit 1) as error "
+        f" and d.status not in {mine} order by d.started_utc desc limit 1) as error "
         "from calls c where run_id = ? and kind = 'attempt' group by arm "
-        "having sum(status = 'ok') = 0 order by arm",
+        f"having sum(status = 'ok') = 0 and sum(status not in {mine}) > 0 order by arm",
         [run_id],
     )

@@ -285,6 +285,14 @@ def m026_arms_cap_raises(db: Database) -> None:
     db.table("arms").add_column("cap_raises_json", str)
 
 
+@migrations()
+def m027_calls_pace_window(db: Database) -> None:
+    # The pacer's model of the provider's limit after each try (agent/endpoints/pacing.py):
+    # `steady` refill, or `fixed` once a 429 met a call it let go (the budget comes back at the
+    # reset the headers state). The report's provider line names the model an arm ended with.
+    db.table("calls").add_column("pace_window", str)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

@@ -40,6 +40,9 @@ class Spend:
     priced_calls: int = 0
     detailed: int = 0  # provider details recorded at all (0: a ledger from before them, or a plain endpoint)
     paced_ms: int = 0
+    limited: int = 0  # tries the provider refused for its rate limit (HTTP 429)
+    fixed_window: int = 0  # tries after the pacer learned a fixed window (agent/endpoints/pacing.py)
+    paced_calls: int = 0  # tries made with pacing on (their pace_window recorded)
 
     @property
     def cached_share(self) -> float | None:
@@ -53,6 +56,13 @@ class Spend:
         return "reported" if not self.priced_calls else "mixed"
 
 
+def _pacing(spend: Spend) -> str | None:
+    """The pacer's model an arm's tries ended with, when it paced at all and it mattered."""
+    if spend.fixed_window:
+        return "fixed"
+    return "steady" if spend.paced_calls and (spend.paced_ms or spend.limited) else None
+
+
 def spends_of(rows: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Spend], dict[str, Spend]]:
     """Each arm's Spend as billed (its attempt calls; preflight is never charged) and as the
     model's (leaving out the calls of lost attempts, as the model's cost, CPSP, does), from
@@ -61,7 +71,7 @@ def spends_of(rows: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Spend], dict
     billed: dict[str, Spend] = {}
     model: dict[str, Spend] = {}
     for row in rows:
-        spend = Spend(**{k: row[k] for k in fields})
+        spend = Spend(**{k: row.get(k, 0) for k in fields})  # columns a ledger before them lacks: 0
         arm = row["arm"]
         billed[arm] = _plus(billed[arm], spend) if arm in billed else spend
         if not row["lost"]:
@@ -115,6 +125,8 @@ def spend_summary(price: Price | None, spend: Spend) -> dict[str, Any]:
         "cost_source": spend.source,
         "reported_cost_usd": spend.reported_usd if spend.reported_calls else None,
         "paced_ms": spend.paced_ms,
+        "rate_limited": spend.limited,
+        "pacing": _pacing(spend),
     }
 
 
@@ -129,6 +141,7 @@ def provider_line(summary: dict[str, Any] | None) -> str | None:
         or summary["reasoning_tokens"]
         or summary["reported_cost_usd"] is not None
         or summary["paced_ms"]
+        or summary.get("rate_limited")
     ):
         return None
     parts = []
@@ -145,4 +158,13 @@ def provider_line(summary: dict[str, Any] | None) -> str | None:
         parts.append(f"provider-reported cost ${summary['reported_cost_usd']:.4f}")
     if summary["paced_ms"]:
         parts.append(f"waited {summary['paced_ms'] / 1000:,.1f} s for its rate limit (not in latency)")
+    if summary.get("rate_limited"):
+        parts.append(
+            f"{summary['rate_limited']:,} tr{'y' if summary['rate_limited'] == 1 else 'ies'} met a rate-limit 429"
+        )
+    pacing = summary.get("pacing")
+    if pacing == "fixed":
+        parts.append("paced as a fixed window (the budget back at each reset, learned from a 429)")
+    elif pacing == "steady":
+        parts.append("paced as a steady refill")
     return "provider: " + "; ".join(parts)

@@ -159,6 +159,25 @@ async def test_headers_older_than_the_last_taken_do_not_overstate_the_bucket():
     assert pacer.wait_needed(760) == 0 and pacer.wait_needed(1000) > 0
 
 
+@pytest.mark.anyio
+async def test_a_429_on_a_call_it_let_go_teaches_the_pacer_a_fixed_window():
+    clock = Clock()
+    pacer = Pacer(clock.sleep, clock)
+    await pacer.admit(1000)
+    pacer.done(1000)
+    pacer.answered(pacer.sent, "http_429")  # nothing announced yet: a 429 then says nothing of the refill
+    assert pacer.window == "unknown"
+    pacer.observe(RateLimits(limit_tokens=6000, remaining_tokens=1000, reset_tokens_s=10.0))
+    assert pacer.wait_needed(3000) == pytest.approx(4.0)  # steady until told otherwise: 500 tok/s
+    pacer.answered(pacer.sent, "http_429")
+    assert pacer.window == "fixed"
+    assert pacer.wait_needed(1000) == 0  # what is left of the window still fits
+    assert pacer.wait_needed(3000) == pytest.approx(10.0 + 0.05 + 0.2)  # the reset, and a little after it
+    await clock.sleep(10.5)
+    assert pacer.wait_needed(3000) == 0 and pacer.wait_needed(6000) == 0  # the whole budget is back
+    assert pacer.wait_needed(100_000) == 0  # larger than the limit: it goes when the bucket is full
+
+
 # -- against the provider-like server -----------------------------------------------------------
 def turn(messages: list[dict], text: str) -> list[dict]:
     return messages + [{"role": "assistant", "content": text or "ok"}, {"role": "user", "content": "go on. " * 30}]
@@ -223,6 +242,28 @@ async def test_pacing_meets_no_429_that_sending_at_once_meets():
     # one in about fifteen runs met one (stale headers were one cause, now ignored: see the test
     # above); a paced call that meets it waits the Retry-After the provider sends, as any call does.
     assert limited_paced <= 1 and sum(paced) > 0
+
+
+@pytest.mark.anyio
+async def test_against_a_fixed_window_at_most_one_429_is_met_and_the_model_is_recorded():
+    """A provider that refills nothing until its reset: the steady model sends calls into a
+    window they do not fit (each a 429); the first such 429 teaches the pacer the window."""
+    with ScriptedServer([SMOKE], provider=ProviderModel(tpm=2400, window_s=2.0, refill="fixed")) as s:
+        client = await _client(s, max_concurrency=2, backoff_base_s=0.05, backoff_cap_s=0.5)
+        tries = []
+
+        async def one() -> None:
+            tries.extend((await client.complete(LONG)).tries)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(one)
+        await client.aclose()
+        assert s.provider is not None
+        limited = s.provider.rate_limited
+    assert limited <= 1, [(t.status, t.paced_ms) for t in tries]
+    assert client.pacer.window == "fixed" if limited else True
+    assert {t.pace_window for t in tries} <= {"unknown", "steady", "fixed"} and sum(t.paced_ms for t in tries) > 0
 
 
 @pytest.mark.anyio

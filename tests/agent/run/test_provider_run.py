@@ -190,3 +190,28 @@ def test_a_provider_reported_cost_is_the_arms_cost(tmp_path):
     cost = build_report(ledger, [run_id], resamples=200)["runs"][0]["arms"][0]["cost"]
     assert cost["cost_source"] == "reported"
     assert cost["model"] == pytest.approx(sum(u["cost"] for u in model.billed), rel=1e-9)
+
+
+@pytest.mark.slow
+def test_a_fixed_window_provider_costs_at_most_one_429_and_the_report_names_the_model(tmp_path):
+    """A provider that refills nothing until the reset its headers state (issue 41's 4 of 13
+    calls met an avoidable 429): the first 429 on a paced call teaches the pacer the window."""
+    fixed = ProviderModel(tpm=4000, window_s=2.0, refill="fixed")
+    with ScriptedServer([FIXTURES / "smoke"], provider=fixed) as server:
+        cfg = write_config(
+            tmp_path,
+            [arm_toml("A", "solver", base_url=server.base_url), arm_toml("B", "solver")],
+            max_attempts=1,
+            run_extra='preflight = "off"\n',
+        )
+        _, run_id, _ = run_sync(cfg, tmp_path / "l.sqlite")
+    ledger = Ledger(tmp_path / "l.sqlite")
+    calls = ledger.query("select status, paced_ms, pace_window from calls where arm = 'A' and kind = 'attempt'")
+    assert len(calls) > 4 and fixed.rate_limited <= 1, calls
+    assert sum(c["paced_ms"] or 0 for c in calls) > 0  # it waited for the window instead
+    text = render_report(build_report(ledger, [run_id], resamples=0), "text")
+    if fixed.rate_limited:
+        assert calls[-1]["pace_window"] == "fixed"
+        assert "1 try met a rate-limit 429; paced as a fixed window" in text
+    else:
+        assert "paced as a steady refill" in text
