@@ -89,8 +89,11 @@ class Reply:
 
 
 def _read_folder(folder: Path) -> dict[str, str]:
+    """The folder's files as text; a link to a folder (or to nothing) is no file to write."""
     return {
-        f.relative_to(folder).as_posix(): f.read_text(encoding="utf-8", errors="replace") for f in iter_files(folder)
+        f.relative_to(folder).as_posix(): f.read_text(encoding="utf-8", errors="replace")
+        for f in iter_files(folder)
+        if f.is_file()
     }
 
 

@@ -78,3 +78,33 @@ def test_a_broken_folder_is_said_and_reported_and_foreign_kinds_are_kept(tmp_pat
         assert "accepted by task kind (accepted / decided tasks):" in text
         assert "  concurrency (1 task): A 1/1, B 0/1" in text and "  boundary (1 task): A 1/1, B 0/1" in text
         assert "n=2 tasks" in text
+
+
+def test_a_workspace_link_to_a_folder_is_no_file_for_the_scripted_models(tmp_path):
+    """A workspace symlink to a directory (a data folder shared between tasks): the scripted
+    server read it as a file, printed a traceback per request and left every attempt
+    harness_error, while validate passed the task."""
+    suite = tmp_path / "suite"
+    shutil.copytree(FIXTURES / "smoke" / "py-word-count", suite / "py-word-count")
+    (suite / "py-word-count" / "shared").mkdir()
+    (suite / "py-word-count" / "shared" / "words.txt").write_text("apple banana\n")
+    (suite / "py-word-count" / "workspace" / "data").symlink_to("../shared", target_is_directory=True)
+    cfg = tmp_path / "run.toml"
+    cfg.write_text(
+        f'[run]\nsuites = ["{suite}"]\nmax_attempts = 1\n' + arm_toml("A", "solver") + arm_toml("B", "wrong")
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "tuiapp.cli", "run", str(cfg), "--db", str(tmp_path / "l.sqlite"), "--headless"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
+    classes = {
+        a["arm"]: a["failure_class"]
+        for a in Ledger(tmp_path / "l.sqlite").query(
+            "select r.name as arm, a.failure_class from attempts a join arms r on r.id = a.arm_id"
+        )
+    }
+    assert classes == {"A": "accepted", "B": "reasoning"}, (classes, done.stderr[-2000:])
