@@ -63,11 +63,23 @@ def filled(tokens: int, ratio: float, what: str = "the context probe; reply with
     return _ask(f"{what}.\n" + SENTENCE * count)
 
 
+class ProbesStopped(Exception):
+    """The run was aborted while its preflight probed: the probes left are not sent."""
+
+
 class Prober:
     """Probes one endpoint at one arm's settings; `record(probe, try)` sees every HTTP try."""
 
-    def __init__(self, arm: ArmConfig, base_url: str, model: str, record: Record, budget: int):
-        self.arm, self.record = arm, record
+    def __init__(
+        self,
+        arm: ArmConfig,
+        base_url: str,
+        model: str,
+        record: Record,
+        budget: int,
+        stop: Callable[[], bool] = lambda: False,
+    ):
+        self.arm, self.record, self.stop = arm, record, stop
         self.provides: set[str] = set()  # usage details any reply reported
         self.limits: RateLimits | None = None  # the last rate limits announced
         self.budget, self.spent = budget, 0  # tokens this arm's probes may spend, and have
@@ -86,6 +98,8 @@ class Prober:
         """One request; its outcome (never raises). Sent only with as many tries as the budget
         left can pay for at this request's size (prompt estimate + max_tokens per try): else
         its outcome is OVER_BUDGET and nothing is sent."""
+        if self.stop():  # the run is being aborted (Ctrl-C): no probe starts after it
+            raise ProbesStopped(probe)
         client: ChatClient | None = None
         started = time.monotonic()
         settings = replace(self.settings, **changes)

@@ -33,7 +33,7 @@ from agent.preflight.checks import (
     tools_check,
     usage_check,
 )
-from agent.preflight.probes import Prober, observe
+from agent.preflight.probes import Prober, ProbesStopped, observe
 from agent.preflight.provider_check import provider_check
 from agent.preflight.server_checks import effective_flags, flags_check, gguf_check, slots_check
 from agent.run.arms import ArmRuntime, open_arm
@@ -117,7 +117,7 @@ async def preflight_arms(
     for arm in arms:
         if stop():
             break
-        result = await _preflight_arm(arm, tasks, ledger, run_id, forced, shared, budget)
+        result = await _preflight_arm(arm, tasks, ledger, run_id, forced, shared, budget, stop)
         results.append(result)
         if log is not None:
             for line in table_lines(result):
@@ -133,6 +133,7 @@ async def _preflight_arm(
     forced: bool,
     shared: dict[tuple[Any, ...], Observed],
     budget: int,
+    stop: Callable[[], bool] = lambda: False,
 ) -> ArmPreflight:
     cfg, model = arm.config, arm.client.settings.model
     result = ArmPreflight(arm.name, cfg.kind, cfg.protocol, arm.endpoint_url, model, budget=budget)
@@ -150,7 +151,7 @@ async def _preflight_arm(
     try:
         first = largest(tasks, cfg.protocol)
         obs = await observe(
-            Prober(cfg, arm.endpoint_url, model, record, budget),
+            Prober(cfg, arm.endpoint_url, model, record, budget, stop),
             cfg,
             (first.task_id, first.tokens),
             arm.quota.cap,
@@ -162,6 +163,8 @@ async def _preflight_arm(
         result.shared_with = obs.shared_with if obs.shared_with != arm.name else None
         result.checks = checks_for(arm, obs)
         verdict = result.verdict
+    except ProbesStopped:
+        pass  # the row says "stopped"; the arm's checks are left unknown
     finally:
         result.duration_ms = int((time.monotonic() - started) * 1000)
         with anyio.CancelScope(shield=True):

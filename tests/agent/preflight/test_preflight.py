@@ -247,3 +247,37 @@ def test_a_trickling_endpoint_cannot_hold_the_preflight(tmp_path):
     model = _checks(result)["model"]
     assert model.invalidating and "1 of 1 probe failed" in model.observed and "fails every request" in model.fix
     assert {c.status for n, c in _checks(result).items() if n != "model"} <= {"unknown", "ok"}
+
+
+def test_ctrl_c_during_preflight_starts_no_more_probes(tmp_path):
+    """Ctrl-C once (a graceful abort) while the first probe is at the server: that probe is
+    answered, no other starts (they went on starting for 8.7 s), the row says `stopped`."""
+    from agent.endpoints.scripted_server import ScriptedServer
+    from agent.run.engine import RunEngine
+
+    with ScriptedServer(delay_s=0.5) as server:
+        cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url)], tasks=["py-word-count"])
+        engine = RunEngine(load_config(cfg), Ledger(tmp_path / "l.sqlite"))
+
+        async def main():
+            async def watch():
+                while not server.probes:  # the first probe is at the server
+                    await anyio.sleep(0.01)
+                engine.abort()
+
+            async def drain():
+                async for _ in engine.events:
+                    pass
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch)
+                tg.start_soon(drain)
+                return await engine.run()
+
+        run_id = anyio.run(main)
+        probes = len(server.probes)
+    ledger = Ledger(tmp_path / "l.sqlite")
+    assert probes == 1 and ledger.run(run_id)["status"] == "aborted" and not ledger.attempts(run_id)
+    assert [r["verdict"] for r in ledger.query("select verdict from preflights where run_id = ?", [run_id])] == [
+        "stopped"
+    ]
