@@ -113,12 +113,17 @@ def _host_paths(process_path: str) -> HostPaths:
     if shutil.which("cargo") and os.path.isdir(rustup):
         binds.append(os.path.realpath(rustup))
         env.append(("RUSTUP_HOME", os.path.realpath(rustup)))
-    # Then the caller's own PATH, as far as the sandbox shows it: a tool the user's shell would
-    # not find is not found inside either.
+    # Then the caller's own PATH, in its order, as far as the sandbox shows it: a tool the
+    # user's shell would not find is not found inside either, and one it finds first comes first
+    # (node's /usr/bin ahead of ~/.cargo/bin would hand the tests a distribution's older cargo).
     symlinked = [link for _, link in symlinks]
+    tools = set(path_dirs[1:])
+    path_dirs = path_dirs[:1]
     for entry in process_path.split(os.pathsep):
-        if entry and os.path.isdir(entry) and (_under(os.path.realpath(entry), binds) or entry in symlinked):
+        shown = entry in tools or _under(os.path.realpath(entry), binds) or entry in symlinked
+        if entry and os.path.isdir(entry) and shown:
             path_dirs.append(entry)
+    path_dirs += sorted(tools - set(path_dirs))  # found by `which` on another PATH: still shown
     unique = list(dict.fromkeys(binds))
     outermost = [b for b in unique if not _under(b, [o for o in unique if o != b])]
     return HostPaths(tuple(outermost), tuple(symlinks), tuple(dict.fromkeys(path_dirs)), tuple(env))
