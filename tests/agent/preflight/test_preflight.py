@@ -191,11 +191,13 @@ def test_cli_force_runs_despite_the_mismatch(tmp_path):
     assert skipped.returncode == 0 and "preflight arm" not in skipped.stdout
 
 
-def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
+def _stopped_in_preflight(tmp_path, delay_s: float, stop: str) -> tuple[str, int]:
+    """A run whose endpoint answers after `delay_s`, stopped (`stop`: the engine's method) once
+    the first probe is at the server; (run id, probes the server saw)."""
     from agent.endpoints.scripted_server import ScriptedServer
     from agent.run.engine import RunEngine
 
-    with ScriptedServer(delay_s=30) as server:
+    with ScriptedServer(delay_s=delay_s) as server:
         cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url)], tasks=["py-word-count"])
         engine = RunEngine(load_config(cfg), Ledger(tmp_path / "l.sqlite"))
 
@@ -203,7 +205,7 @@ def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
             async def watch():
                 while not server.probes:  # the first probe is at the server
                     await anyio.sleep(0.01)
-                engine.stop_now()
+                getattr(engine, stop)()
 
             async def drain():
                 async for _ in engine.events:
@@ -215,6 +217,11 @@ def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
                 return await engine.run()
 
         run_id = anyio.run(main)
+        return run_id, len(server.probes)
+
+
+def test_stop_now_during_preflight_aborts_the_run_and_closes_its_row(tmp_path):
+    run_id, _ = _stopped_in_preflight(tmp_path, 30, "stop_now")
     ledger = Ledger(tmp_path / "l.sqlite")
     assert ledger.run(run_id)["status"] == "aborted" and not ledger.attempts(run_id)
     assert [r["verdict"] for r in ledger.query("select verdict from preflights where run_id = ?", [run_id])] == [
@@ -252,30 +259,7 @@ def test_a_trickling_endpoint_cannot_hold_the_preflight(tmp_path):
 def test_ctrl_c_during_preflight_starts_no_more_probes(tmp_path):
     """Ctrl-C once (a graceful abort) while the first probe is at the server: that probe is
     answered, no other starts (they went on starting for 8.7 s), the row says `stopped`."""
-    from agent.endpoints.scripted_server import ScriptedServer
-    from agent.run.engine import RunEngine
-
-    with ScriptedServer(delay_s=0.5) as server:
-        cfg = write_config(tmp_path, [arm_toml("A", "solver", base_url=server.base_url)], tasks=["py-word-count"])
-        engine = RunEngine(load_config(cfg), Ledger(tmp_path / "l.sqlite"))
-
-        async def main():
-            async def watch():
-                while not server.probes:  # the first probe is at the server
-                    await anyio.sleep(0.01)
-                engine.abort()
-
-            async def drain():
-                async for _ in engine.events:
-                    pass
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(watch)
-                tg.start_soon(drain)
-                return await engine.run()
-
-        run_id = anyio.run(main)
-        probes = len(server.probes)
+    run_id, probes = _stopped_in_preflight(tmp_path, 0.5, "abort")
     ledger = Ledger(tmp_path / "l.sqlite")
     assert probes == 1 and ledger.run(run_id)["status"] == "aborted" and not ledger.attempts(run_id)
     assert [r["verdict"] for r in ledger.query("select verdict from preflights where run_id = ?", [run_id])] == [
