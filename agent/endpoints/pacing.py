@@ -48,7 +48,7 @@ def _wait(
     with `out` spent by calls not yet answered."""
     need = min(need, limit)  # a call larger than the limit goes when the bucket is full
     if window == FIXED:
-        reset = reset_s if reset_s and reset_s > 0 else DEFAULT_WINDOW_S
+        reset = DEFAULT_WINDOW_S if reset_s is None else max(0.0, reset_s)  # 0: the window is over now
         if elapsed < reset:
             # the reset is the provider's clock read off a header: a little late beats a 429
             return 0.0 if remaining - out >= need else reset - elapsed + 0.05 + 0.02 * reset

@@ -178,6 +178,15 @@ async def test_a_429_on_a_call_it_let_go_teaches_the_pacer_a_fixed_window():
     assert pacer.wait_needed(100_000) == 0  # larger than the limit: it goes when the bucket is full
 
 
+@pytest.mark.anyio
+async def test_a_fixed_window_whose_reset_is_now_waits_for_nothing():
+    clock = Clock()
+    pacer = Pacer(clock.sleep, clock)
+    pacer.observe(RateLimits(limit_tokens=6000, remaining_tokens=0, reset_tokens_s=0.0))  # a reset stated as now
+    pacer.answered(pacer.sent, "http_429")
+    assert pacer.window == "fixed" and pacer.wait_needed(3000) == 0
+
+
 # -- against the provider-like server -----------------------------------------------------------
 def turn(messages: list[dict], text: str) -> list[dict]:
     return messages + [{"role": "assistant", "content": text or "ok"}, {"role": "user", "content": "go on. " * 30}]
