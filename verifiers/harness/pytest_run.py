@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.realpath(__file__))
 
 
 def main() -> None:  # what workspace code could use is not kept in this frame, which it can read
+    import gc
     import json
 
     setup = json.loads(_read_fd(int(os.environ.pop("QB_KEY_FD"))))
@@ -53,10 +54,14 @@ def main() -> None:  # what workspace code could use is not kept in this frame, 
     import pytest
 
     served.serve(sources)  # before any hidden module is imported: on disk they are empty
+    served.parse_once()
     harness = plugins.make_plugins(emit, work, protected, guard, sources)
     watch.watch(emit, work, tuple(sorted(protected)), own, HERE)
     del sign, watch, guard, plugins, served, own, sources
     code = 3
+    # What is alive now (pytest, the harness and its fingerprints) is never garbage; pytest
+    # collects five times at the end of a session, and each walked all of it.
+    gc.freeze()
     try:
         code = int(pytest.main(_harness_args(args, work, setup), plugins=harness))
     finally:
