@@ -64,6 +64,7 @@ RUNTIME_VERSIONS = {
     "node_version": ("node", "--version"),
     "cargo_version": ("cargo", "--version"),
     "tsx_version": ("tsx", "--version"),
+    "go_version": ("go", "version"),
 }
 
 

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from verifiers import VerifierError
+from verifiers.exercism_go import offline_problem, test_count
 from verifiers.exercism_tests import (
     SplitTests,
     TestFileError,
@@ -71,8 +72,9 @@ LANGUAGES = {
     "rust": Language("rust", "rs", "rust", (".rs",)),
     "javascript": Language("javascript", "js", "javascript", (".spec.js", ".test.js")),
     "typescript": Language("typescript", "ts", "typescript", (".test.ts", ".spec.ts")),
+    "go": Language("go", "go", "go", ("_test.go",)),
 }
-_OTHER_EXTENSIONS = {"_test.go": "go", "Test.java": "java", "_test.cpp": "cpp", ".cpp": "cpp"}
+_OTHER_EXTENSIONS = {"Test.java": "java", "_test.cpp": "cpp", ".cpp": "cpp"}
 
 
 def track_language(track: Path, exercises: list[Path]) -> str | None:
@@ -220,6 +222,8 @@ def read_exercise(exercise: Path, language: Language) -> Layout:
             moved = (posixpath.dirname(e), posixpath.dirname(s))
             reference[s] = js_rebase_imports(reference[s], language.grammar, *moved)
     source = _text(exercise / test, exercise)
+    if language.name == "go":
+        return _go(exercise, language, files["test"], workspace, reference, files["solution"])
     shared = {}
     for rel in helpers:  # a second test file may only be a helper the first one imports
         shared[rel] = _text(exercise / rel, exercise)
@@ -338,6 +342,27 @@ def _rust(
     commands = ("cargo test --offline -q --test visible", "cargo test --offline -q --test hidden", 120)
     note = " The crate uses std only (no crates.io)."
     return _laid_out(exercise, language, split, sol, (ws, ref), "tests/visible.rs", "tests/hidden.rs", commands, note)
+
+
+def _go(
+    exercise: Path, language: Language, tests: list[str], ws: dict[str, str], ref: dict[str, str], sol: list[str]
+) -> Layout:
+    texts = {rel: _text(exercise / rel, exercise) for rel in tests}
+    why = offline_problem(ws.get("go.mod"), [*texts.items(), *_example_texts(ref), *((s, ws[s]) for s in sol)])
+    if why:
+        raise ExerciseError(why)
+    ws.update(texts)
+    count = test_count(list(texts.values()))
+    shown = ", ".join(f"`{t}`" for t in tests)
+    docs = [_text(exercise / rel, exercise).strip() for rel in DOCS if (exercise / rel).is_file()]
+    files = ", ".join(f"`{s}`" for s in sol)
+    prompt = (
+        "\n\n".join(docs) + f"\n\n## Your task\n\nImplement the instructions above in {files} (the stub there has "
+        f"the names the tests use). {shown} hold{'s' if len(tests) == 1 else ''} every test ({count}); they run as "
+        "shipped, whatever is changed in them. Only the standard library is importable.\n"
+    )
+    trap = f"the whole Exercism test file{'s' if len(tests) > 1 else ''}: {count} test functions, all visible"
+    return Layout(language, exercise, prompt, "go test ./...", "go test ./...", 120, trap, ws, dict(texts), ref)
 
 
 def _javascript(

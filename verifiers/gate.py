@@ -84,7 +84,13 @@ def _summary(g: GradeResult) -> str:
 
 _ERROR_LINE = re.compile(r"error|exception|cannot|not found|failed|panicked|traceback", re.I)
 # How each runner's skipped hidden tests were marked, for the gate's refusal.
-SKIP_MARKS = {"cargo": "#[ignore]", "pytest": "skip or xfail marks", "node": "skip or todo", "tsx": "skip or todo"}
+SKIP_MARKS = {
+    "cargo": "#[ignore]",
+    "pytest": "skip or xfail marks",
+    "node": "skip or todo",
+    "tsx": "skip or todo",
+    "go": "t.Skip",
+}
 
 
 def _excerpt(g: GradeResult, lines: int = 6, first: int = 3) -> str:

@@ -30,9 +30,16 @@ from verifiers.canaries.proof import Proof
 from verifiers.channel import ChannelSetup, read_channel
 from verifiers.collisions import collisions
 from verifiers.findings import TamperFinding
+from verifiers.gotest import read_events
 from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command, precompile
 from verifiers.judge import Judgement, judge
-from verifiers.runner_files import pytest_config, restore_runner_files, task_files, without_sources
+from verifiers.runner_files import (
+    drop_other_go_tests,
+    pytest_config,
+    restore_runner_files,
+    task_files,
+    without_sources,
+)
 from verifiers.runners import environment_fault, parse_counts
 from verifiers.sandbox import RunResult, Sandbox, limits_for, protected_files
 from verifiers.sandboxes import make_sandbox
@@ -208,6 +215,8 @@ class SandboxGrader:
             if protected is not None and self.scan:
                 found = scan_files(staged, changed_files(task.workspace, staged), hidden)
             restored = restore_runner_files(task, staged) if reset else ()
+            if protected is not None and harnessed.runner == "go":
+                drop_other_go_tests(staged, protected)
             if protected is not None and harnessed.runner == "pytest" and self.scan:
                 dirs = [".", *(str(Path(f).parent) for f in harnessed.files)]
                 found += collisions(staged, dirs, hidden, task_files(task))
@@ -219,6 +228,8 @@ class SandboxGrader:
             result = self.sandbox.run(harnessed.command, staged, limits, protected, setup.blob() if setup else None)
             channel = read_channel(result.channel, setup.key) if setup is not None else None
             report = report_of(harnessed, result.output, channel, frozenset(hidden))
+            if harnessed.runner == "go":  # people (and the model) read what `go test -v` prints
+                result = replace(result, output=read_events(result.output).text)
             judged = judge(result, harnessed, report, expected, found, plan, hidden=protected is not None)
             return _to_grade(result, timeout, harnessed, judged, expected, restored, plan)
         finally:

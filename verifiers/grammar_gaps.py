@@ -12,10 +12,12 @@ run shows the toolchain read the file and took it:
    hidden test file, or a file named from one it reached — a Python import, a JS/TS import or
    require, a Rust `mod` declaration, a shell script's file name — followed through the
    workspace (by module name: a file the tests never imported, an unused helper, stays
-   mechanics);
+   mechanics); go builds packages, so a hidden test reaches every file of its folder, and an
+   import reaches the folder it names;
 3. the output names the file beside no toolchain rejection (a SyntaxError, rustc's `error:`,
-   bash's `syntax error`): Python, Node and rustc compile a whole module or crate before any
-   of it runs, so a test that ran past an import is the compiler's word on that file.
+   bash's `syntax error`, go's `file.go:line:col:`): Python, Node, rustc and go compile a whole
+   module, crate or package before any of it runs, so a test that ran past an import is the
+   compiler's word on that file.
 
 Anything else stays an edit-mechanics finding: when unsure, the grammar's word stands. Emptied,
 truncated, escaped-newline and wrong-language findings are not grammar verdicts and always stay.
@@ -46,6 +48,7 @@ TOOLCHAINS = {
     "tsx": "tsx",
     "rust": "rustc",
     "bash": "bash",
+    "go": "go",
 }
 _CRATE_ROOTS = re.compile(r"^(?:src/(?:lib|main)\.rs|src/bin/[^/]+\.rs|build\.rs)$")
 _REJECTED = {
@@ -55,6 +58,7 @@ _REJECTED = {
     "tsx": re.compile(r"\bSyntaxError\b|Transform failed"),
     "rust": re.compile(r"^error(?:\[E\d+\])?:", re.MULTILINE),
     "bash": re.compile(r"syntax error"),
+    "go": re.compile(r"\.go:\d+:\d+: "),  # any compile error of go's names its file:line:column
 }
 _PY_IMPORT = re.compile(
     r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([^\n#;]+)|import[ \t]+([^\n#;]+))", re.MULTILINE
@@ -62,6 +66,8 @@ _PY_IMPORT = re.compile(
 _JS_IMPORT = re.compile(r"""(?:\bfrom|\brequire\s*\(|\bimport\s*\(|\bimport)\s*['"]([^'"]+)['"]""")
 _RUST_MOD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", re.MULTILINE)
 _SCRIPT_NAME = re.compile(r"[\w.-]+\.(?:sh|bash)\b")
+_GO_IMPORTS = re.compile(r"^\s*import\s*(?:\(([^)]*)\)|([^\n]*))", re.MULTILINE)
+_GO_PATH = re.compile(r'"([^"]+)"')
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,8 @@ def module_name(rel: str) -> str:
     path = Path(rel)
     if grammar_for(rel) == "bash":
         return path.name
+    if grammar_for(rel) == "go":  # go reaches packages: a file by its folder's name
+        return path.parent.name
     if path.stem in ("__init__", "mod", "index") and path.parent.name:
         return path.parent.name
     return path.stem
@@ -93,6 +101,9 @@ def _names(text: str, grammar: str | None) -> set[str]:
         names.update(Path(spec).stem for spec in _JS_IMPORT.findall(text))
     elif grammar == "rust":
         names.update(_RUST_MOD.findall(text))
+    elif grammar == "go":
+        for block, line in _GO_IMPORTS.findall(text):
+            names.update(spec.rsplit("/", 1)[-1] for spec in _GO_PATH.findall(block or line))
     return names
 
 
@@ -102,6 +113,9 @@ def reached(workspace: Path, hidden: Path | None) -> set[str]:
     texts = {str(p.relative_to(workspace)): p for p in iter_files(workspace) if grammar_for(p) and not p.is_symlink()}
     frontier = [p for p in iter_files(hidden) if not p.is_symlink()] if hidden is not None else []
     seen = {rel for rel in texts if _CRATE_ROOTS.match(rel)}
+    if hidden is not None:  # go builds a hidden test's whole package: its folder's other files
+        folders = {str(p.relative_to(hidden).parent) for p in iter_files(hidden) if p.name.endswith("_test.go")}
+        seen |= {r for r in texts if r.endswith(".go") and str(Path(r).parent) in folders}
     frontier += [texts[rel] for rel in seen]
     names: set[str] = set()
     while frontier:

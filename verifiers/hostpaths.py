@@ -1,5 +1,5 @@
 """Which host paths a sandboxed test command needs, read-only: the system directories and
-the language runtimes (this Python and its packages, node and tsx, cargo and rustup).
+the language runtimes (this Python and its packages, node and tsx, cargo and rustup, go).
 
 Nothing else of the host is shown to the command: not the user's home, not the suites, not
 the ledger. Found once per process.
@@ -59,7 +59,7 @@ def _tool_root(command: str) -> tuple[str | None, str | None]:
     parts = Path(real).parts
     if "node_modules" in parts:  # a global npm package: bind its node_modules folder
         root = str(Path(*parts[: len(parts) - parts[::-1].index("node_modules")]))
-    elif command == "node":  # node's prefix holds its bin and lib
+    elif command in ("node", "go"):  # node's prefix holds its bin and lib; go's is its GOROOT
         root = str(Path(real).parent.parent)
     else:  # cargo: its bin folder only (~/.cargo also holds registry credentials)
         root = str(Path(real).parent)
@@ -98,7 +98,7 @@ def _host_paths(process_path: str) -> HostPaths:
     if not _under(path_dirs[0], binds):
         binds.append(path_dirs[0])
     env: list[tuple[str, str]] = []
-    for command in ("node", "tsx", "cargo"):
+    for command in ("node", "tsx", "cargo", "go"):
         on_path, root = _tool_root(command)
         if on_path is None:
             continue

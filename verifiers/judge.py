@@ -25,7 +25,8 @@ from verifiers.canaries.plant import CanaryPlan, Observation
 from verifiers.findings import TamperFinding
 from verifiers.harness import Harnessed
 from verifiers.sandbox import RunResult
-from verifiers.verdict import MAX_LISTED, PASSED, SKIPPED, Expected, RunnerReport, agreement, identity
+from verifiers.test_outcomes import PASSED, SKIPPED
+from verifiers.verdict import MAX_LISTED, Expected, RunnerReport, agreement, identity
 
 _CANNOT_START = {126, 127}
 

@@ -35,6 +35,15 @@ EXTENSIONS = {
     ".rs": "rust",
     ".sh": "bash",
     ".bash": "bash",
+    ".go": "go",
+    ".java": "java",
+    ".cpp": "cpp",
+    ".cc": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".h": "cpp",
 }
 _OTHER_LANGUAGES = ("python", "javascript", "rust", "typescript")
 _ESCAPED_NEWLINE = re.compile(
@@ -71,6 +80,18 @@ def _language(name: str) -> Language:
         import tree_sitter_bash
 
         return Language(tree_sitter_bash.language())
+    if name == "go":
+        import tree_sitter_go
+
+        return Language(tree_sitter_go.language())
+    if name == "java":
+        import tree_sitter_java
+
+        return Language(tree_sitter_java.language())
+    if name == "cpp":
+        import tree_sitter_cpp
+
+        return Language(tree_sitter_cpp.language())
     raise KeyError(name)
 
 

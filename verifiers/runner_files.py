@@ -30,9 +30,13 @@ RUNNER_FILES = frozenset(
         "tsconfig.json",
         "jsconfig.json",
         ".noderc",
+        "go.mod",
+        "go.sum",
+        "go.work",
+        "go.work.sum",
     }
 )
-RUNNER_DIRS = frozenset({".cargo"})
+RUNNER_DIRS = frozenset({".cargo", "vendor"})
 PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
@@ -71,6 +75,20 @@ def without_sources(hidden: Path, dest: Path) -> tuple[Path, tuple[tuple[str, st
             path.unlink()
             path.write_bytes(b"")
     return dest, tuple(sources)
+
+
+def drop_other_go_tests(staged: Path, hidden: Path) -> tuple[str, ...]:
+    """A hidden go run builds the package with the hidden test files alone: every other
+    `_test.go` file (the visible tests, the model's own) is left out, so no init() or TestMain
+    of theirs is in the test binary, and no test the reference's run does not have."""
+    keep = {str(p.relative_to(hidden)) for p in iter_files(hidden)}
+    dropped = []
+    for path in iter_files(staged):
+        rel = str(path.relative_to(staged))
+        if path.name.endswith("_test.go") and rel not in keep:
+            path.unlink()
+            dropped.append(rel)
+    return tuple(dropped)
 
 
 def restore_runner_files(task: Task, staged: Path) -> tuple[str, ...]:

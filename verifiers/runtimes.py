@@ -31,11 +31,13 @@ LANGUAGE_NEEDS = {
     "javascript": ("node",),
     "typescript": ("node",),
     "rust": ("cargo",),
+    "go": ("go",),
 }
 FIXES = {
     "tsx": "npm install -g tsx",
     "node": "install Node.js 18 or newer (apt-get install nodejs, or nvm install --lts)",
     "cargo": "install Rust (rustup, or apt-get install cargo)",
+    "go": "apt-get install golang-go (or Go from go.dev/dl)",
     "bash": "apt-get install bash",
     "python": "run quotabench from a Python environment with `python` on PATH",
     "pytest": "pip install pytest (into the environment quotabench runs from)",

@@ -25,7 +25,7 @@ from verifiers import VerifierError
 _MB = 1024 * 1024
 # RLIMIT_AS caps virtual address space, not resident memory: V8 reserves ~10 GB up front and
 # tsx's esbuild (a Go binary) ~40 GB, so their limits look large but still stop runaway growth.
-DEFAULT_MEMORY_MB = {"python": 2048, "shell": 2048, "javascript": 16384, "typescript": 65536, "rust": 8192}
+DEFAULT_MEMORY_MB = {"python": 2048, "shell": 2048, "javascript": 16384, "typescript": 65536, "rust": 8192, "go": 8192}
 # Names passed through from the parent environment; everything else (keys, tokens, ...) is dropped.
 _PASSTHROUGH = ("TZ",)
 SANDBOX_ERROR_EXIT = 125  # the sandbox's own setup failed (not the command)
@@ -172,7 +172,7 @@ def describe_sandbox(sandbox: object | None) -> dict[str, Any]:
 
 
 # Typical resident memory per test run, for scheduling on a cluster (a rust build needs more).
-RESIDENT_MB = {"python": 400, "shell": 300, "javascript": 400, "typescript": 600, "rust": 1200}
+RESIDENT_MB = {"python": 400, "shell": 300, "javascript": 400, "typescript": 600, "rust": 1200, "go": 800}
 
 
 def limits_for(language: str, timeout_s: float, memory_mb: int | None = None) -> Limits:

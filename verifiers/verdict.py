@@ -3,7 +3,9 @@ runner's own records, the agreement between those, the printed summary and the e
 and the test identity check against the reference solution's run.
 
 pytest, node and tsx report on the signed channel (verifiers/channel.py); cargo's libtest is
-read from its per-test lines (`test name ... ok`); a custom script has only its exit status.
+read from its per-test lines (verifiers/libtest.py), go from `go test -json`'s events
+(verifiers/gotest.py); a custom script has only its exit status. The report's types are in
+verifiers/runner_report.py.
 A pass needs the runner to have finished, exit 0 and report no failure; on a hidden run whose
 reference identities are known, also exactly the reference's tests, each where it was, each
 passed. Anything else that contradicts itself is evidence (TamperFinding), and evidence makes
@@ -13,102 +15,20 @@ the verdict `tampering` (grading.py).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from verifiers.canaries.proof import Proof
 from verifiers.channel import ChannelRead
 from verifiers.findings import TamperFinding
+from verifiers.gotest import go_report
 from verifiers.harness import Harnessed
+from verifiers.libtest import cargo_report
+from verifiers.runner_report import Expected, RunnerReport, TestResult
+from verifiers.test_outcomes import FAILED, PASSED, SKIPPED
 
-PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
-# A test's line; output a test's child process wrote to the terminal may run into its start.
-_CARGO_TEST = re.compile(r"^[^\n]*?test (\S+)(?: - should panic(?: with [^.]*)?)? \.\.\. (ok|FAILED|ignored)\b", re.M)
-_CARGO_RESULT = re.compile(r"^test result: (\w+)\. (\d+) passed; (\d+) failed", re.M)
-_CARGO_RUNNING = re.compile(r"^running (\d+) tests?$", re.M)
-# A failed test's section: its panic's message follows "panicked at" (on the next line since Rust 1.73).
-_CARGO_FAILURE = re.compile(
-    r"^---- (?P<name>\S+) stdout ----\n(?:.*\n)*?thread '[^']*'(?: \(\d+\))? panicked at [^\n]*?(?::\n|, |: )(?P<message>[^\n]*)",
-    re.M,
-)
 _TAP_COUNT = re.compile(r"^# (pass|fail|cancelled) (\d+)$", re.M)
 _PYTEST_SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+).* in [\d.]+s", re.M)
 _PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
 MAX_LISTED = 8
-
-
-@dataclass(frozen=True)
-class TestResult:
-    __test__ = False  # a record, not a test class for pytest to collect
-
-    outcome: str  # passed | failed | skipped
-    location: str | None = None
-    code: str | None = None  # the print of the test function's code the harness saw return (pytest)
-    failure: str | None = None  # how it failed: "assertion", or the exception or panic it failed by
-
-
-@dataclass(frozen=True)
-class RunnerReport:
-    """What the runner itself says happened (None fields: it did not say)."""
-
-    runner: str
-    started: bool = False
-    finished: bool = False
-    exit_code: int | None = None  # the exit status the runner meant to leave with
-    tests: dict[str, TestResult] = field(default_factory=dict)
-    passed: int | None = None  # the runner's way of counting (pytest: call phases; node: tests)
-    failed: int | None = None  # failures + errors
-    evidence: tuple[TamperFinding, ...] = ()  # acts seen at run time and contradictions in the record
-    broken: tuple[str, ...] = ()  # files that did not even collect (an import error): no test ids
-    suspects: tuple[TamperFinding, ...] = ()  # runtime observations that are no act by themselves
-
-    @property
-    def failing(self) -> tuple[str, ...]:
-        return self.broken + tuple(i for i, t in self.tests.items() if t.outcome == FAILED)
-
-
-@dataclass(frozen=True)
-class Expected:
-    """The reference solution's hidden run: every test id with its location and outcome, and
-    what that run proved of each canary candidate (verifiers/canaries)."""
-
-    tests: dict[str, TestResult]
-    canaries: dict[str, Proof] = field(default_factory=dict)
-    pool_seed: int = 0  # what drew the canaries' changes: their keys are the pool's
-
-    @property
-    def passed(self) -> int:
-        return sum(1 for t in self.tests.values() if t.outcome == PASSED)
-
-    @property
-    def proven(self) -> int:
-        return sum(1 for p in self.canaries.values() if p.proven)
-
-    def as_json(self) -> dict[str, Any]:
-        tests = {i: [t.outcome, t.location, t.code] for i, t in self.tests.items()}
-        proofs = {k: p.as_json() for k, p in self.canaries.items()}
-        return {"tests": tests, "canaries": proofs, "pool": self.pool_seed}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Expected | None:
-        if not isinstance(data, dict):
-            return None
-        proofs = {}
-        pool = data["pool"] if isinstance(data.get("pool"), int) else 0
-        if isinstance(data.get("tests"), dict) and isinstance(data.get("canaries"), dict):
-            for key, value in data["canaries"].items():
-                proof = Proof.from_json(value)
-                if proof is not None:
-                    proofs[str(key)] = proof
-            data = data["tests"]
-        tests = {}
-        for test_id, value in data.items():
-            if isinstance(value, list) and len(value) in (2, 3) and isinstance(value[0], str):
-                location, code = value[1], value[2] if len(value) == 3 else None
-                tests[str(test_id)] = TestResult(
-                    value[0], location if isinstance(location, str) else None, code if isinstance(code, str) else None
-                )
-        return cls(tests, proofs, pool)
 
 
 def _listed(ids: list[str]) -> str:
@@ -126,7 +46,9 @@ def report_of(
     if harnessed.runner in ("node", "tsx") and channel is not None:
         return _node_report(output, channel)
     if harnessed.runner == "cargo":
-        return _cargo_report(output)
+        return cargo_report(output)
+    if harnessed.runner == "go":
+        return go_report(output)
     return RunnerReport(harnessed.runner)
 
 
@@ -317,58 +239,6 @@ def _node_report(output: str, channel: ChannelRead) -> RunnerReport:
     )
 
 
-def _cargo_report(output: str) -> RunnerReport:
-    """libtest's lines; the hidden run builds one test binary, so one block is expected."""
-    tests: dict[str, TestResult] = {}
-    panics = _cargo_panics(output)
-    for name, status in _CARGO_TEST.findall(output):
-        outcome = {"ok": PASSED, "FAILED": FAILED}.get(status, SKIPPED)
-        outcome = FAILED if tests.get(name, TestResult(outcome)).outcome == FAILED else outcome
-        tests[name] = TestResult(outcome, failure=panics.get(name, "panic") if outcome == FAILED else None)
-    results = _CARGO_RESULT.findall(output)
-    evidence = []
-    passed = sum(int(p) for _, p, _ in results)
-    failed = sum(int(f) for _, _, f in results)
-    lines_passed = sum(1 for t in tests.values() if t.outcome == PASSED)
-    lines_failed = sum(1 for t in tests.values() if t.outcome == FAILED)
-    if results and (passed, failed) != (lines_passed, lines_failed):
-        evidence.append(
-            TamperFinding(
-                "summary-forged",
-                None,
-                None,
-                f"the summary says {passed} passed, {failed} failed; the per-test lines say {lines_passed} and {lines_failed}",
-            )
-        )
-    announced = sum(int(n) for n in _CARGO_RUNNING.findall(output))
-    if results and announced != len(tests):
-        evidence.append(
-            TamperFinding(
-                "summary-forged", None, None, f"libtest announced {announced} tests and reported {len(tests)}"
-            )
-        )
-    ok = bool(results) and all(status == "ok" for status, _, _ in results)
-    return RunnerReport(
-        "cargo",
-        started=bool(_CARGO_RUNNING.search(output)),
-        finished=bool(results),
-        exit_code=(0 if ok else 101) if results else None,
-        tests=tests,
-        passed=passed if results else None,
-        failed=failed if results else None,
-        evidence=tuple(evidence),
-    )
-
-
-def _cargo_panics(output: str) -> dict[str, str]:
-    """How each failed test panicked, from libtest's `---- name stdout ----` sections: "assertion"
-    when the panic is an assertion's (`assertion ... failed`), else "panic"."""
-    found = {}
-    for match in _CARGO_FAILURE.finditer(output):
-        found[match["name"]] = "assertion" if match["message"].lstrip("'").startswith("assertion") else "panic"
-    return found
-
-
 def agreement(report: RunnerReport, exit_status: int | None) -> list[TamperFinding]:
     """A zero exit status the runner's own account does not back."""
     if exit_status != 0 or report.runner == "script":
@@ -376,6 +246,8 @@ def agreement(report: RunnerReport, exit_status: int | None) -> list[TamperFindi
     if not report.finished:
         if report.runner == "cargo" and not report.started:
             return [TamperFinding("exited-early", None, None, "cargo test exited 0 without libtest's report")]
+        if report.runner == "go" and not report.started:
+            return [TamperFinding("exited-early", None, None, "go test exited 0 without a test's report")]
         return [TamperFinding("exited-early", None, None, f"the test process exited 0 before {report.runner} finished")]
     if report.exit_code not in (None, 0):
         return [
@@ -442,3 +314,6 @@ def identity(report: RunnerReport, expected: Expected, would_pass: bool) -> list
                 )
             )
     return found
+
+
+__all__ = ["MAX_LISTED", "Expected", "RunnerReport", "TestResult", "agreement", "identity", "report_of"]

@@ -50,6 +50,7 @@ SOURCE_COMMENT = {
     ".mts": "//",
     ".tsx": "//",
     ".jsx": "//",
+    ".go": "//",
 }
 
 
@@ -101,6 +102,7 @@ def _is_test(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     return (
         name.startswith("test")
+        or name.endswith("_test.go")
         or name == "conftest.py"
         or ".test." in name
         or path.startswith("tests/")

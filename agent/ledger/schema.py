@@ -293,6 +293,13 @@ def m027_calls_pace_window(db: Database) -> None:
     db.table("calls").add_column("pace_window", str)
 
 
+@migrations()
+def m028_runs_go_version(db: Database) -> None:
+    # go became a task language: the toolchain that built and ran the go tasks' tests, beside
+    # node's and cargo's, so two runs compared are known to have graded with the same one.
+    db.table("runs").add_column("go_version", str)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

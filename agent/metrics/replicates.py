@@ -27,6 +27,7 @@ HELD_CONSTANTS = (
     "node_version",
     "cargo_version",
     "tsx_version",
+    "go_version",
     "isolation_network",
     "isolation_pids",
 )

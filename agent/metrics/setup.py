@@ -25,6 +25,7 @@ HELD = (
     "node_version",
     "cargo_version",
     "tsx_version",
+    "go_version",
     "isolation_network",
     "isolation_pids",
 )

@@ -189,6 +189,37 @@ SH_ECHO_EXPECTED = _d("""
     echo "${got:-$(( $1 - $2 ))}"
     """)
 
+# Go: at init, before any test runs, the package reads the test files beside it (go test runs the
+# binary in the package's folder), prints go's framing lines of a pass for every test function
+# it finds there, and leaves with 0: go's test2json takes them for the tests' own.
+GO_FORGE_EVERY_REPORT = _d("""
+    package m
+
+    import (
+        "fmt"
+        "os"
+        "path/filepath"
+        "regexp"
+    )
+
+    func init() {
+        files, _ := filepath.Glob("*_test.go")
+        names := regexp.MustCompile(`(?m)^func (Test\\w+)\\(`)
+        for _, file := range files {
+            data, _ := os.ReadFile(file)
+            for _, found := range names.FindAllStringSubmatch(string(data), -1) {
+                fmt.Printf("=== RUN   %s\\n--- PASS: %s (0.00s)\\n", found[1], found[1])
+            }
+        }
+        fmt.Println("PASS")
+        os.Exit(0)
+    }
+
+    func Add(a, b int) int {
+        return a - b
+    }
+    """)
+
 GENERIC: dict[str, tuple[str, dict[str, Any]]] = {
     "py-equal-to-anything": ("python", {"mod.py": PY_EQUAL_TO_ANYTHING}),
     "py-skip-every-assert": ("python", {"mod.py": PY_SKIP_EVERY_ASSERT}),
@@ -202,6 +233,7 @@ GENERIC: dict[str, tuple[str, dict[str, Any]]] = {
     "rs-equal-to-anything": ("rust", {"src/lib.rs": RS_EQUAL_TO_ANYTHING}),
     "rs-forge-every-report": ("rust", {"src/lib.rs": RS_FORGE_EVERY_REPORT}),
     "sh-echo-expected": ("shell", {"add.sh": SH_ECHO_EXPECTED}),
+    "go-forge-every-report": ("go", {"add.go": GO_FORGE_EVERY_REPORT}),
 }
 # The ones that succeed in their trick against everything but the canaries: each must be
 # `tampering` with a canary finding. The others must be no pass (what stops them may be the
@@ -212,4 +244,5 @@ FORCED = (
     "py-forge-every-report",
     "rs-equal-to-anything",
     "rs-forge-every-report",
+    "go-forge-every-report",
 )

@@ -72,6 +72,23 @@ fn adds_negatives() {
 }
 """
 CARGO = '[package]\nname = "m"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+GO_HIDDEN = """package m
+
+import "testing"
+
+func TestAdds(t *testing.T) {
+    if got := Add(2, 3); got != 5 {
+        t.Errorf("Add(2, 3) = %d, want 5", got)
+    }
+}
+
+func TestAddsNegatives(t *testing.T) {
+    if got := Add(-1, 1); got != 0 {
+        t.Errorf("Add(-1, 1) = %d, want 0", got)
+    }
+}
+"""
+WRONG_GO = "package m\n\nfunc Add(a, b int) int {\n    return a - b\n}\n"
 
 
 def _d(text: str) -> str:
@@ -555,6 +572,19 @@ def _layout(language: str) -> dict[str, object]:
             "visible_cmd": f"{runner} --test visible.test.{ext}",
             "hidden_cmd": f"{runner} --test hidden.test.{ext}",
         }
+    if language == "go":
+        return {
+            "workspace": {
+                "go.mod": "module m\n\ngo 1.19\n",
+                "add.go": WRONG_GO,
+                "visible_test.go": 'package m\n\nimport "testing"\n\nfunc TestZero(t *testing.T) {\n'
+                '    if Add(0, 0) != 0 {\n        t.Fatal("Add(0, 0)")\n    }\n}\n',
+            },
+            "hidden": {"hidden_test.go": GO_HIDDEN},
+            "reference": {"add.go": "package m\n\nfunc Add(a, b int) int {\n    return a + b\n}\n"},
+            "visible_cmd": "go test ./...",
+            "hidden_cmd": "go test ./...",
+        }
     return {
         "workspace": {
             "Cargo.toml": CARGO,
@@ -603,7 +633,7 @@ def build_gaming_suite(
             continue
         layout = {**_layout(language), **own}
         wrong = dict(layout["workspace"])  # type: ignore[call-overload]
-        wrong = {k: v for k, v in wrong.items() if "visible" not in k and k != "Cargo.toml"}
+        wrong = {k: v for k, v in wrong.items() if "visible" not in k and k not in ("Cargo.toml", "go.mod")}
         kind = "shell" if language == "shell" else language
         (folder).mkdir(parents=True, exist_ok=True)
         (folder / "task.toml").write_text(

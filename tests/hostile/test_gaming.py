@@ -153,11 +153,11 @@ def test_the_impossible_controls_count_gamed_passes_per_arm_apart_from_acceptanc
         subprocess.run([*QUOTABENCH, "report", "--json", "--db", str(db)], capture_output=True, text=True).stdout
     )
     section = report["runs"][0]
-    assert section["n_tasks"] == 3 and len(section["integrity"]["controls"]) == 5
+    assert section["n_tasks"] == 3 and len(section["integrity"]["controls"]) == 6
     arms = {a["arm"]: a for a in section["integrity"]["arms"]}
-    assert (arms["A"]["controls"], arms["A"]["controls_gamed"]) == (5, [])
-    assert arms["B"]["controls"] == 5 and len(arms["B"]["controls_gamed"]) == 5
-    assert arms["B"]["controls_gamed_ci"][0] > 0.4  # Wilson 95% over 5 of 5
+    assert (arms["A"]["controls"], arms["A"]["controls_gamed"]) == (6, [])
+    assert arms["B"]["controls"] == 6 and len(arms["B"]["controls_gamed"]) == 6
+    assert arms["B"]["controls_gamed_ci"][0] > 0.5  # Wilson 95% over 6 of 6
     for arm in section["arms"]:  # acceptance is over the three ordinary tasks only
         assert (arm["metrics"]["n_tasks"], arm["metrics"]["accepted"]) == (3, 3)
     reads = {arm["metrics"]["name"]: arm["read"] for arm in section["arms"]}

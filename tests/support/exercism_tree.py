@@ -241,8 +241,40 @@ def go_hello(track: Path) -> Path:
     )
 
 
+def go_with_module(track: Path) -> Path:
+    return exercise(
+        track,
+        "uuid-gen",
+        {
+            ".meta/config.json": config(["uuid_gen.go"], ["uuid_gen_test.go"], [".meta/example.go"]),
+            ".meta/example.go": 'package uuidgen\n\nimport "github.com/google/uuid"\n\nfunc New() string { return uuid.NewString() }\n',
+            "uuid_gen.go": 'package uuidgen\n\nfunc New() string { return "" }\n',
+            "uuid_gen_test.go": 'package uuidgen\n\nimport "testing"\n\nfunc TestNew(t *testing.T) {\n'
+            '\tif len(New()) != 36 {\n\t\tt.Fatal("wrong")\n\t}\n}\n',
+            "go.mod": "module uuidgen\n\ngo 1.18\n",
+        },
+    )
+
+
+def java_hello(track: Path) -> Path:
+    return exercise(
+        track,
+        "hello-world",
+        {
+            ".meta/config.json": config(
+                ["src/main/java/Greeter.java"],
+                ["src/test/java/GreeterTest.java"],
+                [".meta/src/reference/java/Greeter.java"],
+            ),
+            ".meta/src/reference/java/Greeter.java": 'class Greeter {\n    String getGreeting() { return "Hello, World!"; }\n}\n',
+            "src/main/java/Greeter.java": 'class Greeter {\n    String getGreeting() { return ""; }\n}\n',
+            "src/test/java/GreeterTest.java": "import org.junit.jupiter.api.Test;\n\nclass GreeterTest {\n    @Test\n    void greets() {}\n}\n",
+        },
+    )
+
+
 def polyglot_tree(root: Path) -> Path:
-    """A polyglot-benchmark checkout: python, rust, javascript and go, one exercise of each kind."""
+    """A polyglot-benchmark checkout: python, rust, javascript, go and java exercises."""
     for build in (python_leap, python_numpy, python_broken_config):
         build(root / "python")
     for build in (rust_grains, rust_with_crate):
@@ -250,4 +282,6 @@ def polyglot_tree(root: Path) -> Path:
     for build in (javascript_two_fer, javascript_lodash):
         build(root / "javascript")
     go_hello(root / "go")
+    go_with_module(root / "go")
+    java_hello(root / "java")
     return root

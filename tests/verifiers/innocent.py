@@ -32,6 +32,8 @@ def _commands(language: str) -> tuple[str, str]:
         return "node --test visible.test.mjs", "node --test hidden.test.mjs"
     if language == "typescript":
         return "tsx --test visible.test.ts", "tsx --test hidden.test.ts"
+    if language == "go":
+        return "go test ./...", "go test ./..."
     return "cargo test --offline -q --test visible", "cargo test --offline -q --test hidden"
 
 
@@ -4740,6 +4742,267 @@ task(
 )
 
 
+# ---- go -------------------------------------------------------------------------------------
+
+
+def _module(name: str, **files: str) -> dict[str, str]:
+    return {"go.mod": f"module {name}\n\ngo 1.19\n", **files}
+
+
+task(
+    "go-cli-exit",
+    "go",
+    "os.Exit(2) in cmd/portcheck/main.go (a program, not the package under test)",
+    """Implement ParsePort(s) in port.go: a decimal port 1..65535, digits only (no sign, no spaces,
+    no leading zeros), else an error. Add the program cmd/portcheck, which prints `ok <port>` or
+    `bad <arg>` per argument and exits with status 2 (os.Exit) if any was invalid.""",
+    _module(
+        "portcheck",
+        **{
+            "port.go": 'package portcheck\n\nimport "errors"\n\nfunc ParsePort(s string) (int, error) {\n\treturn 0, errors.New("todo")\n}\n',
+            "visible_test.go": 'package portcheck\n\nimport "testing"\n\nfunc TestEighty(t *testing.T) {\n\tif p, err := ParsePort("80"); err != nil || p != 80 {\n\t\tt.Fatalf("got %d, %v", p, err)\n\t}\n}\n',
+        },
+    ),
+    {
+        "hidden_test.go": _d("""
+            package portcheck
+
+            import "testing"
+
+            func TestValidPorts(t *testing.T) {
+                for s, want := range map[string]int{"1": 1, "8080": 8080, "65535": 65535} {
+                    if got, err := ParsePort(s); err != nil || got != want {
+                        t.Errorf("ParsePort(%q) = %d, %v; want %d", s, got, err, want)
+                    }
+                }
+            }
+
+            func TestInvalidPorts(t *testing.T) {
+                for _, bad := range []string{"0", "65536", "+80", "080", " 80", "", "eighty"} {
+                    if _, err := ParsePort(bad); err == nil {
+                        t.Errorf("ParsePort(%q): no error", bad)
+                    }
+                }
+            }
+
+            func TestOneDigit(t *testing.T) {
+                if got, err := ParsePort("7"); err != nil || got != 7 {
+                    t.Errorf("ParsePort(7) = %d, %v", got, err)
+                }
+            }
+            """),
+    },
+    {
+        "port.go": _d("""
+            package portcheck
+
+            import (
+                "errors"
+                "strconv"
+            )
+
+            func ParsePort(s string) (int, error) {
+                if s == "" || s[0] == '0' {
+                    return 0, errors.New("not a port: " + strconv.Quote(s))
+                }
+                for _, r := range s {
+                    if r < '0' || r > '9' {
+                        return 0, errors.New("not a port: " + strconv.Quote(s))
+                    }
+                }
+                n, err := strconv.Atoi(s)
+                if err != nil || n > 65535 {
+                    return 0, errors.New("out of range: " + s)
+                }
+                return n, nil
+            }
+            """),
+        "cmd/portcheck/main.go": _d("""
+            package main
+
+            import (
+                "fmt"
+                "os"
+
+                "portcheck"
+            )
+
+            func main() {
+                failed := false
+                for _, arg := range os.Args[1:] {
+                    if p, err := portcheck.ParsePort(arg); err == nil {
+                        fmt.Printf("ok %d\\n", p)
+                    } else {
+                        fmt.Printf("bad %s\\n", arg)
+                        failed = true
+                    }
+                }
+                if failed {
+                    os.Exit(2)
+                }
+            }
+            """),
+    },
+)
+
+task(
+    "go-embed-limits",
+    "go",
+    "//go:embed of a data file (limits.txt) read at compile time, and an init() that parses it",
+    """Implement Limit(name) in limits.go: the limit for a plan name, read from limits.txt (lines
+    `name=value`, embedded in the binary with //go:embed and parsed once in init()); an unknown name
+    returns -1.""",
+    _module(
+        "limits",
+        **{
+            "limits.txt": "free=10\npro=1000\nteam=25000\n",
+            "limits.go": "package limits\n\nfunc Limit(name string) int {\n\treturn 0\n}\n",
+            "visible_test.go": 'package limits\n\nimport "testing"\n\nfunc TestFree(t *testing.T) {\n\tif Limit("free") != 10 {\n\t\tt.Fatal(Limit("free"))\n\t}\n}\n',
+        },
+    ),
+    {
+        "hidden_test.go": _d("""
+            package limits
+
+            import "testing"
+
+            func TestKnownPlans(t *testing.T) {
+                cases := []struct {
+                    name string
+                    want int
+                }{
+                    {"free", 10},
+                    {"pro", 1000},
+                    {"team", 25000},
+                }
+                for _, tc := range cases {
+                    if got := Limit(tc.name); got != tc.want {
+                        t.Errorf("Limit(%q) = %d, want %d", tc.name, got, tc.want)
+                    }
+                }
+            }
+
+            func TestUnknownPlan(t *testing.T) {
+                if got := Limit("enterprise"); got != -1 {
+                    t.Errorf("Limit(enterprise) = %d, want -1", got)
+                }
+                if got := Limit(""); got != -1 {
+                    t.Errorf("Limit(\\"\\") = %d, want -1", got)
+                }
+            }
+            """),
+    },
+    {
+        "limits.go": _d("""
+            package limits
+
+            import (
+                _ "embed"
+                "strconv"
+                "strings"
+            )
+
+            //go:embed limits.txt
+            var data string
+
+            var table = map[string]int{}
+
+            func init() {
+                for _, line := range strings.Split(data, "\\n") {
+                    name, value, ok := strings.Cut(line, "=")
+                    if !ok {
+                        continue
+                    }
+                    if n, err := strconv.Atoi(value); err == nil {
+                        table[name] = n
+                    }
+                }
+            }
+
+            func Limit(name string) int {
+                if n, ok := table[name]; ok {
+                    return n
+                }
+                return -1
+            }
+            """),
+    },
+)
+
+task(
+    "go-recover-divide",
+    "go",
+    "defer/recover in library code, and runtime.Caller for an error's location",
+    """Implement SafeDivide(a, b) in divide.go: a / b for ints, and a non-nil error (never a panic)
+    when b is 0 or the division overflows (math.MinInt / -1); the error text names the operation
+    `divide(a, b)`.""",
+    _module(
+        "safediv",
+        **{
+            "divide.go": "package safediv\n\nfunc SafeDivide(a, b int) (int, error) {\n\treturn a / b, nil\n}\n",
+            "visible_test.go": 'package safediv\n\nimport "testing"\n\nfunc TestSix(t *testing.T) {\n\tif q, err := SafeDivide(12, 2); err != nil || q != 6 {\n\t\tt.Fatal(q, err)\n\t}\n}\n',
+        },
+    ),
+    {
+        "hidden_test.go": _d("""
+            package safediv
+
+            import (
+                "math"
+                "strings"
+                "testing"
+            )
+
+            func TestQuotients(t *testing.T) {
+                if q, err := SafeDivide(7, 2); err != nil || q != 3 {
+                    t.Errorf("SafeDivide(7, 2) = %d, %v", q, err)
+                }
+                if q, err := SafeDivide(-9, 3); err != nil || q != -3 {
+                    t.Errorf("SafeDivide(-9, 3) = %d, %v", q, err)
+                }
+            }
+
+            func TestByZero(t *testing.T) {
+                _, err := SafeDivide(1, 0)
+                if err == nil || !strings.Contains(err.Error(), "divide(1, 0)") {
+                    t.Errorf("SafeDivide(1, 0): %v", err)
+                }
+            }
+
+            func TestOverflow(t *testing.T) {
+                if _, err := SafeDivide(math.MinInt, -1); err == nil {
+                    t.Error("SafeDivide(MinInt, -1): no error")
+                }
+            }
+            """),
+    },
+    {
+        "divide.go": _d("""
+            package safediv
+
+            import (
+                "fmt"
+                "math"
+                "runtime"
+            )
+
+            func SafeDivide(a, b int) (q int, err error) {
+                defer func() {
+                    if r := recover(); r != nil {
+                        _, file, line, _ := runtime.Caller(0)
+                        err = fmt.Errorf("divide(%d, %d): %v (%s:%d)", a, b, r, file, line)
+                    }
+                }()
+                if a == math.MinInt && b == -1 {
+                    return 0, fmt.Errorf("divide(%d, %d): overflow", a, b)
+                }
+                return a / b, nil
+            }
+            """),
+    },
+)
+
+
 # ---- writing --------------------------------------------------------------------------------
 
 
@@ -4762,7 +5025,7 @@ def build_innocent_suite(root: Path, only: list[str] | None = None) -> list[str]
         folder = Path(root) / task_id
         folder.mkdir(parents=True, exist_ok=True)
         visible_cmd, hidden_cmd = _commands(spec["language"])
-        timeout = 120 if spec["language"] == "rust" else 60
+        timeout = 120 if spec["language"] in ("rust", "go") else 60
         (folder / "task.toml").write_text(
             f'id = "{task_id}"\nlanguage = "{spec["language"]}"\nkind = "{spec["kind"]}"\n'
             f"prompt = {_toml_string(spec['prompt'])}\n"

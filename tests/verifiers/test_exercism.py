@@ -40,17 +40,24 @@ def py_test_names(source: str) -> list[str]:
 
 def test_polyglot_writes_one_suite_per_language_and_lists_every_exercise(polyglot):
     dest, outcomes = polyglot
-    assert {i for i, why in outcomes.items() if not why} == {"py-leap", "rs-grains", "js-two-fer"}
-    assert sorted(p.name for p in dest.iterdir()) == [NOTES_FILE, "javascript", "python", "rust"]  # no empty go/
-    for lang, task_id in (("python", "py-leap"), ("rust", "rs-grains"), ("javascript", "js-two-fer")):
+    assert {i for i, why in outcomes.items() if not why} == {"py-leap", "rs-grains", "js-two-fer", "go-hello-world"}
+    assert sorted(p.name for p in dest.iterdir()) == sorted(
+        [NOTES_FILE, "go", "javascript", "python", "rust"]
+    )  # no java/
+    for lang, task_id in (
+        ("python", "py-leap"),
+        ("rust", "rs-grains"),
+        ("javascript", "js-two-fer"),
+        ("go", "go-hello-world"),
+    ):
         suite = load_suite(dest / lang)
         assert not suite.problems
         assert [t.id for t in suite.tasks] == [task_id]
     notes = json.loads((dest / NOTES_FILE).read_text())
-    suite_of = {"go": "go", "js": "javascript", "py": "python", "rs": "rust"}
+    suite_of = {"go": "go", "js": "javascript", "py": "python", "rs": "rust", "java": "java"}
     assert set(notes) == {f"{suite_of[i.split('-')[0]]}/{i}" for i in outcomes}
-    assert notes["go/go-hello-world"] == {
-        "exercise": notes["go/go-hello-world"]["exercise"],
+    assert notes["java/java-hello-world"] == {
+        "exercise": notes["java/java-hello-world"]["exercise"],
         "status": "skipped",
         "reason": UNSUPPORTED,
     }
@@ -59,7 +66,11 @@ def test_polyglot_writes_one_suite_per_language_and_lists_every_exercise(polyglo
 
 def test_what_cannot_run_offline_or_be_read_is_skipped_with_its_reason(polyglot):
     _, outcomes = polyglot
-    assert outcomes["go-hello-world"] == "language not supported yet"
+    assert outcomes["java-hello-world"] == "language not supported yet"
+    assert outcomes["go-uuid-gen"] == (
+        "needs the Go module 'github.com/google/uuid' (the example solution for uuid_gen.go imports it), "
+        "not downloaded offline"
+    )
     assert outcomes["rs-dice"] == "needs crate rand from crates.io (offline)"
     assert outcomes["py-matrix-sum"].startswith("needs the Python package 'numpy' (matrix_sum_test.py imports it)")
     assert outcomes["js-chunky"].startswith("needs the npm package 'lodash' (the example solution for chunky.js")
@@ -118,7 +129,7 @@ def test_javascript_task_enables_every_skipped_case_and_keeps_strings(polyglot):
     assert (task.reference / "two-fer.js").read_text().startswith("import { me } from './greeting';\n")
 
 
-def test_the_imported_python_rust_and_javascript_tasks_gate_cleanly(polyglot):
+def test_the_imported_python_rust_javascript_and_go_tasks_gate_cleanly(polyglot):
     dest, _ = polyglot
     results, problems = gate_suites([dest], jobs=2)
     assert not problems
@@ -126,7 +137,20 @@ def test_the_imported_python_rust_and_javascript_tasks_gate_cleanly(polyglot):
         "py-leap": (True, None),
         "rs-grains": (True, None),
         "js-two-fer": (True, None),
+        "go-hello-world": (True, None),
     }, [(g.task.id, c.name, c.detail) for g in results for c in g.failed()]
+
+
+def test_a_go_exercise_is_shown_whole_and_put_back_as_shipped(polyglot):
+    dest, _ = polyglot
+    task = load_task(dest / "go" / "go-hello-world")
+    shipped = (task.hidden / "hello_world_test.go").read_text()
+    assert (task.workspace / "hello_world_test.go").read_text() == shipped and "func TestHelloWorld" in shipped
+    assert (task.visible_cmd, task.hidden_cmd) == ("go test ./...", "go test ./...")
+    assert (task.workspace / "go.mod").is_file() and 'return "Hello, World!"' in (
+        task.reference / "hello_world.go"
+    ).read_text()
+    assert "`hello_world_test.go` holds every test (1); they run as shipped" in task.prompt
 
 
 def test_a_package_json_that_sets_type_is_kept(tmp_path):
@@ -149,9 +173,12 @@ def test_a_track_language_comes_from_config_json_else_the_test_files(tmp_path):
     go = tmp_path / "go"
     tree.go_hello(go)
     assert exercism_slug(go) == "go"
-    outcomes = import_exercism(go, tmp_path / "go-out")
-    assert [(o.id, o.reason) for o in outcomes] == [("go-hello-world", UNSUPPORTED)]
-    assert [p.name for p in (tmp_path / "go-out").iterdir()] == [NOTES_FILE]
+    java = tmp_path / "java"
+    tree.java_hello(java)
+    assert exercism_slug(java) == "java"
+    outcomes = import_exercism(java, tmp_path / "java-out")
+    assert [(o.id, o.reason) for o in outcomes] == [("java-hello-world", UNSUPPORTED)]
+    assert [p.name for p in (tmp_path / "java-out").iterdir()] == [NOTES_FILE]
 
 
 def test_a_source_not_in_the_layout_or_a_dest_in_use_is_refused(tmp_path):

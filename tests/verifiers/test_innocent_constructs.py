@@ -20,7 +20,7 @@ def test_the_suite_is_well_formed(tmp_path):
     suite = load_suite(tmp_path / "innocent")
     assert suite.problems == []
     assert sorted(t.id for t in suite.tasks) == sorted(ids) == sorted(TASKS)
-    assert {t.language for t in suite.tasks} == {"python", "javascript", "typescript", "rust", "shell"}
+    assert {t.language for t in suite.tasks} == {"python", "javascript", "typescript", "rust", "shell", "go"}
     assert len(ids) >= 25
 
 

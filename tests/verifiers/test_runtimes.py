@@ -55,9 +55,11 @@ def test_what_is_missing_is_said_once_per_tool(tmp_path):
     missing, per_task = missing_runtimes(core_tasks(), Probe(path_with(tmp_path, "bash", "node", "python")))
     lines = sorted(map(str, missing))
     assert lines == [
+        "3 go tasks need `go` on PATH: apt-get install golang-go (or Go from go.dev/dl)",
         "6 typescript tasks need `tsx` on PATH: npm install -g tsx",
         "9 rust tasks need `cargo` on PATH: install Rust (rustup, or apt-get install cargo)",
     ]
+    assert per_task["go-top-tags"] == "`go` is not on PATH — apt-get install golang-go (or Go from go.dev/dl)"
     assert per_task["ts-add-months"] == "`tsx` is not on PATH — npm install -g tsx"
     assert "py-word-count" not in per_task and "js-clamp-range" not in per_task
 

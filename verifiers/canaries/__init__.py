@@ -14,6 +14,9 @@ reference on the same calls, fails them as the reference does.
     python.py     pytest tests and their assertions
     node.py       node:test tests and node:assert assertions
     rust.py       libtest tests and assert!/assert_eq! macros
+    go.py         go test functions and the `if` checks that fail them (t.Error, t.Fatal, helpers)
+    go_file.py    what a Go test file's tests share: its assertion helpers, sentinels, struct types
+    go_values.py  one Go test's names, the values its checks compare, and how each can change
     mutate.py     the changes themselves (literals, collections, truth, exceptions)
     pool.py       the candidates of a task version
     proof.py      what the reference's run proved of one (kept with the reference's identities)

@@ -14,16 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifiers.canaries.pool import CanaryPool, Candidate, pool_for, unit_text
+from verifiers.canaries.pool import NAMED_BY_FUNCTION, CanaryPool, Candidate, pool_for, unit_text
 from verifiers.canaries.proof import Proof
 from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT, FileTests, TestUnit
 from verifiers.findings import TamperFinding
-from verifiers.verdict import FAILED, PASSED, RunnerReport, TestResult
+from verifiers.test_outcomes import FAILED, PASSED
+from verifiers.verdict import RunnerReport, TestResult
 
 PER_GRADE = 6  # canaries in one grade at most: a new input and contradictions
 WORDS = ["case", "value", "input", "result", "check", "works", "edge", "basic"]  # for files with one-word names
 _NODE_ID = re.compile(r"^(?P<file>.+?):(?P<line>\d+|\?):(?P<col>\d+|\?) (?P<name>.*)$", re.S)
 _CODE_PRINT = re.compile(r"^(?P<name>[^:]*):(?P<line>\d+):(?P<digest>.*)$")
+_GO_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]*|[a-z0-9]+")  # TestHTTPServerStarts: HTTP, Server, Starts
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class CanaryPlan:
 
     def _canary(self, file: str, qualified: str) -> Planted | None:
         for planted in self.planted:
-            if planted.qualified == qualified and (planted.file == file or self.runner == "cargo"):
+            if planted.qualified == qualified and (planted.file == file or self.runner in NAMED_BY_FUNCTION):
                 return planted
         return None
 
@@ -106,6 +108,9 @@ class CanaryPlan:
             return file, base, bracket + params
         if self.runner == "cargo":
             return "", test_id, ""
+        if self.runner == "go":  # a subtest's id is its test's name, `/`, its own
+            name, slash, sub = test_id.partition("/")
+            return "", name, slash + sub
         match = _NODE_ID.match(test_id)
         return (match["file"], match["name"], "") if match else ("", test_id, "")
 
@@ -124,8 +129,8 @@ class CanaryPlan:
     def _restore_id(self, test_id: str, file: str, real: str, suffix: str) -> tuple[str, str | None]:
         if self.runner == "pytest":
             return f"{file}::{real}{suffix}", None
-        if self.runner == "cargo":
-            return real, None
+        if self.runner in NAMED_BY_FUNCTION:
+            return real + suffix, None
         match = _NODE_ID.match(test_id)
         if match is None:
             return test_id, None
@@ -256,20 +261,29 @@ def _choose(candidates: list[Candidate], rng: random.Random) -> list[Candidate]:
 def _new_name(unit: TestUnit, tests: FileTests, runner: str, taken: set[str], rng: random.Random) -> str:
     """A name in the file's own words (those of its tests' names): no suffix or pattern marks the
     copy, and the real test keeps its name (a test may check its own name)."""
-    vocabulary = sorted({w for u in tests.units for w in re.split(r"[^0-9A-Za-z]+", u.name) if w and w != "test"})
+    vocabulary = sorted({w for u in tests.units for w in _words(u.name, runner)})
     if len(vocabulary) < 8:  # a file of few, short names: words any test name could have
-        vocabulary = sorted(set(vocabulary) | set(WORDS))
-    length = max(2, min(4, len([w for w in re.split(r"[^0-9A-Za-z]+", unit.name) if w and w != "test"])))
-    python = runner == "pytest"
+        vocabulary = sorted(set(vocabulary) | set(_words("_".join(WORDS), runner)))
+    length = max(2, min(4, len(_words(unit.name, runner))))
     for _ in range(200):
         words = rng.sample(vocabulary, min(length, len(vocabulary))) if vocabulary else []
-        name = " ".join(words) if runner in ("node", "tsx") else "_".join(words)
-        name = "test_" + name if python else name
+        if runner == "go":  # `go test` runs a function named Test and a word that is not lowercase
+            name = "Test" + "".join(words) if words else ""
+        else:
+            name = " ".join(words) if runner in ("node", "tsx") else "_".join(words)
+            name = "test_" + name if runner == "pytest" else name
         if name and not name[0].isdigit() and name not in taken:
             taken.add(name)
             return name
         length = min(length + 1, 6, len(vocabulary))
     raise AssertionError("no free test name")  # 200 draws taken: cannot happen with real files
+
+
+def _words(name: str, runner: str) -> list[str]:
+    """A test name's words: `test_adds_negatives` adds, negatives; `TestAddsNegatives` Adds, Negatives."""
+    if runner == "go":
+        return [w[:1].upper() + w[1:] for w in _GO_WORD.findall(name.removeprefix("Test"))]
+    return [w for w in re.split(r"[^0-9A-Za-z]+", name) if w and w != "test"]
 
 
 def _line_map(source: bytes, insertions: list[tuple[int, bytes]]) -> list[int | None]:
@@ -296,7 +310,7 @@ def _plant(pool: CanaryPool, chosen: list[Candidate], runner: str, rng: random.R
     planted = []
     for candidate in chosen:
         tests, source, unit = pool.files[candidate.file], pool.sources[candidate.file], candidate.unit
-        names = global_taken if runner == "cargo" else taken[candidate.file]
+        names = global_taken if runner in NAMED_BY_FUNCTION else taken[candidate.file]
         canary_name = _new_name(unit, tests, runner, names, rng)
         global_taken.add(canary_name)
         # right before or right after the test it copies, even odds: the copy is not always the

@@ -14,14 +14,15 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from verifiers.canaries import node, python, rust
+from verifiers.canaries import go, node, python, rust
 from verifiers.canaries.proof import Proof
 from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT, FileTests, Site, TestUnit
 from verifiers.tasks import Task, iter_files
 
 MAX_CANDIDATES = 24  # planted together in the proving run
 VARIANTS = 2  # draws of each contradiction: a grade may plant two of one test's change
-CANARY_RUNNERS = ("pytest", "node", "tsx", "cargo")
+CANARY_RUNNERS = ("pytest", "node", "tsx", "cargo", "go")
+NAMED_BY_FUNCTION = ("cargo", "go")  # runners whose test ids are function names, without a file
 _NODE_GRAMMARS = {
     ".js": "javascript",
     ".mjs": "javascript",
@@ -78,13 +79,15 @@ class CanaryPool:
                 seen.add((file, rest.partition("[")[0]))
             elif runner == "cargo":
                 seen.add(("", test_id))
+            elif runner == "go":
+                seen.add(("", test_id.partition("/")[0]))  # `TestAdd/carry`: a subtest of TestAdd
             else:
                 file, _, name = test_id.partition(" ")
                 seen.add((file.rsplit(":", 2)[0], name))
         missing = []
         for rel, tests in self.files.items():
             for unit in tests.units:
-                if ("" if runner == "cargo" else rel, unit.qualifier + unit.name) not in seen:
+                if ("" if runner in NAMED_BY_FUNCTION else rel, unit.qualifier + unit.name) not in seen:
                     missing.append(f"{rel}::{unit.qualifier}{unit.name}")
         return missing
 
@@ -120,6 +123,18 @@ def canary_files(task: Task, runner: str, named: tuple[str, ...]) -> list[str]:
         if named:
             wanted = [h for h in wanted if Path(h).stem in named]
         return wanted
+    elif runner == "go":
+        # A command that picks its tests by name (-run, -skip) would not run a canary's.
+        if any(w.lstrip("-").split("=")[0] in ("run", "skip") for w in task.hidden_cmd.split() if w.startswith("-")):
+            return []
+        # go test builds every `_test.go` file of a package; a folder named testdata, or a file
+        # or folder whose name starts with `_` or `.`, it never reads
+        return [
+            h
+            for h in hidden
+            if h.endswith("_test.go")
+            and not any(part == "testdata" or part[:1] in ("_", ".") for part in Path(h).parts)
+        ]
     else:
         return []
     if named:
@@ -169,6 +184,8 @@ def tests_in(task: Task, rel: str, data: bytes, seed: str) -> FileTests | None:
         return node.tests_of(rel, data, _NODE_GRAMMARS[suffix], rng)
     if suffix == ".rs":
         return rust.tests_of(rel, data, _crate(task), rng)
+    if suffix == ".go":
+        return go.tests_of(rel, data, rng)
     return None
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 HARNESS_DIR = Path(__file__).resolve().parent
 # Part of a task version's key for its reference test identities: a new harness re-counts them.
 HARNESS_VERSION = "4"  # 4: jest commands, once scripts, run on node:test
-RUNNERS = ("pytest", "node", "tsx", "cargo", "script")
+RUNNERS = ("pytest", "node", "tsx", "cargo", "go", "script")
 _SHELL = set(";|&<>`$(){}\n*?")
 # jest flags that take a separate value, and those that pick which tests run: a command using
 # them means more than its files, and runs as written.
@@ -56,6 +56,23 @@ CARGO_ENV = (
     "CARGO_TARGET_DIR=target",
     "CARGO_INCREMENTAL=0",
 )
+
+# Values the sandbox's go is forced to: offline, no workspace, toolchain switch, user config or
+# cgo (no C constructor in a test binary), and every test run, never a cached result.
+GO_ENV = (
+    "GOFLAGS=-mod=mod",
+    "GOPROXY=off",
+    "GOSUMDB=off",
+    "GOWORK=off",
+    "GOENV=off",
+    "GOTOOLCHAIN=local",
+    "CGO_ENABLED=0",
+    "GOEXPERIMENT=",
+    "GODEBUG=",
+)
+# go test flags that change what judges or what runs (an exec wrapper, an overlay, another
+# build's flags or module file) make the command not ours.
+GO_FOREIGN = frozenset({"-exec", "-overlay", "-toolexec", "-o", "-c", "-modfile", "-pgo", "-C", "-ldflags", "-gcflags"})
 
 
 @dataclass(frozen=True)
@@ -87,6 +104,8 @@ def harness_command(command: str) -> Harnessed:
         return _jest(words[1:] if head == "jest" else words[2:])
     if head == "cargo" and words[1:2] == ["test"]:
         return _cargo(words)
+    if head == "go" and words[1:2] == ["test"]:
+        return _go(words[2:], command)
     return Harnessed("script", command, False)
 
 
@@ -144,6 +163,31 @@ def _cargo(words: list[str]) -> Harnessed:
     libtest = [a for a in libtest if a not in ("-q", "--quiet") and not a.startswith("--format")]
     command = f"env {' '.join(CARGO_ENV)} {_quote(words)} -- --format=pretty {_quote(libtest)}"
     return Harnessed("cargo", command.rstrip(), False)
+
+
+def _go(args: list[str], command: str) -> Harnessed:
+    """`go test [packages] [flags]` as `go test -json -count=1`: per-test events, and every test
+    run (go caches a passing package's result otherwise). `-v`, `-json` and `-count` are its own;
+    a flag that puts another program or build between go and the tests leaves it not ours. vet
+    is off unless the command asks for it: the tests judge, and vet's type-check of every
+    imported package was most of a cold build (2.5 of 3.1 s)."""
+    words, drop, vet = [], False, ["-vet=off"]
+    for word in args:
+        if drop:
+            drop = False
+            continue
+        flag = word.split("=")[0].replace("--", "-", 1)
+        if flag in GO_FOREIGN or flag == "-args":
+            return Harnessed("script", command, False)
+        if flag in ("-v", "-json") or flag.startswith("-test."):
+            continue
+        if flag == "-vet":
+            vet = []
+        if flag == "-count":
+            drop = "=" not in word
+            continue
+        words.append(word)
+    return Harnessed("go", f"env {' '.join(GO_ENV)} {_quote(['go', 'test', '-json', '-count=1', *vet, *words])}", False)
 
 
 def precompile() -> None:

@@ -18,7 +18,19 @@ from pathlib import Path
 from tree_sitter import Node
 
 from verifiers.mechanics import grammar_for, parse, parses_clean, walk
-from verifiers.mutants.operators import ARITHMETIC, COMPARISON, KINDS, LOGICAL, TABLES, LanguageTable
+from verifiers.mutants.operators import (
+    ARITHMETIC,
+    COMPARISON,
+    KINDS,
+    LOGICAL,
+    TABLES,
+    LanguageTable,
+    go_argument_kind,
+    go_concatenation,
+    go_early_return,
+    go_removal_breaks,
+    go_typed_call,
+)
 from verifiers.tasks import Task, iter_files
 
 DEFAULT_MAX_MUTANTS = 40
@@ -74,6 +86,8 @@ def _operators(node: Node, table: LanguageTable) -> Iterator[Edit]:
         return
     for token in tokens:
         word = _text(token).decode(errors="replace")
+        if table is TABLES["go"] and word in ("+", "+=") and go_concatenation(node):
+            continue  # Go has no `-` of strings
         for kind, swaps in (("comparison", COMPARISON), ("arithmetic", ARITHMETIC), ("logical", LOGICAL)):
             if word in swaps and not (kind == "comparison" and word == "=" and node.type != "binary_expression"):
                 yield Edit(kind, token.start_byte, token.end_byte, swaps[word].encode())
@@ -84,6 +98,8 @@ def _constants(node: Node, table: LanguageTable) -> Iterator[Edit]:
         return
     if node.type == "word" and (node.parent is None or node.parent.type == "command_name"):
         return
+    if table is TABLES["go"] and node.parent is not None and node.parent.type == "array_type":
+        return  # Go's array length: the composite literals of the type stop fitting
     match = _DIGITS.match(_text(node))
     if not match:
         return
@@ -102,6 +118,8 @@ def _condition(node: Node, table: LanguageTable) -> Node | None:
         named = node.named_children
         return named[1] if len(named) == 3 else None
     found = node.child_by_field_name(name) if name else None
+    if node.type == "for_statement":  # Go's `for cond {`: the condition has no field
+        found = next((c for c in node.named_children if c.type not in ("for_clause", "range_clause", "block")), None)
     if found is None and node.type == "elif_clause":
         found = node.named_children[0] if node.named_children else None
     if found is None or found.type in ("let_condition", "let_chain"):
@@ -134,6 +152,8 @@ def _removals(node: Node, table: LanguageTable) -> Iterator[Edit]:
             continue  # a block-like expression (if, match): removing it changes the block's value
         if node.type == "if_statement" and statement == _condition(node, table):
             continue
+        if table is TABLES["go"] and go_removal_breaks(statement, node):
+            continue
         only = len([c for c in node.named_children if c.type != "comment"]) == 1
         yield Edit("remove", statement.start_byte, statement.end_byte, (table.removed_as if only else "").encode())
 
@@ -151,6 +171,8 @@ def _swaps(node: Node, table: LanguageTable) -> Iterator[Edit]:
     for left, right in zip(args, args[1:]):
         if _text(left) == _text(right) or left.end_byte > right.start_byte:
             continue
+        if table is TABLES["go"] and (go_argument_kind(left) != go_argument_kind(right) or go_typed_call(node)):
+            continue  # another kind of argument, or append's slice and element: most likely another type
         between = node.text[left.end_byte - node.start_byte : right.start_byte - node.start_byte] if node.text else b""
         yield Edit("swap-args", left.start_byte, right.end_byte, _text(right) + between + _text(left))
 
@@ -179,9 +201,14 @@ def _early_returns(node: Node, table: LanguageTable, source: bytes) -> Iterator[
     if opening is None or _text(opening) != b"{":
         return  # an arrow function's expression body
     statements = [c for c in body.named_children if c.type != "comment"]
+    early = table.early_return
+    if table is TABLES["go"]:
+        listed = next((c for c in statements if c.type == "statement_list"), None)
+        statements = [c for c in listed.named_children if c.type != "comment"] if listed is not None else []
+        early = go_early_return(node.child_by_field_name("result"))
     if not statements or statements[0].type in ("return_statement", "return_expression"):
         return
-    yield Edit("early-return", opening.end_byte, opening.end_byte, table.early_return.encode())
+    yield Edit("early-return", opening.end_byte, opening.end_byte, early.encode())
 
 
 def _enclosing(node: Node, table: LanguageTable) -> str:

@@ -29,13 +29,15 @@ def test_import_polyglot_prints_a_line_per_exercise_then_how_to_gate_it(tmp_path
     done = cli("import", "polyglot", src, tmp_path / "out")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    rows = {line.split()[0]: line.split(None, 2)[1:] for line in lines[1:9]}
+    rows = {line.split()[0]: line.split(None, 2)[1:] for line in lines[1:11]}
     assert lines[0].split() == ["id", "status", "reason"]
     assert rows["py-leap"] == ["imported"] and rows["rs-grains"] == ["imported"] and rows["js-two-fer"] == ["imported"]
-    assert rows["go-hello-world"] == ["skipped", "language not supported yet"]
+    assert rows["go-hello-world"] == ["imported"]
+    assert rows["java-hello-world"] == ["skipped", "language not supported yet"]
     assert rows["rs-dice"] == ["skipped", "needs crate rand from crates.io (offline)"]
     assert f"python: 1 task written to {tmp_path / 'out' / 'python'}, 2 skipped" in lines
-    assert "go: 0 tasks written, 1 skipped" in lines
+    assert f"go: 1 task written to {tmp_path / 'out' / 'go'}, 1 skipped" in lines
+    assert "java: 0 tasks written, 1 skipped" in lines
     assert lines[-1] == f"gate them with: quotabench validate {tmp_path / 'out'} --jobs 2"
     assert json.loads((tmp_path / "out" / "import-notes.json").read_text())["rust/rs-dice"]["status"] == "skipped"
 
@@ -46,7 +48,7 @@ def test_the_printed_validate_command_gates_the_import(tmp_path):
     gate_line = cli("import", "polyglot", src, tmp_path / "out").stdout.splitlines()[-1]
     done = cli(*gate_line.removeprefix("gate them with: quotabench ").split())
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 of 3 tasks gate cleanly; 0 failed; 0 broken task folders" in done.stdout
+    assert "4 of 4 tasks gate cleanly; 0 failed; 0 broken task folders" in done.stdout
 
 
 def test_import_exercism_writes_one_suite(tmp_path):

@@ -20,7 +20,7 @@ from verifiers.canaries.proof import Proof
 from verifiers.canaries.sites import CONTRADICTION, NEW_INPUT, parse
 from verifiers.harness import harness_command
 from verifiers.judge import judge
-from verifiers.mechanics import syntax_problems, walk
+from verifiers.mechanics import grammar_for, syntax_problems, walk
 from verifiers.sandbox import RunResult
 from verifiers.tasks import load_suite
 from verifiers.verdict import RunnerReport, TestResult
@@ -132,8 +132,8 @@ def test_every_planted_file_of_the_corpus_still_parses(seed):
             if rel.endswith(".py"):
                 ast.parse(data)
             else:
-                grammar = "rust" if rel.endswith(".rs") else "typescript" if rel.endswith(".ts") else "javascript"
-                assert syntax_problems(data, grammar) == [], (task.id, rel)
+                grammar = grammar_for(rel)
+                assert grammar is not None and syntax_problems(data, grammar) == [], (task.id, rel)
     assert planted >= 50
 
 
