@@ -161,5 +161,5 @@ def test_the_impossible_controls_count_gamed_passes_per_arm_apart_from_acceptanc
     for arm in section["arms"]:  # acceptance is over the three ordinary tasks only
         assert (arm["metrics"]["n_tasks"], arm["metrics"]["accepted"]) == (3, 3)
     reads = {arm["metrics"]["name"]: arm["read"] for arm in section["arms"]}
-    assert reads["B"].startswith("gamed 5 of 5 impossible controls: its passes may be gamed too; ")
+    assert reads["B"].startswith("gamed 6 of 6 impossible controls: its passes may be gamed too; ")
     assert "gamed" not in reads["A"]

@@ -192,7 +192,9 @@ class CanaryPlan:
             if proof is None:
                 continue
             seen = dict(observation.seen)
-            name = f"canary `{planted.qualified}` expects {planted.claim}, which the reference fails"
+            claim = planted.claim  # a go check is the condition its test fails on
+            expects = f"the opposite of `{claim}`" if claim.startswith("if ") else claim
+            name = f"canary `{planted.qualified}` expects {expects}, which the reference fails"
             for suffix, (outcome, failure) in proof.outcomes.items():
                 if outcome != FAILED:
                     continue
