@@ -115,6 +115,7 @@ def go_report(output: str) -> RunnerReport:
         passed=sum(1 for t in tests.values() if t.outcome == PASSED) if finished else None,
         failed=sum(1 for t in tests.values() if t.outcome == FAILED) if finished else None,
         evidence=tuple(consistency(events)),
+        text=events.text,
     )
 
 

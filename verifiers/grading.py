@@ -30,7 +30,6 @@ from verifiers.canaries.proof import Proof
 from verifiers.channel import ChannelSetup, read_channel
 from verifiers.collisions import collisions
 from verifiers.findings import TamperFinding
-from verifiers.gotest import read_events
 from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command, precompile
 from verifiers.judge import Judgement, judge
 from verifiers.runner_files import (
@@ -228,8 +227,8 @@ class SandboxGrader:
             result = self.sandbox.run(harnessed.command, staged, limits, protected, setup.blob() if setup else None)
             channel = read_channel(result.channel, setup.key) if setup is not None else None
             report = report_of(harnessed, result.output, channel, frozenset(hidden))
-            if harnessed.runner == "go":  # people (and the model) read what `go test -v` prints
-                result = replace(result, output=read_events(result.output).text)
+            if report.text is not None:  # go: people (and the model) read what `go test -v` prints
+                result = replace(result, output=report.text)
             judged = judge(result, harnessed, report, expected, found, plan, hidden=protected is not None)
             return _to_grade(result, timeout, harnessed, judged, expected, restored, plan)
         finally:

@@ -36,6 +36,7 @@ class RunnerReport:
     evidence: tuple[TamperFinding, ...] = ()  # acts seen at run time and contradictions in the record
     broken: tuple[str, ...] = ()  # files that did not even collect (an import error): no test ids
     suspects: tuple[TamperFinding, ...] = ()  # runtime observations that are no act by themselves
+    text: str | None = None  # what people read of the run, when the runner's output is not it (go's events)
 
     @property
     def failing(self) -> tuple[str, ...]:
