@@ -134,7 +134,8 @@ def test_import_names_what_it_skipped_and_the_gate_refuses_a_test_that_skips_its
     listed = {p.parent.name for p in imported.glob("*/*/task.toml")}
     assert listed == {"py-leap", "py-someday", "rs-grains", "rs-lazy", "js-two-fer", "js-paths", "go-hello-world"}
     skipped = {key: note["reason"] for key, note in notes.items() if note["status"] != "imported"}
-    assert len(skipped) == 6, skipped  # numpy, a broken config, a crate, lodash, a go module, java: each with its reason
+    # numpy, a broken config, a crate, lodash, a go module, java: each with its reason
+    assert len(skipped) == 6, skipped
     assert all(reason for reason in skipped.values()), skipped
 
     done = subprocess.run([*QUOTABENCH, "validate", str(imported), "--jobs", "2"], capture_output=True, text=True)
