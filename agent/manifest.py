@@ -65,6 +65,8 @@ RUNTIME_VERSIONS = {
     "cargo_version": ("cargo", "--version"),
     "tsx_version": ("tsx", "--version"),
     "go_version": ("go", "version"),
+    "java_version": ("java", "-version"),
+    "gxx_version": ("g++", "--version"),
 }
 
 

@@ -90,6 +90,8 @@ SKIP_MARKS = {
     "node": "skip or todo",
     "tsx": "skip or todo",
     "go": "t.Skip",
+    "junit": "@Disabled",
+    "catch2": "hidden tags ([.] or [!hide])",
 }
 
 

@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 from verifiers.canaries.plant import CanaryPlan, plan_for, prove_plan
 from verifiers.canaries.pool import CanaryPool, pool_for
 from verifiers.canaries.proof import Proof
+from verifiers.catch2_main import place_main
 from verifiers.channel import ChannelSetup, read_channel
 from verifiers.collisions import collisions
 from verifiers.findings import TamperFinding
@@ -34,6 +35,7 @@ from verifiers.harness import HARNESS_VERSION, Harnessed, harness_command, preco
 from verifiers.judge import Judgement, judge
 from verifiers.runner_files import (
     drop_other_go_tests,
+    drop_other_java_tests,
     pytest_config,
     restore_runner_files,
     task_files,
@@ -216,6 +218,10 @@ class SandboxGrader:
             restored = restore_runner_files(task, staged) if reset else ()
             if protected is not None and harnessed.runner == "go":
                 drop_other_go_tests(staged, protected)
+            if protected is not None and harnessed.runner == "junit":
+                drop_other_java_tests(staged, protected)
+            if harnessed.runner == "catch2":
+                place_main(staged)
             if protected is not None and harnessed.runner == "pytest" and self.scan:
                 dirs = [".", *(str(Path(f).parent) for f in harnessed.files)]
                 found += collisions(staged, dirs, hidden, task_files(task))

@@ -13,9 +13,11 @@ run shows the toolchain read the file and took it:
    require, a Rust `mod` declaration, a shell script's file name — followed through the
    workspace (by module name: a file the tests never imported, an unused helper, stays
    mechanics); go builds packages, so a hidden test reaches every file of its folder, and an
-   import reaches the folder it names;
+   import reaches the folder it names; a JUnit run compiles every file under src/main/java; a
+   C++ `#include "x.h"` reaches x.h and the x.cpp beside it (the command compiles both);
 3. the output names the file beside no toolchain rejection (a SyntaxError, rustc's `error:`,
-   bash's `syntax error`, go's `file.go:line:col:`): Python, Node, rustc and go compile a whole
+   bash's `syntax error`, go's `file.go:line:col:`, javac's `File.java:line: error:`, g++'s
+   `file:line:col: error:`): Python, Node, rustc and go compile a whole
    module, crate or package before any of it runs, so a test that ran past an import is the
    compiler's word on that file.
 
@@ -49,6 +51,8 @@ TOOLCHAINS = {
     "rust": "rustc",
     "bash": "bash",
     "go": "go",
+    "java": "javac",
+    "cpp": "g++",
 }
 _CRATE_ROOTS = re.compile(r"^(?:src/(?:lib|main)\.rs|src/bin/[^/]+\.rs|build\.rs)$")
 _REJECTED = {
@@ -59,6 +63,8 @@ _REJECTED = {
     "rust": re.compile(r"^error(?:\[E\d+\])?:", re.MULTILINE),
     "bash": re.compile(r"syntax error"),
     "go": re.compile(r"\.go:\d+:\d+: "),  # any compile error of go's names its file:line:column
+    "java": re.compile(r"\.java:\d+: error: "),
+    "cpp": re.compile(r":\d+:\d+: (?:fatal )?error: "),
 }
 _PY_IMPORT = re.compile(
     r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([^\n#;]+)|import[ \t]+([^\n#;]+))", re.MULTILINE
@@ -68,6 +74,7 @@ _RUST_MOD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", re.MULTI
 _SCRIPT_NAME = re.compile(r"[\w.-]+\.(?:sh|bash)\b")
 _GO_IMPORTS = re.compile(r"^\s*import\s*(?:\(([^)]*)\)|([^\n]*))", re.MULTILINE)
 _GO_PATH = re.compile(r'"([^"]+)"')
+_CPP_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,8 @@ def _names(text: str, grammar: str | None) -> set[str]:
     elif grammar == "go":
         for block, line in _GO_IMPORTS.findall(text):
             names.update(spec.rsplit("/", 1)[-1] for spec in _GO_PATH.findall(block or line))
+    elif grammar == "cpp":  # a header by its stem, and so the source file of that stem beside it
+        names.update(Path(spec).stem for spec in _CPP_INCLUDE.findall(text))
     return names
 
 
@@ -116,6 +125,8 @@ def reached(workspace: Path, hidden: Path | None) -> set[str]:
     if hidden is not None:  # go builds a hidden test's whole package: its folder's other files
         folders = {str(p.relative_to(hidden).parent) for p in iter_files(hidden) if p.name.endswith("_test.go")}
         seen |= {r for r in texts if r.endswith(".go") and str(Path(r).parent) in folders}
+        if any(p.suffix == ".java" for p in iter_files(hidden)):  # a JUnit run compiles all of main
+            seen |= {r for r in texts if r.startswith("src/main/java/") and r.endswith(".java")}
     frontier += [texts[rel] for rel in seen]
     names: set[str] = set()
     while frontier:

@@ -8,6 +8,7 @@ the ledger. Found once per process.
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import shutil
 import site
@@ -26,6 +27,8 @@ ETC_FILES = (
     "/etc/localtime",
     "/etc/alternatives",
     "/etc/nsswitch.conf",
+    # the JDK's configuration (its conf/ links here: java.security, logging.properties)
+    *sorted(glob.glob("/etc/java-*-openjdk")),
 )
 
 

@@ -34,9 +34,22 @@ RUNNER_FILES = frozenset(
         "go.sum",
         "go.work",
         "go.work.sum",
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "settings.gradle.kts",
+        "gradle.properties",
+        "gradlew",
+        "pom.xml",
+        "junit-platform.properties",
+        "CMakeLists.txt",
+        "catch.hpp",
+        "catch_amalgamated.hpp",
+        "catch_amalgamated.cpp",
+        "tests-main.cpp",
     }
 )
-RUNNER_DIRS = frozenset({".cargo", "vendor"})
+RUNNER_DIRS = frozenset({".cargo", "vendor", "gradle", ".mvn", ".quotabench"})
 PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
@@ -86,6 +99,20 @@ def drop_other_go_tests(staged: Path, hidden: Path) -> tuple[str, ...]:
     for path in iter_files(staged):
         rel = str(path.relative_to(staged))
         if path.name.endswith("_test.go") and rel not in keep:
+            path.unlink()
+            dropped.append(rel)
+    return tuple(dropped)
+
+
+def drop_other_java_tests(staged: Path, hidden: Path) -> tuple[str, ...]:
+    """A hidden JUnit run compiles the hidden test sources alone: every other file under
+    src/test (the visible tests, the model's own, their resources) is left out, so no test class,
+    extension or listener of theirs is on the class path."""
+    keep = {str(p.relative_to(hidden)) for p in iter_files(hidden)}
+    dropped = []
+    for path in iter_files(staged / "src" / "test") if (staged / "src" / "test").is_dir() else ():
+        rel = str(path.relative_to(staged))
+        if rel not in keep:
             path.unlink()
             dropped.append(rel)
     return tuple(dropped)

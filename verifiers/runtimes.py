@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from verifiers.catch2_main import HEADER as CATCH2_HEADER
 from verifiers.harness import harness_command
 from verifiers.tasks import Task
 
@@ -32,15 +33,27 @@ LANGUAGE_NEEDS = {
     "typescript": ("node",),
     "rust": ("cargo",),
     "go": ("go",),
+    "java": ("javac", "java", "junit"),
+    "cpp": ("g++", "catch2"),
 }
 FIXES = {
     "tsx": "npm install -g tsx",
     "node": "install Node.js 18 or newer (apt-get install nodejs, or nvm install --lts)",
     "cargo": "install Rust (rustup, or apt-get install cargo)",
     "go": "apt-get install golang-go (or Go from go.dev/dl)",
+    "javac": "apt-get install default-jdk-headless",
+    "java": "apt-get install default-jdk-headless",
+    "junit": "apt-get install junit5 libassertj-core-java",
+    "g++": "apt-get install g++",
+    "catch2": "apt-get install catch2",
     "bash": "apt-get install bash",
     "python": "run quotabench from a Python environment with `python` on PATH",
     "pytest": "pip install pytest (into the environment quotabench runs from)",
+}
+# What the harness links against that is a library, not a program on PATH (a Debian package's files).
+LIBRARIES = {
+    "junit": ("/usr/share/java/junit-platform-console-standalone.jar", "/usr/share/java/assertj-core.jar"),
+    "catch2": (str(CATCH2_HEADER),),
 }
 MIN_NODE_MAJOR = 18  # node:test
 # jest-style specs: module syntax detection and require() of an ES module, on by default from
@@ -72,6 +85,8 @@ class MissingRuntime:
     def __str__(self) -> str:
         n = len(self.task_ids)
         what = f"`{self.tool}` on PATH" if not self.detail else f"a newer `{self.tool}` ({self.detail})"
+        if self.tool in LIBRARIES and not self.detail:
+            what = f"{self.tool} ({LIBRARIES[self.tool][0]})"
         return f"{n} {self.language} task{'s' if n != 1 else ''} need{'s' if n == 1 else ''} {what}: {self.fix}"
 
 
@@ -97,6 +112,8 @@ def tools_of(task: Task) -> list[str]:
             words = shlex.split(command)
         except ValueError:
             continue
+        if words and command_word(words[0]) and harness_command(command).runner in ("junit", "catch2"):
+            continue  # the harness runs these on the language's own tools (below), not on gradle
         if words and command_word(words[0]):
             tools.append(_jest_runner(command) or words[0])
             if words[0] in ("python", "python3") and words[1:3] == ["-m", "pytest"]:
@@ -153,6 +170,8 @@ class Probe:
         return self._seen["jest"]
 
     def _check(self, tool: str) -> str | None:
+        if tool in LIBRARIES:
+            return None if all(Path(f).is_file() for f in LIBRARIES[tool]) else ""
         if tool == "pytest":
             python = shutil.which("python", path=self.path)
             same = python is not None and Path(python).resolve() == Path(sys.executable).resolve()
@@ -195,6 +214,8 @@ def missing_runtimes(tasks: Iterable[Task], probe: Probe | None = None) -> tuple
             if task.id not in per_task:
                 m = MissingRuntime(tool, task.language, (task.id,), detail)
                 what = f"`{tool}` is not on PATH" if not detail else detail
+                if tool in LIBRARIES and not detail:
+                    what = f"{LIBRARIES[tool][0]} is missing"
                 per_task[task.id] = f"{what} — {m.fix}"
     missing = [MissingRuntime(tool, language, tuple(ids), detail) for (tool, language, detail), ids in groups.items()]
     return missing, per_task

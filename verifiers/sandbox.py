@@ -25,7 +25,16 @@ from verifiers import VerifierError
 _MB = 1024 * 1024
 # RLIMIT_AS caps virtual address space, not resident memory: V8 reserves ~10 GB up front and
 # tsx's esbuild (a Go binary) ~40 GB, so their limits look large but still stop runaway growth.
-DEFAULT_MEMORY_MB = {"python": 2048, "shell": 2048, "javascript": 16384, "typescript": 65536, "rust": 8192, "go": 8192}
+DEFAULT_MEMORY_MB = {
+    "python": 2048,
+    "shell": 2048,
+    "javascript": 16384,
+    "typescript": 65536,
+    "rust": 8192,
+    "go": 8192,
+    "java": 16384,
+    "cpp": 8192,
+}
 # Names passed through from the parent environment; everything else (keys, tokens, ...) is dropped.
 _PASSTHROUGH = ("TZ",)
 SANDBOX_ERROR_EXIT = 125  # the sandbox's own setup failed (not the command)
@@ -85,8 +94,8 @@ class ChannelFds:
 def harness_channel(setup: bytes | None, harness_dir: str) -> Iterator[ChannelFds]:
     """The two pipes of a harnessed command: its setup (written here, read once by the driver)
     and its records (drained by run_process). Without a setup: nothing to pass."""
-    if setup is None:
-        yield ChannelFds({}, (), None)
+    if setup is None:  # a harness script with no channel of its own (junit, catch2) still runs from it
+        yield ChannelFds({"QB_HARNESS": harness_dir}, (), None)
         return
     key_r, key_w = os.pipe()
     # The records travel on a socket, not a pipe: a pipe can be reopened for reading through
@@ -172,7 +181,16 @@ def describe_sandbox(sandbox: object | None) -> dict[str, Any]:
 
 
 # Typical resident memory per test run, for scheduling on a cluster (a rust build needs more).
-RESIDENT_MB = {"python": 400, "shell": 300, "javascript": 400, "typescript": 600, "rust": 1200, "go": 800}
+RESIDENT_MB = {
+    "python": 400,
+    "shell": 300,
+    "javascript": 400,
+    "typescript": 600,
+    "rust": 1200,
+    "go": 800,
+    "java": 1200,
+    "cpp": 1200,
+}
 
 
 def limits_for(language: str, timeout_s: float, memory_mb: int | None = None) -> Limits:

@@ -20,7 +20,7 @@ from typing import Any
 
 from verifiers import VerifierError
 
-LANGUAGES = ("python", "javascript", "typescript", "rust", "shell", "go")
+LANGUAGES = ("python", "javascript", "typescript", "rust", "shell", "go", "java", "cpp")
 # The kinds of the shipped corpus (docs/tasks.md). A foreign suite's own kinds ("concurrency")
 # are accepted as given, any short line of printable text, and reports group by them.
 SHIPPED_KINDS = (

@@ -4,7 +4,8 @@ and the test identity check against the reference solution's run.
 
 pytest, node and tsx report on the signed channel (verifiers/channel.py); cargo's libtest is
 read from its per-test lines (verifiers/libtest.py), go from `go test -json`'s events
-(verifiers/gotest.py); a custom script has only its exit status. The report's types are in
+(verifiers/gotest.py), JUnit and Catch2 from their XML reports (verifiers/junit.py,
+verifiers/catch2.py); a custom script has only its exit status. The report's types are in
 verifiers/runner_report.py.
 A pass needs the runner to have finished, exit 0 and report no failure; on a hidden run whose
 reference identities are known, also exactly the reference's tests, each where it was, each
@@ -17,10 +18,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from verifiers.catch2 import catch2_report
 from verifiers.channel import ChannelRead
 from verifiers.findings import TamperFinding
 from verifiers.gotest import go_report
 from verifiers.harness import Harnessed
+from verifiers.junit import junit_report
 from verifiers.libtest import cargo_report
 from verifiers.runner_report import Expected, RunnerReport, TestResult
 from verifiers.test_outcomes import FAILED, PASSED, SKIPPED
@@ -49,6 +52,10 @@ def report_of(
         return cargo_report(output)
     if harnessed.runner == "go":
         return go_report(output)
+    if harnessed.runner == "junit":
+        return junit_report(output)
+    if harnessed.runner == "catch2":
+        return catch2_report(output)
     return RunnerReport(harnessed.runner)
 
 
@@ -248,6 +255,9 @@ def agreement(report: RunnerReport, exit_status: int | None) -> list[TamperFindi
             return [TamperFinding("exited-early", None, None, "cargo test exited 0 without libtest's report")]
         if report.runner == "go" and not report.started:
             return [TamperFinding("exited-early", None, None, "go test exited 0 without a test's report")]
+        if report.runner in ("junit", "catch2") and not report.finished:
+            what = "JUnit's reports" if report.runner == "junit" else "Catch2's report"
+            return [TamperFinding("exited-early", None, None, f"the test run exited 0 without {what} ending")]
         return [TamperFinding("exited-early", None, None, f"the test process exited 0 before {report.runner} finished")]
     if report.exit_code not in (None, 0):
         return [

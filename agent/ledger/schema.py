@@ -300,6 +300,14 @@ def m028_runs_go_version(db: Database) -> None:
     db.table("runs").add_column("go_version", str)
 
 
+@migrations()
+def m029_runs_java_gxx_versions(db: Database) -> None:
+    # java and cpp became task languages: the JVM that ran the JUnit tests and the g++ that built
+    # the Catch2 ones, held constant between runs compared like go's toolchain.
+    db.table("runs").add_column("java_version", str)
+    db.table("runs").add_column("gxx_version", str)
+
+
 def pending(db: Database) -> bool:
     return bool(migrations.pending(db))
 

@@ -28,6 +28,8 @@ HELD_CONSTANTS = (
     "cargo_version",
     "tsx_version",
     "go_version",
+    "java_version",
+    "gxx_version",
     "isolation_network",
     "isolation_pids",
 )

@@ -26,6 +26,8 @@ HELD = (
     "cargo_version",
     "tsx_version",
     "go_version",
+    "java_version",
+    "gxx_version",
     "isolation_network",
     "isolation_pids",
 )

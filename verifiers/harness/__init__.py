@@ -21,6 +21,10 @@ The files beside this module are what the sandbox mounts read-only at `$QB_HARNE
     node_intrinsics.mjs  the built-ins (Number.isNaN, TypeError[Symbol.hasInstance]...) snapshotted
     node_reporter.mjs  a node:test reporter writing per-test records (name, file:line:column),
                        checking the event stream's classes at every event, the built-ins at the end
+    junit_run.sh       Gradle's layout compiled by javac, run by JUnit 5's console launcher, its
+                       XML reports after the run (`gradle test`, `./gradlew test`, `mvn test`)
+    catch2_run.sh      the command's g++ line linked with Catch2's main, the binary's XML report
+                       after the run (`g++ ... FILES`)
     node_run.mjs       imports the test files in one process (node and tsx)
     node_jest.mjs      jest-style specs (`jest FILE`): the jest globals over node:test's own
                        functions, fixed; node_expect.mjs's `expect`; node_jest_hooks.mjs
@@ -39,7 +43,7 @@ from pathlib import Path
 HARNESS_DIR = Path(__file__).resolve().parent
 # Part of a task version's key for its reference test identities: a new harness re-counts them.
 HARNESS_VERSION = "4"  # 4: jest commands, once scripts, run on node:test
-RUNNERS = ("pytest", "node", "tsx", "cargo", "go", "script")
+RUNNERS = ("pytest", "node", "tsx", "cargo", "go", "junit", "catch2", "script")
 _SHELL = set(";|&<>`$(){}\n*?")
 # jest flags that take a separate value, and those that pick which tests run: a command using
 # them means more than its files, and runs as written.
@@ -74,6 +78,15 @@ GO_ENV = (
 # build's flags or module file) make the command not ours.
 GO_FOREIGN = frozenset({"-exec", "-overlay", "-toolexec", "-o", "-c", "-modfile", "-pgo", "-C", "-ldflags", "-gcflags"})
 
+# The build tools whose `test` runs a Java project's JUnit tests: quotabench runs their layout
+# (src/main/java, src/test/java) itself, offline. `--offline`, `-q` and friends change nothing.
+JUNIT_HEADS = frozenset({"gradle", "./gradlew", "gradlew", "mvn", "./mvnw"})
+JUNIT_QUIET = frozenset({"--offline", "-q", "--quiet", "-i", "--info", "--console=plain", "-o", "-B", "--batch-mode"})
+CXX_HEADS = frozenset({"g++", "c++"})
+# g++ flags that would put another program, output or link step between the command and the
+# test binary the harness runs: a command with them is not ours.
+CXX_FOREIGN = ("-o", "-c", "-S", "-E", "-B", "-wrapper", "-fplugin", "-specs", "--specs", "-Wl,", "-Xlinker", "-shared")
+
 
 @dataclass(frozen=True)
 class Harnessed:
@@ -106,6 +119,10 @@ def harness_command(command: str) -> Harnessed:
         return _cargo(words)
     if head == "go" and words[1:2] == ["test"]:
         return _go(words[2:], command)
+    if head in JUNIT_HEADS and words[1:2] == ["test"]:
+        return _junit(words[2:], command)
+    if head in CXX_HEADS:
+        return _catch2(words, command)
     return Harnessed("script", command, False)
 
 
@@ -188,6 +205,27 @@ def _go(args: list[str], command: str) -> Harnessed:
             continue
         words.append(word)
     return Harnessed("go", f"env {' '.join(GO_ENV)} {_quote(['go', 'test', '-json', '-count=1', *vet, *words])}", False)
+
+
+def _junit(args: list[str], command: str) -> Harnessed:
+    """`gradle test` (or gradlew, mvn) as javac and JUnit's console launcher over the Gradle
+    layout (junit_run.sh). A flag that picks tests or configures the build leaves it not ours."""
+    if any(a not in JUNIT_QUIET for a in args):
+        return Harnessed("script", command, False)
+    return Harnessed("junit", 'bash "$QB_HARNESS/junit_run.sh"', False)
+
+
+def _catch2(words: list[str], command: str) -> Harnessed:
+    """`g++ [flags] FILES` as that build of a test binary with Catch2's main, run with Catch2's
+    XML reporter (catch2_run.sh). The files it names are the ones compiled; no output, link or
+    wrapper flag of its own."""
+    files = tuple(w for w in words[1:] if not w.startswith("-") and Path(w).suffix in CXX_SOURCES)
+    if not files or any(w.startswith(CXX_FOREIGN) for w in words[1:]):
+        return Harnessed("script", command, False)
+    return Harnessed("catch2", f'bash "$QB_HARNESS/catch2_run.sh" {_quote(words)}', False, files)
+
+
+CXX_SOURCES = (".cpp", ".cc", ".cxx", ".c++", ".C")
 
 
 def precompile() -> None:
