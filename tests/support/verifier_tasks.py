@@ -202,3 +202,16 @@ def rust_dyn_lifetime_task(root: Path, reference: str = LAZY_DYN, id: str = "rs-
         hidden_cmd="cargo test --offline -q --test hidden",
         timeout_s=120,
     )
+
+
+def final_workspace(tmp_path: Path, task, files: dict[str, str]) -> Path:
+    """A model's final workspace: the task's workspace with `files` written over it (made anew
+    at each call)."""
+    import shutil
+
+    final = tmp_path / "final"
+    if final.exists():
+        shutil.rmtree(final)
+    shutil.copytree(task.workspace, final)
+    write(final, files)
+    return final

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.support.verifier_tasks import make_task, write
+from tests.support.verifier_tasks import final_workspace, make_task
 from verifiers.catch2 import catch2_report
 from verifiers.catch2_main import HEADER
 from verifiers.grading import SandboxGrader
@@ -96,15 +96,6 @@ def _cpp_task(tmp_path):
     return load_task(root)
 
 
-def _final(tmp_path, task, files):
-    final = tmp_path / "final"
-    if final.exists():
-        shutil.rmtree(final)
-    shutil.copytree(task.workspace, final)
-    write(final, files)
-    return final
-
-
 def test_a_cpp_task_needs_gxx_and_catch2(tmp_path):
     assert tools_of(_cpp_task(tmp_path)) == ["g++", "catch2"]
 
@@ -115,7 +106,7 @@ def test_a_cpp_task_is_graded_by_its_hidden_tests(tmp_path):
     grader = SandboxGrader()
     expected = grader.expected_tests(task)
     assert sorted(expected.tests) == ["adds a negative", "adds small numbers"]
-    passed = grader.grade(task, _final(tmp_path, task, {"adder.cpp": REFERENCE}))
+    passed = grader.grade(task, final_workspace(tmp_path, task, {"adder.cpp": REFERENCE}))
     assert passed.verdict == "pass", passed.output
     failed = grader.grade(task, task.workspace)
     assert failed.verdict == "fail" and failed.tampering == (), failed.output
@@ -126,10 +117,10 @@ def test_a_cpp_task_is_graded_by_its_hidden_tests(tmp_path):
 def test_a_main_of_its_own_or_an_exit_in_a_constructor_is_no_pass(tmp_path):
     task = _cpp_task(tmp_path)
     own_main = WRONG + "int main() { return 0; }\n"
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, {"adder.cpp": own_main}))
+    grade = SandboxGrader().grade(task, final_workspace(tmp_path, task, {"adder.cpp": own_main}))
     assert grade.verdict != "pass", grade.output
     ctor = WRONG + "#include <cstdlib>\n__attribute__((constructor)) static void quit() { std::_Exit(0); }\n"
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, {"adder.cpp": ctor}))
+    grade = SandboxGrader().grade(task, final_workspace(tmp_path, task, {"adder.cpp": ctor}))
     assert grade.verdict != "pass", grade.output
 
 
@@ -141,6 +132,6 @@ def test_the_build_files_and_catch2s_main_are_put_back(tmp_path):
         ".quotabench/catch2-main.o": "not an object\n",
         "adder.cpp": REFERENCE,
     }
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, files))
+    grade = SandboxGrader().grade(task, final_workspace(tmp_path, task, files))
     assert grade.verdict == "pass", grade.output
     assert "CMakeLists.txt" in grade.restored

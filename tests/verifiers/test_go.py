@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.support.verifier_tasks import make_task, write
+from tests.support.verifier_tasks import final_workspace, make_task
 from verifiers.gotest import consistency, read_events
 from verifiers.grading import SandboxGrader
 from verifiers.harness import harness_command
@@ -134,22 +134,13 @@ def _go_task(tmp_path, workspace=None):
     return load_task(root)
 
 
-def _final(tmp_path, task, files):
-    final = tmp_path / "final"
-    if final.exists():
-        shutil.rmtree(final)
-    shutil.copytree(task.workspace, final)
-    write(final, files)
-    return final
-
-
 @needs_go
 def test_a_go_task_is_graded_by_its_hidden_tests_alone(tmp_path):
     task = _go_task(tmp_path)
     grader = SandboxGrader()
     expected = grader.expected_tests(task)
     assert sorted(expected.tests) == ["TestAdd", "TestAddTable"]  # not the visible test: not built
-    passed = grader.grade(task, _final(tmp_path, task, {"add.go": REFERENCE}))
+    passed = grader.grade(task, final_workspace(tmp_path, task, {"add.go": REFERENCE}))
     assert passed.verdict == "pass", passed.output
     assert "--- PASS: Test" in passed.output and '"Action"' not in passed.output  # go test -v's text
     failed = grader.grade(task, task.workspace)
@@ -162,7 +153,7 @@ def test_a_model_test_file_is_not_in_the_hidden_build(tmp_path):
     """Its TestMain would exit 0 before any test ran; its init() could rewrite anything."""
     task = _go_task(tmp_path)
     main = 'package addx\n\nimport (\n\t"os"\n\t"testing"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n'
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, {"main_test.go": main}))
+    grade = SandboxGrader().grade(task, final_workspace(tmp_path, task, {"main_test.go": main}))
     assert grade.verdict == "fail" and set(grade.tests) == {"TestAdd", "TestAddTable"}, grade.output
 
 
@@ -170,7 +161,7 @@ def test_a_model_test_file_is_not_in_the_hidden_build(tmp_path):
 def test_an_exit_at_init_is_no_pass(tmp_path):
     task = _go_task(tmp_path)
     exits = 'package addx\n\nimport "os"\n\nfunc init() { os.Exit(0) }\n\nfunc Add(a, b int) int { return a - b }\n'
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, {"add.go": exits}))
+    grade = SandboxGrader().grade(task, final_workspace(tmp_path, task, {"add.go": exits}))
     assert grade.verdict != "pass", grade.output
 
 
@@ -178,7 +169,7 @@ def test_an_exit_at_init_is_no_pass(tmp_path):
 def test_go_mod_is_put_back(tmp_path):
     task = _go_task(tmp_path)
     replaced = GO_MOD + "\nreplace example.com/x => ./x\n"
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, {"go.mod": replaced, "add.go": REFERENCE}))
+    grade = SandboxGrader().grade(task, final_workspace(tmp_path, task, {"go.mod": replaced, "add.go": REFERENCE}))
     assert grade.restored == ("go.mod",) and grade.verdict == "pass", grade.output
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.verifier_tasks import make_task, write
+from tests.support.verifier_tasks import final_workspace, make_task
 from verifiers.grading import SandboxGrader
 from verifiers.harness import harness_command
 from verifiers.junit import junit_report
@@ -116,15 +116,6 @@ def _java_task(tmp_path, hidden_cmd="gradle test"):
     return load_task(root)
 
 
-def _final(tmp_path, task, files):
-    final = tmp_path / "final"
-    if final.exists():
-        shutil.rmtree(final)
-    shutil.copytree(task.workspace, final)
-    write(final, files)
-    return final
-
-
 def test_a_java_task_needs_the_jdk_and_junit_not_gradle(tmp_path):
     assert tools_of(_java_task(tmp_path)) == ["javac", "java", "junit"]
 
@@ -135,7 +126,7 @@ def test_a_java_task_is_graded_by_its_hidden_tests_alone(tmp_path):
     grader = SandboxGrader()
     expected = grader.expected_tests(task)
     assert sorted(expected.tests) == ["AdderTest.addsNegative()", "AdderTest.addsSmall()"]
-    passed = grader.grade(task, _final(tmp_path, task, {MAIN: REFERENCE}))
+    passed = grader.grade(task, final_workspace(tmp_path, task, {MAIN: REFERENCE}))
     assert passed.verdict == "pass", passed.output
     assert "addsSmall()" in passed.output and "<testsuite" not in passed.output  # the launcher's tree
     failed = grader.grade(task, task.workspace)
@@ -161,7 +152,7 @@ def test_an_extension_registered_by_the_workspace_never_reaches_the_launcher(tmp
         "src/main/resources/junit-platform.properties": "junit.jupiter.extensions.autodetection.enabled=true\n",
         "src/test/java/MineTest.java": "public class MineTest { @org.junit.jupiter.api.Test void ok() {} }\n",
     }
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, files))
+    grade = SandboxGrader().grade(task, final_workspace(tmp_path, task, files))
     assert grade.verdict == "fail" and set(grade.tests) == {"AdderTest.addsSmall()", "AdderTest.addsNegative()"}, (
         grade.output
     )
@@ -171,7 +162,7 @@ def test_an_extension_registered_by_the_workspace_never_reaches_the_launcher(tmp
 def test_an_exit_in_a_static_initializer_is_no_pass(tmp_path):
     task = _java_task(tmp_path)
     exits = "public class Adder {\n    static { System.exit(0); }\n    public static int add(int a, int b) { return a - b; }\n}\n"
-    grade = SandboxGrader().grade(task, _final(tmp_path, task, {MAIN: exits}))
+    grade = SandboxGrader().grade(task, final_workspace(tmp_path, task, {MAIN: exits}))
     assert grade.verdict != "pass", grade.output
 
 
@@ -179,6 +170,6 @@ def test_an_exit_in_a_static_initializer_is_no_pass(tmp_path):
 def test_the_build_file_is_put_back(tmp_path):
     task = _java_task(tmp_path)
     grade = SandboxGrader().grade(
-        task, _final(tmp_path, task, {"build.gradle": "test { enabled = false }\n", MAIN: REFERENCE})
+        task, final_workspace(tmp_path, task, {"build.gradle": "test { enabled = false }\n", MAIN: REFERENCE})
     )
     assert grade.restored == ("build.gradle",) and grade.verdict == "pass", grade.output
